@@ -1,0 +1,108 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { AdminService } from './auth/admins.ts';
+import { Authenticator } from './auth/authenticate.ts';
+import { ensureDefaultAdmin } from './auth/default-admin.ts';
+import { RecordAuthService } from './auth/record-auth.ts';
+import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
+import { TokenService } from './auth/tokens.ts';
+import { CollectionService } from './collections/service.ts';
+import type { Config } from './config.ts';
+import { loggerOptions, registerRequestLog } from './http/logging.ts';
+import { registerContext } from './http/plugins/context.ts';
+import { registerErrorHandling } from './http/plugins/errors.ts';
+import { adminRoutes } from './http/routes/admins.ts';
+import { authRoutes } from './http/routes/auth.ts';
+import { collectionRoutes } from './http/routes/collections.ts';
+import { databaseRoutes } from './http/routes/databases.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { recordRoutes } from './http/routes/records.ts';
+import { databaseSteps, systemSteps } from './internal-schema.ts';
+import { openAccess } from './records/access.ts';
+import { RecordService } from './records/service.ts';
+import { parseFilter } from './rules/index.ts';
+import { FilterError } from './rules/errors.ts';
+import { DatabaseRegistry } from './storage/index.ts';
+
+/** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
+export interface Services {
+  config: Config;
+  /** The instance secret (CAIRN_JWT_SECRET or the generated one); purpose keys derive from it. */
+  secret: string;
+  registry: DatabaseRegistry;
+  collections: CollectionService;
+  records: RecordService;
+  tokens: TokenService;
+  admins: AdminService;
+  authenticator: Authenticator;
+  recordAuth: RecordAuthService;
+}
+
+export interface App {
+  app: FastifyInstance;
+  services: Services;
+}
+
+function parseOnlyRuleCheck(_collection: unknown, rule: string): string | undefined {
+  try {
+    parseFilter(rule);
+    return undefined;
+  } catch (err) {
+    if (err instanceof FilterError) return err.describe();
+    throw err;
+  }
+}
+
+/** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
+export async function buildServices(config: Config): Promise<Services> {
+  const secret = loadInstanceSecret(config.dir, config.jwtSecret);
+  const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
+  await registry.start();
+  const collections = new CollectionService({ validateRule: parseOnlyRuleCheck });
+  const records = new RecordService({ collections, access: openAccess, changeHooks: [], minPasswordLength: config.minPasswordLength });
+  const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
+  const admins = new AdminService(registry.system, config.minPasswordLength);
+  const authenticator = new Authenticator(tokens, admins, collections, registry);
+  const recordAuth = new RecordAuthService(tokens, collections, records);
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth };
+}
+
+/**
+ * Builds the HTTP application. The request pipeline reads top to bottom: errors, logging, request
+ * context (database, caller), then the routes of each domain.
+ */
+export async function buildApp(config: Config): Promise<App> {
+  const services = await buildServices(config);
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel),
+    disableRequestLogging: true,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy ?? false,
+    // Shutdown finishes in-flight requests and closes idle keep-alive connections.
+    forceCloseConnections: 'idle',
+  });
+
+  try {
+    await ensureDefaultAdmin(config, services.admins, (msg) => app.log.info(msg));
+  } catch (err) {
+    await services.registry.close();
+    throw err;
+  }
+
+  // JSON is the API's body format; other types are added by the routes that take them (uploads).
+  app.removeContentTypeParser('text/plain');
+  registerErrorHandling(app);
+  registerRequestLog(app);
+  registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
+
+  await app.register(healthRoutes);
+  await app.register(adminRoutes(services.admins, services.tokens));
+  await app.register(authRoutes(services.recordAuth));
+  await app.register(databaseRoutes(services.registry));
+  await app.register(collectionRoutes(services.collections));
+  await app.register(recordRoutes(services.collections, services.records));
+
+  app.addHook('onClose', async () => {
+    await services.registry.close();
+  });
+  return { app, services };
+}

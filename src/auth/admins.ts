@@ -1,0 +1,188 @@
+import { isEmail } from '../collections/fields/email.ts';
+import { badRequest, conflict, type FieldError, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
+import { randomId } from '../lib/ids.ts';
+import { nowIso } from '../lib/time.ts';
+import { pagination } from '../records/query-params.ts';
+import type { Database, SchemaStep } from '../storage/index.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.ts';
+import { newTokenKey } from '../records/auth-fields.ts';
+
+export interface AdminRow {
+  id: string;
+  email: string;
+  avatar: number;
+  passwordHash: string;
+  tokenKey: string;
+  created: string;
+  updated: string;
+}
+
+export const adminsTableStep: SchemaStep = {
+  id: 'system.admins',
+  async up(tx) {
+    await tx.exec(`CREATE TABLE _admins (
+      id TEXT PRIMARY KEY NOT NULL,
+      email TEXT COLLATE NOCASE NOT NULL UNIQUE,
+      avatar INTEGER DEFAULT 0 NOT NULL,
+      passwordHash TEXT NOT NULL,
+      tokenKey TEXT NOT NULL,
+      lastResetSentAt TEXT DEFAULT '' NOT NULL,
+      created TEXT NOT NULL,
+      updated TEXT NOT NULL
+    )`);
+  },
+};
+
+/** An administrator as the API returns it (PocketBase's admin model); never the hash or token key. */
+export function adminJson(a: AdminRow): Record<string, unknown> {
+  return { id: a.id, created: a.created, updated: a.updated, avatar: a.avatar, email: a.email };
+}
+
+const COLUMNS = 'id, email, avatar, passwordHash, tokenKey, created, updated';
+
+/** Administrators are instance-wide and live in system.db. */
+export class AdminService {
+  constructor(
+    private readonly system: Database,
+    private readonly minPasswordLength: number,
+  ) {}
+
+  async count(): Promise<number> {
+    return Number((await this.system.get<{ n: number }>('SELECT COUNT(*) AS n FROM _admins'))?.n ?? 0);
+  }
+
+  async find(id: string): Promise<AdminRow | undefined> {
+    return this.system.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE id = ?`, [id]);
+  }
+
+  async get(id: string): Promise<AdminRow> {
+    const admin = await this.find(id);
+    if (!admin) throw notFound();
+    return admin;
+  }
+
+  async list(query: Record<string, unknown>) {
+    const { page, perPage } = pagination(query);
+    const totalItems = await this.count();
+    const items = await this.system.all<AdminRow>(`SELECT ${COLUMNS} FROM _admins ORDER BY created, rowid LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
+    return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: items.map(adminJson) };
+  }
+
+  private async validated(body: Record<string, unknown>, creating: boolean, requireConfirm = false): Promise<{ email?: string; passwordHash?: string; avatar?: number }> {
+    const errors: Record<string, FieldError> = {};
+    const out: { email?: string; passwordHash?: string; avatar?: number } = {};
+    if (creating || body.email !== undefined) {
+      if (typeof body.email !== 'string' || !isEmail(body.email.trim())) errors.email = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+      else out.email = body.email.trim();
+    }
+    if (creating || body.password !== undefined) {
+      const password = body.password;
+      if (typeof password !== 'string' || [...password].length < this.minPasswordLength) {
+        errors.password = { code: 'validation_min_text_constraint', message: `Must be at least ${this.minPasswordLength} character(s).` };
+      } else if (password.length > MAX_PASSWORD_LENGTH) {
+        errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
+      } else if (body.passwordConfirm !== undefined && body.passwordConfirm !== password) {
+        errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
+      } else if (requireConfirm && body.passwordConfirm === undefined) {
+        errors.passwordConfirm = { code: 'validation_required', message: 'Cannot be blank.' };
+      }
+    }
+    if (body.avatar !== undefined) {
+      if (!Number.isInteger(body.avatar) || (body.avatar as number) < 0 || (body.avatar as number) > 9) errors.avatar = { code: 'validation_invalid_value', message: 'Must be an integer from 0 to 9.' };
+      else out.avatar = body.avatar as number;
+    }
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, creating ? 'Failed to create admin.' : 'Failed to update admin.');
+    if (typeof body.password === 'string') out.passwordHash = await hashPassword(body.password);
+    return out;
+  }
+
+  async create(body: unknown, options: { requireConfirm?: boolean } = {}): Promise<AdminRow> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+    const v = await this.validated(body as Record<string, unknown>, true, options.requireConfirm);
+    const now = nowIso();
+    const admin: AdminRow = { id: randomId(), email: v.email!, avatar: v.avatar ?? 0, passwordHash: v.passwordHash!, tokenKey: newTokenKey(), created: now, updated: now };
+    try {
+      await this.system.run(`INSERT INTO _admins (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+        admin.id,
+        admin.email,
+        admin.avatar,
+        admin.passwordHash,
+        admin.tokenKey,
+        admin.created,
+        admin.updated,
+      ]);
+    } catch (err) {
+      if (this.system.dialect.classifyError(err).kind === 'unique') {
+        throw validationFailed({ email: { code: 'validation_not_unique', message: 'An administrator with this email already exists.' } }, 'Failed to create admin.');
+      }
+      throw err;
+    }
+    return admin;
+  }
+
+  /** Creates the first administrator; refused once any exists. */
+  async init(body: unknown): Promise<AdminRow> {
+    if ((await this.count()) > 0) throw forbidden('An administrator already exists; sign in instead.');
+    return this.create(body, { requireConfirm: true });
+  }
+
+  async update(id: string, body: unknown): Promise<AdminRow> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+    const current = await this.get(id);
+    const v = await this.validated(body as Record<string, unknown>, false);
+    const next: AdminRow = {
+      ...current,
+      email: v.email ?? current.email,
+      avatar: v.avatar ?? current.avatar,
+      passwordHash: v.passwordHash ?? current.passwordHash,
+      // A new password revokes the administrator's earlier tokens.
+      tokenKey: v.passwordHash ? newTokenKey() : current.tokenKey,
+      updated: nowIso(),
+    };
+    try {
+      await this.system.run('UPDATE _admins SET email = ?, avatar = ?, passwordHash = ?, tokenKey = ?, updated = ? WHERE id = ?', [
+        next.email,
+        next.avatar,
+        next.passwordHash,
+        next.tokenKey,
+        next.updated,
+        id,
+      ]);
+    } catch (err) {
+      if (this.system.dialect.classifyError(err).kind === 'unique') {
+        throw validationFailed({ email: { code: 'validation_not_unique', message: 'An administrator with this email already exists.' } }, 'Failed to update admin.');
+      }
+      throw err;
+    }
+    return next;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.get(id);
+    await this.system.transaction(async (tx) => {
+      const n = Number((await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM _admins'))?.n ?? 0);
+      if (n <= 1) throw conflict('The only administrator cannot be deleted.');
+      await tx.run('DELETE FROM _admins WHERE id = ?', [id]);
+    });
+  }
+
+  /** Checks credentials with the same work for unknown emails as for wrong passwords. */
+  async authenticate(identity: unknown, password: unknown): Promise<AdminRow> {
+    if (typeof identity !== 'string' || typeof password !== 'string' || identity === '' || password === '') {
+      throw validationFailed(
+        {
+          ...(typeof identity !== 'string' || identity === '' ? { identity: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
+          ...(typeof password !== 'string' || password === '' ? { password: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
+        },
+        'Failed to authenticate.',
+      );
+    }
+    const admin = await this.system.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE email = ?`, [identity.trim()]);
+    if (!admin) {
+      await verifyDummy(password);
+      throw unauthorized('Invalid credentials.');
+    }
+    if (!(await verifyPassword(admin.passwordHash, password))) throw unauthorized('Invalid credentials.');
+    return admin;
+  }
+}

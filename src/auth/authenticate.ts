@@ -1,0 +1,78 @@
+import type { FastifyRequest } from 'fastify';
+import type { CollectionService } from '../collections/service.ts';
+import { type Auth, GUEST } from '../context.ts';
+import { unauthorized } from '../errors.ts';
+import { serializeRecord } from '../records/serialize.ts';
+import { shapeOf } from '../records/shape.ts';
+import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
+import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import type { AdminService } from './admins.ts';
+import { type AuthClaims, tokenKeyFingerprint, type TokenService } from './tokens.ts';
+
+/** Resolves API keys (opaque keys, or tokens of `type: "apikey"`); provided by the API-key domain. */
+export type ApiKeyResolver = (db: Database, dbName: string, bearer: string, claims: AuthClaims | undefined) => Promise<Auth>;
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export function bearerOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  // Accepted with or without the scheme, as PocketBase's SDK sends the bare token.
+  const token = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value;
+  return token === '' ? undefined : token;
+}
+
+/**
+ * Turns the Authorization header into the caller's identity. No header is a guest; a header that is
+ * present but not valid (malformed, forged, expired, revoked, from another database) is a 401, never a
+ * silent guest.
+ */
+export class Authenticator {
+  apiKeys?: ApiKeyResolver;
+
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly admins: AdminService,
+    private readonly collections: CollectionService,
+    private readonly registry: DatabaseRegistry,
+  ) {}
+
+  authenticate = async (req: FastifyRequest, dbName: string, db: Database | undefined): Promise<Auth> => {
+    const header = req.headers.authorization;
+    const bearer = bearerOf(Array.isArray(header) ? header[0] : header);
+    if (bearer === undefined) return GUEST;
+    if (!JWT_SHAPE.test(bearer)) {
+      if (!this.apiKeys) throw unauthorized();
+      return this.apiKeys(db ?? (await this.registry.get(dbName)), dbName, bearer, undefined);
+    }
+    const claims = await this.tokens.verify(bearer);
+    if (claims.type === 'admin') {
+      const admin = await this.admins.find(claims.id);
+      if (!admin || tokenKeyFingerprint(admin.tokenKey) !== claims.ver) throw unauthorized();
+      return { type: 'admin', id: admin.id, email: admin.email };
+    }
+    // User tokens and API-key tokens belong to the database they were issued in.
+    if (claims.db !== dbName) throw unauthorized();
+    const database = db ?? (await this.registry.get(dbName));
+    if (claims.type === 'apikey') {
+      if (!this.apiKeys) throw unauthorized();
+      return this.apiKeys(database, dbName, bearer, claims);
+    }
+    return this.recordAuth(database, claims);
+  };
+
+  private async recordAuth(db: Database, claims: AuthClaims): Promise<Auth> {
+    const collection = claims.collectionId ? await this.collections.find(db, claims.collectionId) : undefined;
+    if (!collection || collection.type !== 'auth') throw unauthorized();
+    const shape = shapeOf(collection);
+    const row = await db.get<Record<string, unknown>>(`SELECT ${shape.selectList}, t0."tokenKey" FROM ${shape.table} t0 WHERE t0.id = ?`, [claims.id]);
+    if (!row || tokenKeyFingerprint(String(row.tokenKey)) !== claims.ver) throw unauthorized();
+    return {
+      type: 'record',
+      id: claims.id,
+      collectionId: collection.id,
+      collectionName: collection.name,
+      record: serializeRecord(row, shape, PRIVILEGED_VIEWER),
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import { hash, verify } from '@node-rs/argon2';
+
+/**
+ * Password hashing with argon2id at OWASP's recommended cost (19 MiB, 2 passes). @node-rs/argon2
+ * runs on libuv's thread pool, so hashing never blocks the event loop.
+ */
+const OPTIONS = { // 2 is Algorithm.Argon2id (a const enum, which isolated modules cannot import).
+  algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+/** Longest password accepted: hashing cost grows with input, so unbounded input is a DoS lever. */
+export const MAX_PASSWORD_LENGTH = 1024;
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, OPTIONS);
+}
+
+export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+  if (!passwordHash) return false;
+  try {
+    return await verify(passwordHash, password);
+  } catch {
+    return false;
+  }
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/** Spends the time of one verification, so an unknown account answers as slowly as a wrong password. */
+export async function verifyDummy(password: string): Promise<void> {
+  dummyHash ??= hashPassword('cairn-timing-equalizer');
+  await verifyPassword(await dummyHash, password);
+}

@@ -1,0 +1,102 @@
+import type { Collection } from '../collections/model.ts';
+import type { CollectionService } from '../collections/service.ts';
+import type { RequestContext } from '../context.ts';
+import { badRequest, forbidden, unauthorized, validationFailed } from '../errors.ts';
+import { serializeRecord, type RecordJson } from '../records/serialize.ts';
+import type { RecordService } from '../records/service.ts';
+import { shapeOf } from '../records/shape.ts';
+import { verifyDummy, verifyPassword } from './passwords.ts';
+import type { TokenService } from './tokens.ts';
+
+/** The auth collection `/api/auth/*` works on (the spec's "configured default auth collection"). */
+export const DEFAULT_AUTH_COLLECTION = 'users';
+
+export interface AuthResult {
+  token: string;
+  /** The spec's key. */
+  user: RecordJson;
+  /** PocketBase's key, for its SDKs; the same record. */
+  record: RecordJson;
+}
+
+/** Keys a registration may set; `role` and `verified` are not among them. */
+const REGISTRATION_KEYS = ['email', 'password', 'passwordConfirm', 'name', 'avatar', 'emailVisibility'];
+
+/** Sign-in, refresh and registration for records of auth collections. */
+export class RecordAuthService {
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly collections: CollectionService,
+    private readonly records: RecordService,
+  ) {}
+
+  async authCollection(ctx: RequestContext, name: string): Promise<Collection> {
+    const collection = await this.collections.get(ctx.db, name);
+    if (collection.type !== 'auth') throw badRequest(`"${collection.name}" is not an auth collection.`);
+    return collection;
+  }
+
+  /** The auth result for a record row: a fresh token and the record as its owner sees it. */
+  async result(ctx: RequestContext, collection: Collection, row: Record<string, unknown>): Promise<AuthResult> {
+    const token = await this.tokens.sign({ id: row.id as string, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, tokenKey: String(row.tokenKey) });
+    const user = serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: row.id as string, authCollectionId: collection.id });
+    return { token, user, record: user };
+  }
+
+  private async loadRow(ctx: RequestContext, collection: Collection, where: string, value: string): Promise<Record<string, unknown> | undefined> {
+    const shape = shapeOf(collection);
+    return ctx.db.get(`SELECT ${shape.selectList}, t0."passwordHash", t0."tokenKey" FROM ${shape.table} t0 WHERE t0.${where} = ?`, [value]);
+  }
+
+  /** Email and password sign-in. Unknown emails cost the same hashing work as wrong passwords. */
+  async authWithPassword(ctx: RequestContext, collection: Collection, identity: unknown, password: unknown): Promise<AuthResult> {
+    if (typeof identity !== 'string' || identity.trim() === '' || typeof password !== 'string' || password === '') {
+      const data: Record<string, { code: string; message: string }> = {};
+      if (typeof identity !== 'string' || identity.trim() === '') data.identity = { code: 'validation_required', message: 'Cannot be blank.' };
+      if (typeof password !== 'string' || password === '') data.password = { code: 'validation_required', message: 'Cannot be blank.' };
+      throw validationFailed(data, 'Failed to authenticate.');
+    }
+    const row = await this.loadRow(ctx, collection, 'email', identity.trim());
+    if (!row) {
+      await verifyDummy(password);
+      throw unauthorized('Invalid credentials.');
+    }
+    if (!(await verifyPassword(String(row.passwordHash), password))) throw unauthorized('Invalid credentials.');
+    return this.result(ctx, collection, row);
+  }
+
+  /** A new token for the signed-in record (the old one stays valid until it expires). */
+  async refresh(ctx: RequestContext, collection?: Collection): Promise<AuthResult> {
+    const auth = ctx.auth;
+    if (auth.type !== 'record') throw unauthorized();
+    const own = collection ?? (await this.collections.get(ctx.db, auth.collectionId));
+    if (own.id !== auth.collectionId) throw forbidden('The token belongs to another collection.');
+    const row = await this.loadRow(ctx, own, 'id', auth.id);
+    if (!row) throw unauthorized();
+    return this.result(ctx, own, row);
+  }
+
+  /** The signed-in record, as its owner sees it. */
+  async me(ctx: RequestContext): Promise<RecordJson> {
+    const auth = ctx.auth;
+    if (auth.type !== 'record') throw unauthorized();
+    const collection = await this.collections.get(ctx.db, auth.collectionId);
+    const row = await this.loadRow(ctx, collection, 'id', auth.id);
+    if (!row) throw unauthorized();
+    return serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: auth.id, authCollectionId: collection.id });
+  }
+
+  /** Creates a user in the default auth collection from the registration keys only. */
+  async register(ctx: RequestContext, body: unknown): Promise<unknown> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+    const collection = await this.authCollection(ctx, DEFAULT_AUTH_COLLECTION);
+    const input: Record<string, unknown> = {};
+    for (const key of REGISTRATION_KEYS) if ((body as Record<string, unknown>)[key] !== undefined) input[key] = (body as Record<string, unknown>)[key];
+    if (!collection.fields.some((f) => f.name === 'avatar')) delete input.avatar;
+    if (!collection.fields.some((f) => f.name === 'name')) delete input.name;
+    const created = (await this.records.create({ ...ctx, auth: { type: 'guest' } }, collection, input)) as RecordJson;
+    // The new user sees their own email in the answer.
+    const row = await this.loadRow(ctx, collection, 'id', created.id);
+    return row ? serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: created.id, authCollectionId: collection.id }) : created;
+  }
+}

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { unauthorized } from '../errors.ts';
+
+export type TokenType = 'admin' | 'authRecord' | 'apikey';
+
+/** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`) plus `db` and
+ * `ver`, a fingerprint of the account's tokenKey that revokes the token when the key rotates. */
+export interface AuthClaims extends JWTPayload {
+  id: string;
+  type: TokenType;
+  collectionId?: string;
+  db?: string;
+  ver: string;
+  exp: number;
+}
+
+const CACHE_LIMIT = 10_000;
+
+/** A short fingerprint of a tokenKey; tokens carry it instead of the key itself. */
+export function tokenKeyFingerprint(tokenKey: string): string {
+  return createHash('sha256').update(tokenKey).digest('base64url').slice(0, 16);
+}
+
+/**
+ * Signs and verifies auth tokens (HS256 via jose). Verified signatures are cached by token text, so
+ * a client repeating its token skips the (asynchronous) signature check; expiry and revocation are
+ * still checked on every request.
+ */
+export class TokenService {
+  private readonly verified = new Map<string, AuthClaims>();
+
+  constructor(
+    private readonly key: Uint8Array,
+    readonly ttlSeconds: number,
+  ) {}
+
+  async sign(claims: { id: string; type: TokenType; collectionId?: string; db?: string; tokenKey: string }, ttlSeconds = this.ttlSeconds): Promise<string> {
+    const { tokenKey, ...rest } = claims;
+    return new SignJWT({ ...rest, ver: tokenKeyFingerprint(tokenKey) })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.id)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+      .sign(this.key);
+  }
+
+  /** The claims of a valid, unexpired token; 401 for anything else (forged, `alg: none`, expired, malformed). */
+  async verify(token: string): Promise<AuthClaims> {
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (cached.exp * 1000 > Date.now()) return cached;
+      this.verified.delete(token);
+      throw unauthorized();
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] }));
+    } catch {
+      throw unauthorized();
+    }
+    const claims = payload as AuthClaims;
+    if (typeof claims.id !== 'string' || typeof claims.ver !== 'string' || typeof claims.exp !== 'number' || !['admin', 'authRecord', 'apikey'].includes(claims.type)) {
+      throw unauthorized();
+    }
+    if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
+    this.verified.set(token, claims);
+    return claims;
+  }
+}

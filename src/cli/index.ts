@@ -1,0 +1,56 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig } from '../config.ts';
+import { isApiError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+import { createAdmin } from './admin.ts';
+import { serve } from './serve.ts';
+
+function port(value: string): string {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number (0-65535).');
+  return value;
+}
+
+/** Builds the `cairn` command line. Commands call domain code directly, never over HTTP. */
+export function buildCli(): Command {
+  const program = new Command('cairn').description('Cairn: collections, records, auth, rules, webhooks and schema migrations over HTTP.').version(VERSION);
+
+  program
+    .command('serve')
+    .description('serve the HTTP API (default 127.0.0.1:8090, data in ./data)')
+    .option('--port <port>', 'port to listen on (env CAIRN_PORT)', port)
+    .option('--host <host>', 'address to bind (env CAIRN_HOST)')
+    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+    .action(async (opts: { port?: string; host?: string; dir?: string }) => {
+      await serve(loadConfig(opts));
+    });
+
+  const admin = program.command('admin').description('manage administrators');
+  admin
+    .command('create <email> <password>')
+    .description('create an administrator (works without a running server)')
+    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+    .action(async (email: string, password: string, opts: { dir?: string }) => {
+      await createAdmin(loadConfig(opts), email, password);
+    });
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`cairn: ${err.message}\n`);
+      process.exit(2);
+    }
+    if (isApiError(err)) {
+      const details = Object.entries(err.data)
+        .map(([k, v]) => `  ${k}: ${(v as { message?: string }).message ?? JSON.stringify(v)}`)
+        .join('\n');
+      process.stderr.write(`cairn: ${err.message}${details ? `\n${details}` : ''}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,290 @@
+import { type FieldError, validationFailed } from '../errors.ts';
+import { randomId, uuid } from '../lib/ids.ts';
+import { isValidName } from '../lib/identifiers.ts';
+import { nowIso } from '../lib/time.ts';
+import { fieldType, fieldTypeNames } from './fields/registry.ts';
+import { relationField } from './fields/relation.ts';
+import type { OptionProblems } from './fields/types.ts';
+import { type Collection, type CollectionType, type FieldDef, RESERVED_FIELD_NAMES, RULE_NAMES } from './model.ts';
+import { parseIndex } from './table-sync.ts';
+
+const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth'];
+const FIELD_ID = /^[A-Za-z0-9_-]{1,100}$/;
+const MAX_FIELDS = 500;
+
+/** Looks up collections of the same database by name or id while a save is validated. */
+export type CollectionFinder = (nameOrId: string) => Collection | undefined;
+
+/** Checks a rule's text; returns a message for an invalid rule. Replaced by the rules domain. */
+export type RuleValidator = (collection: Collection, rule: string) => string | undefined;
+
+/** Checks collection options (webhook triggers, auth settings); returns errors by option name. */
+export type OptionsValidator = (collection: Collection) => Record<string, FieldError> | undefined;
+
+export interface NormalizeContext {
+  find: CollectionFinder;
+  validateRule: RuleValidator;
+  validateOptions: readonly OptionsValidator[];
+}
+
+type Errors = Record<string, unknown>;
+
+const err = (code: string, message: string): FieldError => ({ code, message });
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `options` arrives as an object or, in the spec's form, as a JSON-encoded string. */
+function parseOptions(raw: unknown, errors: Errors): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === null || raw === '') return {};
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      errors.options = err('validation_invalid_json', 'Must be an object or a JSON-encoded object.');
+      return undefined;
+    }
+  }
+  if (!isPlainObject(value)) {
+    errors.options = err('validation_invalid_options', 'Must be an object or a JSON-encoded object.');
+    return undefined;
+  }
+  return value;
+}
+
+function normalizeField(
+  raw: unknown,
+  previous: Map<string, FieldDef>,
+  previousByName: Map<string, FieldDef>,
+  collectionName: string,
+  ctx: NormalizeContext,
+): { field?: FieldDef; errors?: Errors } {
+  if (!isPlainObject(raw)) return { errors: { '': err('validation_invalid_field', 'Must be a field definition object.') } };
+  const errors: Errors = {};
+
+  const name = raw.name;
+  if (!isValidName(name)) {
+    errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+  } else if (RESERVED_FIELD_NAMES.has(name.toLowerCase())) {
+    errors.name = err('validation_reserved_name', `"${name}" is reserved for a system field.`);
+  }
+
+  const typeName = raw.type;
+  const type = typeof typeName === 'string' ? fieldType(typeName) : undefined;
+  if (!type) {
+    errors.type = err('validation_invalid_type', `Unknown field type. Use one of: ${fieldTypeNames().join(', ')}.`);
+  }
+
+  for (const flag of ['required', 'unique', 'hidden', 'presentable', 'system'] as const) {
+    if (raw[flag] !== undefined && raw[flag] !== null && typeof raw[flag] !== 'boolean') errors[flag] = err('validation_invalid_value', 'Must be a boolean.');
+  }
+
+  // Identity: the id when it names an existing field, else the name.
+  const givenId = typeof raw.id === 'string' && raw.id !== '' ? raw.id : undefined;
+  if (givenId !== undefined && !FIELD_ID.test(givenId)) errors.id = err('validation_invalid_id', 'Must be 1-100 letters, digits, "_" or "-".');
+  let old = givenId !== undefined ? previous.get(givenId) : undefined;
+  if (!old && typeof name === 'string') old = previousByName.get(name.toLowerCase());
+  if (old && typeof name === 'string' && old.name !== name) {
+    errors.name = err(
+      'validation_field_rename',
+      `Renaming "${old.name}" to "${name}" is not supported: fields are append-only. Add a new field (the old column keeps its data), or rename the column manually.`,
+    );
+  }
+  if (old && type && old.type !== type.name) {
+    errors.type = err('validation_field_type_change', `The type of "${old.name}" cannot change from ${old.type} to ${type.name}.`);
+  }
+
+  let options: Record<string, unknown> = {};
+  const rawOptions = raw.options === undefined || raw.options === null ? {} : raw.options;
+  if (!isPlainObject(rawOptions)) {
+    errors.options = err('validation_invalid_options', 'Must be an object.');
+  } else if (type) {
+    // PocketBase v0.23+ clients put options on the field itself; accept both shapes.
+    const merged = { ...pickOptionKeys(raw), ...rawOptions };
+    const problems: OptionProblems = new Map();
+    options = type.normalizeOptions(merged, problems);
+    if (type === relationField && problems.size === 0) resolveRelationTarget(options, collectionName, ctx, problems);
+    if (problems.size > 0) {
+      errors.options = Object.fromEntries([...problems].map(([k, msg]) => [k, err('validation_invalid_option', msg)]));
+    }
+    if (old && type.multiple(old) && !type.multiple({ ...old, options })) {
+      errors.options = { maxSelect: err('validation_field_multiple_change', 'A multiple-value field cannot become single-value: values would be lost.') };
+    }
+  }
+
+  if (Object.keys(errors).length > 0) return { errors };
+
+  const field: FieldDef = {
+    id: old?.id ?? givenId ?? uuid(),
+    name: name as string,
+    type: type!.name,
+    required: raw.required === true,
+    unique: raw.unique === true,
+    hidden: raw.hidden === true,
+    system: raw.system === true,
+    presentable: raw.presentable === true,
+    default: raw.default === undefined ? null : raw.default,
+    options,
+  };
+  if (field.default !== null) {
+    const prepared = type!.prepare(field.default, field);
+    if (!prepared.ok) return { errors: { default: prepared.error } };
+    field.default = prepared.value;
+  }
+  return { field };
+}
+
+const FLAT_OPTION_KEYS = ['min', 'max', 'pattern', 'values', 'maxSelect', 'minSelect', 'collectionId', 'toCollection', 'cascadeDelete', 'maxSize', 'mimeTypes', 'protected', 'onlyDomains', 'exceptDomains', 'noDecimal', 'thumbs', 'displayFields', 'convertUrls'];
+
+function pickOptionKeys(raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of FLAT_OPTION_KEYS) if (raw[k] !== undefined) out[k] = raw[k];
+  return out;
+}
+
+function resolveRelationTarget(options: Record<string, unknown>, collectionName: string, ctx: NormalizeContext, problems: OptionProblems): void {
+  const wanted = (options.toCollection as string) || (options.collectionId as string);
+  if (wanted.toLowerCase() === collectionName.toLowerCase()) {
+    options.toCollection = collectionName;
+    return;
+  }
+  const target = ctx.find(wanted);
+  if (!target) {
+    problems.set('toCollection', `Collection "${wanted}" does not exist.`);
+    return;
+  }
+  if (target.type === 'view') {
+    problems.set('toCollection', 'A relation cannot point at a view.');
+    return;
+  }
+  options.toCollection = target.name;
+  options.collectionId = target.id;
+}
+
+/**
+ * Validates a create (no `existing`) or update body and returns the collection to store. Throws a
+ * 400 with per-property errors, fields nested by position as PocketBase reports them.
+ */
+export function normalizeCollection(body: unknown, existing: Collection | undefined, ctx: NormalizeContext): Collection {
+  if (!isPlainObject(body)) throw validationFailed({}, 'The request body must be a JSON object.');
+  const errors: Errors = {};
+  const now = nowIso();
+
+  // Name and type are fixed after creation.
+  let name = existing?.name ?? '';
+  if (!existing || (body.name !== undefined && body.name !== existing.name)) {
+    if (existing) {
+      errors.name = err('validation_collection_rename', 'Renaming a collection is not supported: the name is fixed once created.');
+    } else if (!isValidName(body.name)) {
+      errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+    } else {
+      name = body.name;
+    }
+  }
+
+  let type: CollectionType = existing?.type ?? 'base';
+  if (body.type !== undefined && body.type !== type) {
+    if (existing) errors.type = err('validation_collection_type_change', 'The type of a collection cannot change.');
+    else if (!COLLECTION_TYPES.includes(body.type as CollectionType)) errors.type = err('validation_invalid_type', 'Must be "base" or "auth".');
+    else type = body.type as CollectionType;
+  }
+
+  const fieldsKey = body.fields !== undefined ? 'fields' : 'schema';
+  const rawFields = body.fields ?? body.schema;
+  let fields = existing?.fields ?? [];
+  if (rawFields !== undefined) {
+    if (!Array.isArray(rawFields)) {
+      errors[fieldsKey] = err('validation_invalid_fields', 'Must be a list of field definitions.');
+    } else if (rawFields.length > MAX_FIELDS) {
+      errors[fieldsKey] = err('validation_too_many_fields', `At most ${MAX_FIELDS} fields.`);
+    } else {
+      const previous = new Map((existing?.fields ?? []).map((f) => [f.id, f]));
+      const previousByName = new Map((existing?.fields ?? []).map((f) => [f.name.toLowerCase(), f]));
+      const fieldErrors: Errors = {};
+      const seen = new Set<string>();
+      const next: FieldDef[] = [];
+      rawFields.forEach((raw, i) => {
+        const result = normalizeField(raw, previous, previousByName, name, ctx);
+        if (result.errors) {
+          fieldErrors[i] = result.errors;
+          return;
+        }
+        const key = result.field!.name.toLowerCase();
+        if (seen.has(key)) {
+          fieldErrors[i] = { name: err('validation_duplicated_name', `Another field is already named "${result.field!.name}".`) };
+          return;
+        }
+        seen.add(key);
+        next.push(result.field!);
+      });
+      if (Object.keys(fieldErrors).length > 0) errors[fieldsKey] = fieldErrors;
+      fields = next;
+    }
+  }
+
+  const options = parseOptions(body.options, errors) ?? existing?.options ?? {};
+
+  let indexes = existing?.indexes ?? [];
+  if (body.indexes !== undefined) {
+    if (!Array.isArray(body.indexes) || body.indexes.some((i) => typeof i !== 'string')) {
+      errors.indexes = err('validation_invalid_indexes', 'Must be a list of CREATE INDEX statements.');
+    } else {
+      const indexErrors: Errors = {};
+      (body.indexes as string[]).forEach((text, i) => {
+        const parsed = parseIndex(text);
+        if (!parsed) indexErrors[i] = err('validation_invalid_index', 'Must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.');
+        else if (parsed.table.toLowerCase() !== name.toLowerCase()) indexErrors[i] = err('validation_invalid_index', `The index must be on "${name}".`);
+      });
+      if (Object.keys(indexErrors).length > 0) errors.indexes = indexErrors;
+      else indexes = body.indexes as string[];
+    }
+  }
+
+  const collection: Collection = {
+    id: existing?.id ?? (typeof body.id === 'string' && /^[a-z0-9]{15}$/.test(body.id) ? body.id : randomId()),
+    name,
+    type,
+    system: existing ? existing.system : body.system === true,
+    fields,
+    options,
+    listRule: existing?.listRule ?? null,
+    viewRule: existing?.viewRule ?? null,
+    createRule: existing?.createRule ?? null,
+    updateRule: existing?.updateRule ?? null,
+    deleteRule: existing?.deleteRule ?? null,
+    indexes,
+    created: existing?.created ?? now,
+    updated: now,
+  };
+
+  for (const rule of RULE_NAMES) {
+    const value = body[rule];
+    if (value === undefined) continue;
+    if (value !== null && typeof value !== 'string') {
+      errors[rule] = err('validation_invalid_rule', 'Must be null (administrators only), "" (everyone) or a filter expression.');
+      continue;
+    }
+    collection[rule] = value;
+  }
+  if (Object.keys(errors).length === 0) {
+    // Rules may refer to the collection's own (new) fields, so they are checked against the result.
+    for (const rule of RULE_NAMES) {
+      const text = collection[rule];
+      if (typeof text !== 'string' || text.trim() === '') continue;
+      const problem = ctx.validateRule(collection, text);
+      if (problem) errors[rule] = err('validation_invalid_rule', problem);
+    }
+    for (const validate of ctx.validateOptions) {
+      const problems = validate(collection);
+      if (problems && Object.keys(problems).length > 0) errors.options = { ...(errors.options as object), ...problems };
+    }
+  }
+
+  if (Object.keys(errors).length > 0) {
+    throw validationFailed(errors as Record<string, FieldError>, existing ? 'Failed to update collection.' : 'Failed to create collection.');
+  }
+  return collection;
+}

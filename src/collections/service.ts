@@ -1,0 +1,166 @@
+import { badRequest, conflict, notFound } from '../errors.ts';
+import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import { relationTarget } from './fields/relation.ts';
+import type { Collection } from './model.ts';
+import { type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
+import { deleteCollectionRow, insertCollection, loadCollections, updateCollection } from './store.ts';
+import { syncTable } from './table-sync.ts';
+
+/** All collections of one database, indexed for the lookups every request makes. */
+export class CollectionSet {
+  private readonly byName = new Map<string, Collection>();
+  private readonly byId = new Map<string, Collection>();
+
+  constructor(readonly list: readonly Collection[]) {
+    for (const c of list) {
+      this.byName.set(c.name.toLowerCase(), c);
+      this.byId.set(c.id, c);
+    }
+  }
+
+  /** By name (case-insensitive, as table names are) or by id. */
+  find(nameOrId: string): Collection | undefined {
+    return this.byName.get(nameOrId.toLowerCase()) ?? this.byId.get(nameOrId);
+  }
+}
+
+export interface CollectionServiceOptions {
+  validateRule?: RuleValidator;
+  validateOptions?: OptionsValidator[];
+}
+
+/** Creates a collection's table (or adopts an existing one) and stores its metadata. */
+export async function createCollectionIn(db: Queryable, collection: Collection): Promise<void> {
+  await syncTable(db, undefined, collection);
+  await insertCollection(db, collection);
+}
+
+/**
+ * Collections of each database, cached until one of them changes. Cached objects are immutable and
+ * replaced on change, so other caches can key on them (compiled rules, record shapes).
+ */
+export class CollectionService {
+  private readonly cache = new WeakMap<Database, Promise<CollectionSet>>();
+  validateRule: RuleValidator;
+  readonly validateOptions: OptionsValidator[];
+
+  constructor(options: CollectionServiceOptions = {}) {
+    this.validateRule = options.validateRule ?? (() => undefined);
+    this.validateOptions = options.validateOptions ?? [];
+  }
+
+  /** All collections of the database (cached). */
+  all(db: Database): Promise<CollectionSet> {
+    let set = this.cache.get(db);
+    if (!set) {
+      set = loadCollections(db).then((list) => new CollectionSet(list));
+      this.cache.set(db, set);
+      set.catch(() => this.cache.delete(db));
+    }
+    return set;
+  }
+
+  /** Forgets the cached collections of a database; call after changing `_collections` directly. */
+  invalidate(db: Database): void {
+    this.cache.delete(db);
+  }
+
+  async find(db: Database, nameOrId: string): Promise<Collection | undefined> {
+    return (await this.all(db)).find(nameOrId);
+  }
+
+  async get(db: Database, nameOrId: string): Promise<Collection> {
+    const c = await this.find(db, nameOrId);
+    if (!c) throw notFound(`Collection "${nameOrId}" not found.`);
+    return c;
+  }
+
+  private normalizeContext(set: CollectionSet): NormalizeContext {
+    return { find: (n) => set.find(n), validateRule: this.validateRule, validateOptions: this.validateOptions };
+  }
+
+  async create(db: Database, body: unknown): Promise<Collection> {
+    const set = await this.all(db);
+    const name = (body as { name?: unknown } | null)?.name;
+    if (typeof name === 'string' && set.find(name)?.name.toLowerCase() === name.toLowerCase()) {
+      throw conflict(`Collection "${name}" already exists.`, { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique.' } });
+    }
+    const collection = normalizeCollection(body, undefined, this.normalizeContext(set));
+    try {
+      await db.transaction((tx) => createCollectionIn(tx, collection));
+    } catch (err) {
+      if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${collection.name}" already exists.`);
+      throw err;
+    } finally {
+      this.invalidate(db);
+    }
+    return collection;
+  }
+
+  async update(db: Database, nameOrId: string, body: unknown): Promise<Collection> {
+    const set = await this.all(db);
+    const existing = set.find(nameOrId);
+    if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
+    if (existing.type === 'view') throw badRequest('Views are changed through migrations.');
+    const next = normalizeCollection(body, existing, this.normalizeContext(set));
+    try {
+      await db.transaction(async (tx) => {
+        await syncTable(tx, existing, next);
+        await updateCollection(tx, next);
+      });
+    } finally {
+      this.invalidate(db);
+    }
+    return next;
+  }
+
+  /** The soft drop: metadata goes, the table and its data stay (re-creating the name adopts them). */
+  async remove(db: Database, nameOrId: string): Promise<void> {
+    const set = await this.all(db);
+    const existing = set.find(nameOrId);
+    if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
+    if (existing.system) throw badRequest(`"${existing.name}" is a system collection and cannot be deleted.`);
+    const referrers = set.list.filter(
+      (c) => c.id !== existing.id && c.fields.some((f) => f.type === 'relation' && relationTarget(f).toLowerCase() === existing.name.toLowerCase()),
+    );
+    if (referrers.length > 0) {
+      throw badRequest(
+        `"${existing.name}" is referenced by relation fields of ${referrers.map((c) => `"${c.name}"`).join(', ')}; remove those fields first.`,
+      );
+    }
+    try {
+      await db.transaction((tx) => deleteCollectionRow(tx, existing.id));
+    } finally {
+      this.invalidate(db);
+    }
+  }
+}
+
+/** Internal schema step creating the default `users` auth collection of every database. */
+export const usersCollectionStep: SchemaStep = {
+  id: 'collections.users',
+  async up(tx) {
+    const now = new Date().toISOString();
+    const collection = normalizeCollection(
+      {
+        name: 'users',
+        type: 'auth',
+        system: true,
+        fields: [
+          { name: 'name', type: 'text', options: { max: 255 } },
+          { name: 'avatar', type: 'url' },
+          { name: 'role', type: 'text', options: { max: 255 } },
+        ],
+        // A user sees and edits their own record; `role` and `verified` stay admin-only (records layer).
+        listRule: 'id = @request.auth.id',
+        viewRule: 'id = @request.auth.id',
+        createRule: '',
+        updateRule: 'id = @request.auth.id',
+        deleteRule: null,
+      },
+      undefined,
+      { find: () => undefined, validateRule: () => undefined, validateOptions: [] },
+    );
+    await createCollectionIn(tx, { ...collection, created: now, updated: now });
+  },
+};

@@ -1,0 +1,146 @@
+import { badRequest } from '../errors.ts';
+import { quoteIdent } from '../lib/identifiers.ts';
+import type { ColumnKind, Queryable } from '../storage/index.ts';
+import { typeOf } from './fields/registry.ts';
+import type { Collection, FieldDef } from './model.ts';
+
+/**
+ * Keeps a collection's table in step with its metadata. Only additive DDL happens here: tables and
+ * columns are created or adopted, never dropped or renamed (the spec's append-only rule). A removed
+ * field keeps its column and data; a re-created collection or re-added field adopts what is there.
+ */
+
+interface ColumnSpec {
+  name: string;
+  kind: ColumnKind;
+  multiple: boolean;
+}
+
+const SYSTEM_COLUMNS: ColumnSpec[] = [
+  { name: 'created', kind: 'text', multiple: false },
+  { name: 'updated', kind: 'text', multiple: false },
+];
+
+const AUTH_COLUMNS: ColumnSpec[] = [
+  { name: 'email', kind: 'citext', multiple: false },
+  { name: 'emailVisibility', kind: 'bool', multiple: false },
+  { name: 'verified', kind: 'bool', multiple: false },
+  { name: 'passwordHash', kind: 'text', multiple: false },
+  { name: 'tokenKey', kind: 'text', multiple: false },
+  { name: 'lastResetSentAt', kind: 'text', multiple: false },
+  { name: 'lastVerificationSentAt', kind: 'text', multiple: false },
+];
+
+function fieldColumn(field: FieldDef): ColumnSpec {
+  const type = typeOf(field);
+  return { name: field.name, kind: type.kind, multiple: type.multiple(field) };
+}
+
+function columnsOf(c: Collection): ColumnSpec[] {
+  return [...SYSTEM_COLUMNS, ...(c.type === 'auth' ? AUTH_COLUMNS : []), ...c.fields.map(fieldColumn)];
+}
+
+/** Name of the index that enforces a field's `unique` flag. */
+export function uniqueIndexName(table: string, field: string): string {
+  return `_${table}_${field}_unique`;
+}
+
+const INDEX_SQL =
+  /^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?([A-Za-z_][A-Za-z0-9_]*)[`"\]]?\s+ON\s+[`"[]?([A-Za-z_][A-Za-z0-9_]*)[`"\]]?\s*\(([^;]+)\)\s*(WHERE\s+[^;]+)?;?\s*$/i;
+
+export interface ParsedIndex {
+  name: string;
+  unique: boolean;
+  table: string;
+  /** The statement, normalized to CREATE … IF NOT EXISTS with quoted names. */
+  sql: string;
+}
+
+/** Parses a user-supplied CREATE INDEX statement; undefined when it is not one. */
+export function parseIndex(text: string): ParsedIndex | undefined {
+  const m = INDEX_SQL.exec(text);
+  if (!m) return undefined;
+  const [, unique, name, table, columns, where] = m;
+  const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${columns.trim()})${
+    where ? ` ${where.trim()}` : ''
+  }`;
+  return { name, unique: Boolean(unique), table, sql };
+}
+
+async function createTable(db: Queryable, c: Collection): Promise<void> {
+  const cols = columnsOf(c).map((col) => `${quoteIdent(col.name)} ${db.dialect.columnDefinition(col.kind, col.multiple)}`);
+  await db.exec(`CREATE TABLE ${quoteIdent(c.name)} (id TEXT PRIMARY KEY NOT NULL, ${cols.join(', ')})`);
+}
+
+async function addMissingColumns(db: Queryable, c: Collection): Promise<void> {
+  const existing = new Set((await db.dialect.tableColumns(db, c.name)).map((col) => col.name.toLowerCase()));
+  for (const col of columnsOf(c)) {
+    if (existing.has(col.name.toLowerCase())) continue;
+    await db.exec(`ALTER TABLE ${quoteIdent(c.name)} ADD COLUMN ${quoteIdent(col.name)} ${db.dialect.columnDefinition(col.kind, col.multiple)}`);
+  }
+}
+
+async function createUniqueIndex(db: Queryable, table: string, column: string): Promise<void> {
+  // Partial: empty values (the zero value of an unset field) do not collide with each other.
+  try {
+    await db.exec(
+      `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(uniqueIndexName(table, column))} ON ${quoteIdent(table)} (${quoteIdent(column)}) WHERE ${quoteIdent(column)} != ''`,
+    );
+  } catch (err) {
+    if (db.dialect.classifyError(err).kind === 'unique') {
+      throw badRequest(`Cannot make "${column}" unique: existing records share a value.`, {
+        [column]: { code: 'validation_not_unique', message: 'Existing records share a value.' },
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Brings the table of `next` in line with its metadata, given the metadata it had before
+ * (`previous`, undefined for a new or re-created collection). Runs inside the caller's transaction.
+ */
+export async function syncTable(db: Queryable, previous: Collection | undefined, next: Collection): Promise<void> {
+  if (next.type === 'view') return;
+  if (await db.dialect.tableExists(db, next.name)) await addMissingColumns(db, next);
+  else await createTable(db, next);
+
+  const table = next.name;
+  await db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_${table}_created_idx`)} ON ${quoteIdent(table)} (created)`);
+  if (next.type === 'auth') await createUniqueIndex(db, table, 'email');
+
+  const before = new Map((previous?.fields ?? []).map((f) => [f.id, f]));
+  for (const field of next.fields) {
+    const old = before.get(field.id);
+    if (old && !typeOf(old).multiple(old) && typeOf(field).multiple(field)) await db.run(db.dialect.wrapInJsonArraySql(table, field.name));
+    if (field.unique) await createUniqueIndex(db, table, field.name);
+    else if (old?.unique) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, field.name))}`);
+  }
+  // A removed field keeps its column, but no longer constrains new records.
+  const kept = new Set(next.fields.map((f) => f.id));
+  for (const old of previous?.fields ?? []) {
+    if (!kept.has(old.id) && old.unique) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, old.name))}`);
+  }
+
+  const nextIndexes = next.indexes.map((text) => parseIndex(text)!);
+  const nextNames = new Set(nextIndexes.map((i) => i.name.toLowerCase()));
+  for (const text of previous?.indexes ?? []) {
+    const old = parseIndex(text);
+    if (old && !nextNames.has(old.name.toLowerCase())) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(old.name)}`);
+  }
+  for (const index of nextIndexes) {
+    try {
+      // run() prepares exactly one statement, so the user's column list cannot smuggle in another.
+      await db.run(index.sql);
+    } catch (err) {
+      if (db.dialect.classifyError(err).kind === 'unique') {
+        throw badRequest(`Cannot create the unique index "${index.name}": existing records share a value.`, {
+          indexes: { code: 'validation_not_unique', message: `Existing records violate "${index.name}".` },
+        });
+      }
+      throw badRequest(`Invalid index "${index.name}": ${(err as Error).message}`, {
+        indexes: { code: 'validation_invalid_index', message: (err as Error).message },
+      });
+    }
+  }
+}

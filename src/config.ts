@@ -1,0 +1,81 @@
+import path from 'node:path';
+
+/** Everything Cairn reads from the environment and the command line, validated once at start. */
+export interface Config {
+  host: string;
+  port: number;
+  /** Absolute path of the data directory. */
+  dir: string;
+  /** From CAIRN_JWT_SECRET; when absent the auth layer generates one and keeps it in the data dir. */
+  jwtSecret?: string;
+  adminEmail?: string;
+  adminPassword?: string;
+  /** Lifetime of issued auth tokens, in seconds. */
+  tokenTtl: number;
+  smtpUrl?: string;
+  webhookTimeoutMs: number;
+  webhookMaxAttempts: number;
+  webhookBackoffMs: number;
+  rateLimit: boolean;
+  /** Address (or comma-separated addresses/CIDRs) of reverse proxies whose X-Forwarded-For is trusted. */
+  trustProxy?: string;
+  production: boolean;
+  logLevel: string;
+  /** Largest accepted JSON body, in bytes (API contract §9). */
+  bodyLimit: number;
+  minPasswordLength: number;
+}
+
+export interface ConfigFlags {
+  host?: string;
+  port?: string | number;
+  dir?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function intFrom(name: string, raw: string | number | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}".`);
+  }
+  return n;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** Builds the Config; command-line flags win over CAIRN_* variables, which win over defaults. */
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const rateLimitRaw = (env.CAIRN_RATE_LIMIT ?? 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(rateLimitRaw)) {
+    throw new ConfigError(`CAIRN_RATE_LIMIT must be "on" or "off", got "${env.CAIRN_RATE_LIMIT}".`);
+  }
+  const host = flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1';
+  return {
+    host,
+    port: intFrom('port', flags.port ?? env.CAIRN_PORT, 8090, 0, 65535),
+    dir: path.resolve(flags.dir ?? nonEmpty(env.CAIRN_DIR) ?? './data'),
+    jwtSecret: nonEmpty(env.CAIRN_JWT_SECRET),
+    adminEmail: nonEmpty(env.CAIRN_ADMIN_EMAIL),
+    adminPassword: nonEmpty(env.CAIRN_ADMIN_PASSWORD),
+    tokenTtl: intFrom('CAIRN_TOKEN_TTL', env.CAIRN_TOKEN_TTL, 86400, 1, 10 * 365 * 86400),
+    smtpUrl: nonEmpty(env.CAIRN_SMTP_URL),
+    webhookTimeoutMs: intFrom('CAIRN_WEBHOOK_TIMEOUT_MS', env.CAIRN_WEBHOOK_TIMEOUT_MS, 10000, 1, 600000),
+    webhookMaxAttempts: intFrom('CAIRN_WEBHOOK_MAX_ATTEMPTS', env.CAIRN_WEBHOOK_MAX_ATTEMPTS, 5, 1, 100),
+    webhookBackoffMs: intFrom('CAIRN_WEBHOOK_BACKOFF_MS', env.CAIRN_WEBHOOK_BACKOFF_MS, 1000, 1, 3600000),
+    rateLimit: !['off', 'false', '0'].includes(rateLimitRaw),
+    trustProxy: nonEmpty(env.CAIRN_TRUST_PROXY),
+    production: env.NODE_ENV === 'production',
+    logLevel: nonEmpty(env.CAIRN_LOG_LEVEL) ?? 'info',
+    bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
+  };
+}

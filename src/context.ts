@@ -1,0 +1,64 @@
+import type { Database } from './storage/index.ts';
+
+/**
+ * Who is calling and which database the request uses. Built once per request by the HTTP layer
+ * (src/http/plugins/context.ts) and handed to domain code, which never sees the HTTP framework.
+ */
+
+export interface AdminAuth {
+  type: 'admin';
+  id: string;
+  email: string;
+}
+
+export interface RecordAuth {
+  type: 'record';
+  id: string;
+  collectionId: string;
+  collectionName: string;
+  /** The authenticated record as stored (secrets included; never serialized as is). */
+  record: Record<string, unknown>;
+}
+
+export interface ApiKeyAuth {
+  type: 'apikey';
+  id: string;
+  name: string;
+  roles: string[];
+}
+
+export type Auth = { type: 'guest' } | AdminAuth | RecordAuth | ApiKeyAuth;
+
+export const GUEST: Auth = Object.freeze({ type: 'guest' }) as Auth;
+
+/** The parts of the request that access rules may read as `@request.*`. */
+export interface RequestInfo {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, unknown>;
+  body: unknown;
+  ip: string;
+}
+
+export interface RequestContext {
+  dbName: string;
+  /** The database named by `x-dbname` (or `main`). */
+  db: Database;
+  auth: Auth;
+  request: RequestInfo;
+}
+
+/** Administrators and `admin`-role API keys manage everything and bypass access rules. */
+export function isPrivileged(auth: Auth): boolean {
+  return auth.type === 'admin' || (auth.type === 'apikey' && auth.roles.includes('admin'));
+}
+
+/** A context for work that no request started (CLI, cron, workflows): full privileges. */
+export function systemContext(dbName: string, db: Database): RequestContext {
+  return {
+    dbName,
+    db,
+    auth: { type: 'admin', id: 'system', email: '' },
+    request: { method: 'SYSTEM', headers: {}, query: {}, body: {}, ip: '' },
+  };
+}

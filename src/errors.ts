@@ -1,0 +1,63 @@
+/**
+ * The one error type of Cairn. Every error that reaches a client is an ApiError, rendered as
+ * `{code, message, data}` (API contract §3). Domain code throws these through the factories below;
+ * anything else that escapes is a fault and becomes a bare 500.
+ */
+
+export interface FieldError {
+  code: string;
+  message: string;
+}
+
+export type ErrorData = Record<string, FieldError | unknown>;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly data: ErrorData;
+  /** Extra response headers, e.g. Retry-After on 429. */
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, message: string, data: ErrorData = {}, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.data = data;
+    this.headers = headers;
+  }
+
+  toJSON(): { code: number; message: string; data: ErrorData } {
+    return { code: this.status, message: this.message, data: this.data };
+  }
+}
+
+export function fieldError(code: string, message: string): FieldError {
+  return { code, message };
+}
+
+export const badRequest = (message = 'Something went wrong while processing your request.', data: ErrorData = {}) =>
+  new ApiError(400, message, data);
+
+/** A 400 carrying per-field validation errors, as PocketBase answers a failed record or collection save. */
+export const validationFailed = (data: Record<string, FieldError>, message = 'Failed to validate the submitted data.') =>
+  new ApiError(400, message, data);
+
+export const unauthorized = (message = 'The request requires valid authorization token.') => new ApiError(401, message);
+
+export const forbidden = (message = 'You are not allowed to perform this request.') => new ApiError(403, message);
+
+export const notFound = (message = "The requested resource wasn't found.") => new ApiError(404, message);
+
+export const conflict = (message: string, data: ErrorData = {}) => new ApiError(409, message, data);
+
+export const tooLarge = (message = 'Request entity too large.') => new ApiError(413, message);
+
+export const unsupportedMediaType = (message = 'Unsupported Media Type.') => new ApiError(415, message);
+
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(429, 'Too many requests.', {}, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+export const internal = () => new ApiError(500, 'Something went wrong while processing your request.');
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}

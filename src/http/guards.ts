@@ -1,0 +1,17 @@
+import { isPrivileged, type RequestContext } from '../context.ts';
+import { forbidden, unauthorized } from '../errors.ts';
+
+/**
+ * Management endpoints (collections, databases, keys, settings, admins, webhooks, migrations) are for
+ * administrators and `admin`-role API keys: 401 without credentials, 403 with a non-admin identity.
+ */
+export function requireAdmin(ctx: RequestContext): void {
+  if (isPrivileged(ctx.auth)) return;
+  if (ctx.auth.type === 'guest') throw unauthorized();
+  throw forbidden('Only administrators can perform this action.');
+}
+
+/** Endpoints about the caller's own session. */
+export function requireAuth(ctx: RequestContext): void {
+  if (ctx.auth.type === 'guest') throw unauthorized();
+}

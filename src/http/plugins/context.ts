@@ -1,0 +1,55 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Auth, GUEST, type RequestContext, type RequestInfo } from '../../context.ts';
+import type { Database, DatabaseRegistry } from '../../storage/index.ts';
+import { DEFAULT_DATABASE } from '../../storage/index.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+  interface FastifyContextConfig {
+    /** false for routes that do not work on a database (health, admins, settings, migrations). */
+    database?: boolean;
+  }
+}
+
+/** Works out who is calling; the auth domain provides it. */
+export type Authenticate = (req: FastifyRequest, dbName: string, db: Database | undefined) => Promise<Auth>;
+
+export interface ContextOptions {
+  registry: DatabaseRegistry;
+  authenticate?: Authenticate;
+}
+
+function requestInfo(req: FastifyRequest): RequestInfo {
+  // Body and query are read when a rule asks for them: the context is built before the body is parsed.
+  return {
+    method: req.method,
+    headers: req.headers,
+    get query() {
+      return (req.query ?? {}) as Record<string, unknown>;
+    },
+    get body() {
+      return req.body;
+    },
+    get ip() {
+      return req.ip;
+    },
+  };
+}
+
+/**
+ * Builds the request context in one place, before any route runs: the database named by x-dbname
+ * (400 malformed, 404 unknown, never created) and the caller's identity.
+ */
+export function registerContext(app: FastifyInstance, options: ContextOptions): void {
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+  app.addHook('onRequest', async (req) => {
+    const header = req.headers['x-dbname'];
+    const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
+    const needsDatabase = req.routeOptions.url !== undefined && req.routeOptions.config?.database !== false;
+    const db = needsDatabase ? await options.registry.get(dbName) : undefined;
+    const auth = options.authenticate ? await options.authenticate(req, dbName, db) : GUEST;
+    req.ctx = { dbName, db: db as Database, auth, request: requestInfo(req) };
+  });
+}

@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, badRequest, internal, isApiError, notFound, tooLarge, unsupportedMediaType } from '../../errors.ts';
+import { FilterError } from '../../rules/errors.ts';
+
+/** Maps what Fastify itself rejects (body parsing, limits) onto Cairn's error shape. */
+function fromFastify(err: FastifyError): ApiError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return tooLarge();
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedMediaType('Unsupported Content-Type: send application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('Failed to load the submitted data due to invalid formatting.');
+  }
+  if (err.validation) {
+    const data: Record<string, { code: string; message: string }> = {};
+    for (const v of err.validation) {
+      const key = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || String((v.params as { missingProperty?: string })?.missingProperty ?? 'body');
+      data[key] = { code: 'validation_invalid_value', message: v.message ?? 'Invalid value.' };
+    }
+    return badRequest('Failed to validate the submitted data.', data);
+  }
+  // Body parser errors (malformed JSON, prototype poisoning) carry a 400 status and no code we map.
+  if (err instanceof SyntaxError || (err.statusCode === 400 && !err.code?.startsWith('FST_ERR_'))) {
+    return badRequest('Failed to load the submitted data due to invalid formatting.');
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return new ApiError(err.statusCode, err.message);
+  }
+  return undefined;
+}
+
+/** Every error leaves as `{code, message, data}`; 5xx details stay in the log. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    let apiError: ApiError | undefined;
+    if (isApiError(err)) apiError = err;
+    else if (err instanceof FilterError) apiError = badRequest(`Invalid expression: ${err.describe()}.`);
+    else apiError = fromFastify(err);
+
+    if (!apiError) {
+      req.log.error({ err }, 'unhandled error');
+      apiError = internal();
+    } else if (apiError.status >= 500) {
+      req.log.error({ err }, 'server error');
+    }
+    if (apiError.headers) reply.headers(apiError.headers);
+    return reply.status(apiError.status).send(apiError.toJSON());
+  });
+
+  app.setNotFoundHandler((_req, reply) => {
+    const err = notFound();
+    return reply.status(404).send(err.toJSON());
+  });
+}

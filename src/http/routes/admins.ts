@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { adminJson, type AdminRow, type AdminService } from '../../auth/admins.ts';
+import type { TokenService } from '../../auth/tokens.ts';
+import { unauthorized } from '../../errors.ts';
+import { requireAdmin } from '../guards.ts';
+
+type Body = Record<string, unknown> | undefined;
+const noDb = { config: { database: false } } as const;
+
+/** PocketBase v0.22's /api/admins API. Administrators are instance-wide, so no database is needed. */
+export function adminRoutes(admins: AdminService, tokens: TokenService) {
+  const authResult = async (admin: AdminRow) => {
+    const token = await tokens.sign({ id: admin.id, type: 'admin', tokenKey: admin.tokenKey });
+    const json = adminJson(admin);
+    // `admin` for PocketBase's SDK, `user` for the spec's auth result shape.
+    return { token, admin: json, user: json };
+  };
+
+  return async (app: FastifyInstance): Promise<void> => {
+    app.post('/api/admins/auth-with-password', noDb, async (req) => {
+      const body = (req.body ?? {}) as Body;
+      return authResult(await admins.authenticate(body?.identity ?? body?.email, body?.password));
+    });
+
+    app.post('/api/admins/auth-refresh', noDb, async (req) => {
+      if (req.ctx.auth.type !== 'admin') throw unauthorized();
+      return authResult(await admins.get(req.ctx.auth.id));
+    });
+
+    app.get('/api/admins/me', noDb, async (req) => {
+      if (req.ctx.auth.type !== 'admin') throw unauthorized();
+      return adminJson(await admins.get(req.ctx.auth.id));
+    });
+
+    app.get('/api/admins/has-admins', noDb, async () => ({ hasAdmins: (await admins.count()) > 0 }));
+
+    app.post('/api/admins/init', noDb, async (req) => authResult(await admins.init(req.body ?? {})));
+
+    app.get('/api/admins', noDb, async (req) => {
+      requireAdmin(req.ctx);
+      return admins.list(req.query as Record<string, unknown>);
+    });
+
+    app.post('/api/admins', noDb, async (req) => {
+      requireAdmin(req.ctx);
+      return adminJson(await admins.create(req.body ?? {}));
+    });
+
+    app.get<{ Params: { id: string } }>('/api/admins/:id', noDb, async (req) => {
+      requireAdmin(req.ctx);
+      return adminJson(await admins.get(req.params.id));
+    });
+
+    app.patch<{ Params: { id: string } }>('/api/admins/:id', noDb, async (req) => {
+      requireAdmin(req.ctx);
+      return adminJson(await admins.update(req.params.id, req.body ?? {}));
+    });
+
+    app.delete<{ Params: { id: string } }>('/api/admins/:id', noDb, async (req, reply) => {
+      requireAdmin(req.ctx);
+      await admins.delete(req.params.id);
+      return reply.status(204).send();
+    });
+  };
+}

@@ -1,0 +1,23 @@
+import { adminsTableStep } from './auth/admins.ts';
+import { collectionsTableStep } from './collections/store.ts';
+import { usersCollectionStep } from './collections/service.ts';
+import type { SchemaStep } from './storage/index.ts';
+
+/**
+ * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
+ * runs once per database file and is recorded by id in `_cairn_schema`.
+ */
+
+/** Instance-wide tables in system.db. */
+export const systemSteps: SchemaStep[] = [
+  {
+    id: 'system.databases',
+    async up(tx) {
+      await tx.exec('CREATE TABLE _databases (name TEXT PRIMARY KEY NOT NULL, created TEXT NOT NULL)');
+    },
+  },
+  adminsTableStep,
+];
+
+/** Tables of every database (`main` and those created through /api/databases). */
+export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep];

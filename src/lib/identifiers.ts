@@ -1,0 +1,23 @@
+/**
+ * Names that become SQL identifiers (collection, field and database names). Anything that reaches SQL
+ * as an identifier passes one of these checks first; values never do, they are always parameters.
+ */
+
+/** Collection and field names: a letter, then letters, digits and underscores. */
+export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+
+/** Database names (API contract §2); lower case so they map one-to-one onto file names. */
+export const DATABASE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+
+export function isValidName(name: unknown): name is string {
+  return typeof name === 'string' && NAME_PATTERN.test(name);
+}
+
+export function isValidDatabaseName(name: unknown): name is string {
+  return typeof name === 'string' && DATABASE_NAME_PATTERN.test(name);
+}
+
+/** Double-quotes an identifier that has already passed a name check (defence in depth: quotes doubled). */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

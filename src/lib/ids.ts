@@ -1,0 +1,43 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+// 252 is the largest multiple of 36 below 256: bytes at or above it are skipped so every character
+// is equally likely.
+const UNBIASED_LIMIT = 252;
+
+let pool = Buffer.alloc(0);
+let poolPos = 0;
+
+function nextByte(): number {
+  if (poolPos >= pool.length) {
+    // Drawing a block at a time keeps id generation off the hot path's profile.
+    pool = randomBytes(4096);
+    poolPos = 0;
+  }
+  return pool[poolPos++];
+}
+
+/** A random string over [a-z0-9], 15 characters by default: the record id format of PocketBase. */
+export function randomId(length = 15): string {
+  let out = '';
+  while (out.length < length) {
+    const b = nextByte();
+    if (b < UNBIASED_LIMIT) out += ALPHABET[b % 36];
+  }
+  return out;
+}
+
+export const RECORD_ID_PATTERN = /^[a-z0-9]{15}$/;
+
+export function isRecordId(value: unknown): value is string {
+  return typeof value === 'string' && RECORD_ID_PATTERN.test(value);
+}
+
+export function uuid(): string {
+  return randomUUID();
+}
+
+/** A URL-safe random secret with `bytes` bytes of entropy. */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}

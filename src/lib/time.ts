@@ -1,0 +1,32 @@
+/** Timestamps are ISO 8601 UTC with milliseconds, which also sort correctly as strings. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+// PocketBase writes "2024-01-02 03:04:05.678Z"; clients copy that form into filters and values.
+const PB_DATE = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?$/;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Parses the date forms clients send (ISO 8601, PocketBase's space-separated form, a bare date) into
+ * the canonical stored form, or returns undefined when the text is not a date. */
+export function normalizeDate(input: string): string | undefined {
+  const text = input.trim();
+  let candidate: string;
+  if (DATE_ONLY.test(text)) candidate = `${text}T00:00:00.000Z`;
+  else {
+    const m = PB_DATE.exec(text);
+    if (!m) return undefined;
+    candidate = `${m[1]}T${m[2]}${m[3] ?? 'Z'}`;
+  }
+  const d = new Date(candidate);
+  if (Number.isNaN(d.getTime())) return undefined;
+  // Reject dates JavaScript silently rolls over, such as 2024-02-31.
+  const [y, mo, da] = text.slice(0, 10).split('-').map(Number);
+  if (!isCalendarDate(y, mo, da)) return undefined;
+  return d.toISOString();
+}
+
+function isCalendarDate(y: number, mo: number, d: number): boolean {
+  const probe = new Date(Date.UTC(y, mo - 1, d));
+  return probe.getUTCFullYear() === y && probe.getUTCMonth() === mo - 1 && probe.getUTCDate() === d;
+}

@@ -1,0 +1,37 @@
+import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
+import { isPrivileged, type RequestContext } from '../context.ts';
+import type { Resolver } from '../rules/compile.ts';
+import type { Sql } from '../storage/index.ts';
+import { RecordFieldResolver } from './resolver.ts';
+import { ROOT_ALIAS } from './shape.ts';
+
+export type RecordAction = 'list' | 'view' | 'create' | 'update' | 'delete';
+
+/**
+ * Decides what a caller may do with records. The records layer asks it on every path that reads or
+ * writes records; the rules domain provides the implementation that enforces collection rules.
+ */
+export interface RecordAccess {
+  /**
+   * The condition (over the row aliased `t0`) a record must meet for `action`, or null when the
+   * caller may act on every record. Throws 403 when the action is closed to the caller.
+   */
+  condition(ctx: RequestContext, collection: Collection, action: RecordAction, collections: CollectionSet): Sql | null;
+  /** The resolver for the caller's own `filter` and `sort` parameters. */
+  filterResolver(ctx: RequestContext, collection: Collection, collections: CollectionSet): Resolver;
+  /** Whether the caller sees hidden fields and may write admin-only fields (`role`, `verified`). */
+  privileged(ctx: RequestContext): boolean;
+}
+
+/** Access without rules: every caller may do everything. Used until rules are enforced. */
+export const openAccess: RecordAccess = {
+  condition: () => null,
+  filterResolver: (ctx, collection, collections) =>
+    new RecordFieldResolver(collection, ROOT_ALIAS, {
+      dialect: ctx.db.dialect,
+      lookup: (n) => collections.find(n),
+      allowHidden: isPrivileged(ctx.auth),
+    }),
+  privileged: (ctx) => isPrivileged(ctx.auth),
+};

@@ -1,0 +1,122 @@
+import { isEmail } from '../collections/fields/email.ts';
+import type { FieldError } from '../errors.ts';
+import { randomSecret } from '../lib/ids.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+
+/** Column values of an auth record's system fields, ready to write. */
+export type AuthColumns = Map<string, unknown>;
+
+export interface AuthPrepared {
+  columns: AuthColumns;
+  errors: Record<string, FieldError>;
+}
+
+const adminOnly: FieldError = { code: 'validation_admin_only', message: 'Only administrators can set this field.' };
+
+export function newTokenKey(): string {
+  return randomSecret(36);
+}
+
+function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>): string | undefined {
+  const password = input.password;
+  if (typeof password !== 'string' || password === '') {
+    errors.password = { code: 'validation_required', message: 'Cannot be blank.' };
+    return undefined;
+  }
+  if ([...password].length < minLength) {
+    errors.password = { code: 'validation_min_text_constraint', message: `Must be at least ${minLength} character(s).` };
+    return undefined;
+  }
+  if (password.length > MAX_PASSWORD_LENGTH) {
+    errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
+    return undefined;
+  }
+  if (input.passwordConfirm !== password) {
+    errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
+    return undefined;
+  }
+  return password;
+}
+
+function checkEmail(value: unknown, errors: Record<string, FieldError>): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') {
+    errors.email = { code: 'validation_required', message: 'Cannot be blank.' };
+    return undefined;
+  }
+  const email = value.trim();
+  if (!isEmail(email)) {
+    errors.email = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+    return undefined;
+  }
+  return email;
+}
+
+function checkBool(input: Record<string, unknown>, key: string, errors: Record<string, FieldError>): boolean | undefined {
+  const v = input[key];
+  if (v === undefined) return undefined;
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === 'false') return v === 'true';
+  errors[key] = { code: 'validation_invalid_bool', message: 'Must be a boolean.' };
+  return undefined;
+}
+
+/** Email, password and flags of a new auth record. Hashes the password (slow: call outside a transaction). */
+export async function prepareAuthCreate(input: Record<string, unknown>, privileged: boolean, minPasswordLength: number): Promise<AuthPrepared> {
+  const errors: Record<string, FieldError> = {};
+  const columns: AuthColumns = new Map();
+  const email = checkEmail(input.email, errors);
+  const password = checkPassword(input, minPasswordLength, errors);
+  const emailVisibility = checkBool(input, 'emailVisibility', errors);
+  const verified = checkBool(input, 'verified', errors);
+  if (verified === true && !privileged) errors.verified = adminOnly;
+  if (Object.keys(errors).length > 0) return { columns, errors };
+  columns.set('email', email);
+  columns.set('emailVisibility', emailVisibility ?? false);
+  columns.set('verified', verified ?? false);
+  columns.set('passwordHash', await hashPassword(password!));
+  columns.set('tokenKey', newTokenKey());
+  return { columns, errors };
+}
+
+/**
+ * Changes to an auth record's system fields. A new password needs `passwordConfirm` and, unless an
+ * administrator sets it, the `oldPassword`; it also rotates `tokenKey`, revoking earlier tokens.
+ */
+export async function prepareAuthUpdate(
+  input: Record<string, unknown>,
+  current: { email: string; passwordHash: string; verified: boolean },
+  privileged: boolean,
+  minPasswordLength: number,
+): Promise<AuthPrepared> {
+  const errors: Record<string, FieldError> = {};
+  const columns: AuthColumns = new Map();
+  if (input.email !== undefined) {
+    const email = checkEmail(input.email, errors);
+    if (email !== undefined && email.toLowerCase() !== current.email.toLowerCase()) {
+      columns.set('email', email);
+      // A new address is unverified until confirmed again.
+      if (!privileged) columns.set('verified', false);
+    }
+  }
+  const emailVisibility = checkBool(input, 'emailVisibility', errors);
+  if (emailVisibility !== undefined) columns.set('emailVisibility', emailVisibility);
+  const verified = checkBool(input, 'verified', errors);
+  if (verified !== undefined && verified !== current.verified) {
+    if (privileged) columns.set('verified', verified);
+    else errors.verified = adminOnly;
+  }
+  if (input.password !== undefined) {
+    const password = checkPassword(input, minPasswordLength, errors);
+    if (password !== undefined && !privileged) {
+      const old = input.oldPassword;
+      if (typeof old !== 'string' || !(await verifyPassword(current.passwordHash, old))) {
+        errors.oldPassword = { code: 'validation_invalid_old_password', message: 'Missing or invalid old password.' };
+      }
+    }
+    if (password !== undefined && !errors.oldPassword) {
+      columns.set('passwordHash', await hashPassword(password));
+      columns.set('tokenKey', newTokenKey());
+    }
+  }
+  return { columns, errors };
+}

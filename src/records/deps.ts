@@ -1,0 +1,32 @@
+import type { Collection } from '../collections/model.ts';
+import type { CollectionService } from '../collections/service.ts';
+import type { RequestContext } from '../context.ts';
+import type { Sql, Transaction } from '../storage/index.ts';
+import type { RecordAccess } from './access.ts';
+import type { RecordJson } from './serialize.ts';
+
+export interface RecordEvent {
+  action: 'create' | 'update' | 'delete';
+  /** Database name. */
+  database: string;
+  collection: Collection;
+  /** The record as an administrator sees it (the new state; the deleted state for deletes). */
+  record: RecordJson;
+  /** The state before an update or delete. */
+  oldRecord?: RecordJson;
+}
+
+/** Runs inside the record's transaction: whatever it writes commits or rolls back with the change. */
+export type RecordChangeHook = (tx: Transaction, event: RecordEvent) => Promise<void>;
+
+/** A full-text search condition for `search=` on lists (provided by the migrations domain). */
+export type SearchProvider = (ctx: RequestContext, collection: Collection, terms: string) => Promise<{ where: Sql; order?: Sql } | undefined>;
+
+export interface RecordDeps {
+  collections: CollectionService;
+  access: RecordAccess;
+  /** Called for every record created, updated or deleted, inside its transaction. */
+  changeHooks: RecordChangeHook[];
+  minPasswordLength: number;
+  search?: SearchProvider;
+}

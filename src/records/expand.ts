@@ -1,0 +1,140 @@
+import { relationTarget } from '../collections/fields/relation.ts';
+import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
+import type { RequestContext } from '../context.ts';
+import { badRequest, isApiError } from '../errors.ts';
+import { list, raw, type Sql, sql } from '../storage/index.ts';
+import { typeOf } from '../collections/fields/registry.ts';
+import type { RecordDeps } from './deps.ts';
+import { type RecordJson, serializeRecord } from './serialize.ts';
+import { ROOT_ALIAS, shapeOf } from './shape.ts';
+import { viewerOf } from './viewer.ts';
+
+/** Deepest `expand` path, as in PocketBase. */
+export const MAX_EXPAND_DEPTH = 6;
+/** Most records one back-relation expands to, as in PocketBase. */
+const MAX_BACK_RELATIONS = 1000;
+const CHUNK = 500;
+const BACK_RELATION = /^([A-Za-z][A-Za-z0-9_]*)_via_([A-Za-z][A-Za-z0-9_]*)$/;
+
+type ExpandTree = Map<string, ExpandTree>;
+
+export function parseExpand(text: string): ExpandTree {
+  const root: ExpandTree = new Map();
+  if (text.length > 2000) throw badRequest('The expand parameter is too long.');
+  for (const part of text.split(',')) {
+    const path = part.trim();
+    if (path === '') continue;
+    const segments = path.split('.');
+    if (segments.length > MAX_EXPAND_DEPTH) throw badRequest(`Expand paths can be at most ${MAX_EXPAND_DEPTH} relations deep.`);
+    let node = root;
+    for (const s of segments) {
+      if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(s)) throw badRequest(`Invalid expand path ${JSON.stringify(path)}.`);
+      let child = node.get(s);
+      if (!child) {
+        child = new Map();
+        node.set(s, child);
+      }
+      node = child;
+    }
+  }
+  return root;
+}
+
+/** Reads records visible to the caller under the view rule; an admin-only collection yields none. */
+async function visibleRecords(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, condition: (alias: string) => Sql): Promise<RecordJson[]> {
+  let access: Sql | null;
+  try {
+    access = deps.access.condition(ctx, collection, 'view', collections);
+  } catch (err) {
+    // Like PocketBase, expand leaves out what the caller may not see instead of failing the request.
+    if (isApiError(err) && (err.status === 403 || err.status === 404)) return [];
+    throw err;
+  }
+  const shape = shapeOf(collection);
+  const where = access ? sql`${condition(ROOT_ALIAS)} AND (${access})` : condition(ROOT_ALIAS);
+  const q = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${where} LIMIT ${MAX_BACK_RELATIONS}`;
+  const rows = await ctx.db.all(q.text, q.params);
+  const viewer = viewerOf(ctx, deps);
+  return rows.map((row) => serializeRecord(row, shape, viewer));
+}
+
+function inList(column: Sql, ids: string[]): Sql {
+  return sql`${column} IN (${list(ids)})`;
+}
+
+async function byIds(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, ids: string[]): Promise<Map<string, RecordJson>> {
+  const out = new Map<string, RecordJson>();
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const chunk = ids.slice(i, i + CHUNK);
+    const records = await visibleRecords(deps, ctx, collections, collection, (a) => inList(sql`${raw(a)}.id`, chunk));
+    for (const r of records) out.set(r.id, r);
+  }
+  return out;
+}
+
+/** Resolves `expand` on records of `collection` in place, batching one query per relation and level. */
+export async function expandRecords(
+  deps: RecordDeps,
+  ctx: RequestContext,
+  collections: CollectionSet,
+  collection: Collection,
+  records: RecordJson[],
+  tree: ExpandTree,
+): Promise<void> {
+  if (records.length === 0) return;
+  for (const [segment, subtree] of tree) {
+    const field = collection.fields.find((f) => f.name === segment);
+    if (field && field.type === 'relation') {
+      const target = collections.find(relationTarget(field));
+      if (!target) continue;
+      const idsOf = (r: RecordJson): string[] => {
+        const v = r[segment];
+        return Array.isArray(v) ? (v as string[]) : typeof v === 'string' && v !== '' ? [v] : [];
+      };
+      const ids = [...new Set(records.flatMap(idsOf))];
+      if (ids.length === 0) continue;
+      const related = await byIds(deps, ctx, collections, target, ids);
+      if (subtree.size > 0) await expandRecords(deps, ctx, collections, target, [...related.values()], subtree);
+      for (const r of records) {
+        const v = r[segment];
+        const value = Array.isArray(v) ? idsOf(r).map((id) => related.get(id)).filter(Boolean) : related.get(v as string);
+        if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+        r.expand ??= {};
+        r.expand[segment] = value;
+      }
+      continue;
+    }
+
+    const back = BACK_RELATION.exec(segment);
+    const source = back ? collections.find(back[1]) : undefined;
+    const via = source?.fields.find((f) => f.name === back![2] && f.type === 'relation');
+    if (!back || !source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) {
+      throw badRequest(`Cannot expand ${JSON.stringify(segment)}: it is not a relation field of "${collection.name}".`);
+    }
+    const ids = records.map((r) => r.id);
+    const multiple = typeOf(via).multiple(via);
+    const found: RecordJson[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const chunk = ids.slice(i, i + CHUNK);
+      found.push(
+        ...(await visibleRecords(deps, ctx, collections, source, (a) => {
+          const column = sql`${raw(a)}.${raw(ctx.db.dialect.quoteIdent(via.name))}`;
+          if (!multiple) return inList(column, chunk);
+          const j = 'jx';
+          return sql`EXISTS (SELECT 1 FROM ${raw(ctx.db.dialect.jsonEach(column.text, j))} WHERE ${inList(sql`${raw(j)}.value`, chunk)})`;
+        })),
+      );
+    }
+    if (subtree.size > 0) await expandRecords(deps, ctx, collections, source, found, subtree);
+    for (const r of records) {
+      const refs = found.filter((f) => {
+        const v = f[via.name];
+        return Array.isArray(v) ? v.includes(r.id) : v === r.id;
+      });
+      if (refs.length === 0) continue;
+      r.expand ??= {};
+      r.expand[segment] = refs;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import type { Collection } from '../collections/model.ts';
+import type { RequestContext } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { compileFilter, compileSort } from '../rules/index.ts';
+import { EMPTY, join, raw, type Sql, sql } from '../storage/index.ts';
+import type { RecordDeps } from './deps.ts';
+import { expandRecords, parseExpand } from './expand.ts';
+import { parseFieldsParam, pickFields } from './fields-param.ts';
+import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
+import { type RecordJson, serializeRecord } from './serialize.ts';
+import { ROOT_ALIAS, shapeOf } from './shape.ts';
+import { viewerOf } from './viewer.ts';
+
+export interface ListResult {
+  page: number;
+  perPage: number;
+  totalItems: number;
+  totalPages: number;
+  items: unknown[];
+}
+
+export interface OutputOptions {
+  expand?: unknown;
+  fields?: unknown;
+}
+
+/** Applies `expand` and `fields` to records about to be returned. */
+export async function finishRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, records: RecordJson[], options: OutputOptions): Promise<unknown[]> {
+  const expand = param(options.expand);
+  if (expand !== '') {
+    const collections = await deps.collections.all(ctx.db);
+    await expandRecords(deps, ctx, collections, collection, records, parseExpand(expand));
+  }
+  const tree = parseFieldsParam(param(options.fields));
+  return tree ? records.map((r) => pickFields(r, tree)) : records;
+}
+
+/** Lists records: access condition, filter, sort, pagination, totals, expand and fields. */
+export async function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery): Promise<ListResult> {
+  const { page, perPage } = pagination(query);
+  const collections = await deps.collections.all(ctx.db);
+  const shape = shapeOf(collection);
+  const dialect = ctx.db.dialect;
+
+  const conditions: Sql[] = [];
+  const access = deps.access.condition(ctx, collection, 'list', collections);
+  if (access) conditions.push(sql`(${access})`);
+
+  const filter = param(query.filter).trim();
+  const sortText = param(query.sort).trim();
+  let order: Sql[] = [];
+  try {
+    if (filter !== '') {
+      conditions.push(sql`(${compileFilter(filter, deps.access.filterResolver(ctx, collection, collections), { dialect })})`);
+    }
+  } catch (err) {
+    throw filterProblem(err, 'filter');
+  }
+  try {
+    if (sortText !== '') order = compileSort(sortText, deps.access.filterResolver(ctx, collection, collections), dialect, ROOT_ALIAS);
+  } catch (err) {
+    throw filterProblem(err, 'sort');
+  }
+
+  const search = param(query.search).trim();
+  if (search !== '' && deps.search) {
+    const s = await deps.search(ctx, collection, search);
+    if (s) {
+      conditions.push(s.where);
+      if (s.order && sortText === '') order.push(s.order);
+    }
+  }
+  order.push(sql`${raw(dialect.insertionOrder(ROOT_ALIAS))}`);
+
+  const from = sql`${raw(shape.table)} ${raw(ROOT_ALIAS)}`;
+  const where = conditions.length > 0 ? sql` WHERE ${join(conditions, ' AND ')}` : EMPTY;
+  const q = sql`SELECT ${raw(shape.selectList)} FROM ${from}${where} ORDER BY ${join(order, ', ')} LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
+  const rows = await ctx.db.all(q.text, q.params);
+
+  let totalItems = -1;
+  let totalPages = -1;
+  if (!flag(query.skipTotal)) {
+    const countQ = sql`SELECT COUNT(*) AS n FROM ${from}${where}`;
+    totalItems = Number((await ctx.db.get<{ n: number }>(countQ.text, countQ.params))?.n ?? 0);
+    totalPages = Math.ceil(totalItems / perPage);
+  }
+
+  const viewer = viewerOf(ctx, deps);
+  const records = rows.map((row) => serializeRecord(row, shape, viewer));
+  const items = await finishRecords(deps, ctx, collection, records, query);
+  return { page, perPage, totalItems, totalPages, items };
+}
+
+/** One record by id, if the caller may view it (404 otherwise, so its existence does not leak). */
+export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string, options: OutputOptions): Promise<unknown> {
+  const collections = await deps.collections.all(ctx.db);
+  const shape = shapeOf(collection);
+  const access = deps.access.condition(ctx, collection, 'view', collections);
+  const base = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}`;
+  const q = access ? sql`${base} AND (${access})` : base;
+  const row = await ctx.db.get(q.text, q.params);
+  if (!row) throw notFound();
+  const record = serializeRecord(row, shape, viewerOf(ctx, deps));
+  const [out] = await finishRecords(deps, ctx, collection, [record], options);
+  return out;
+}

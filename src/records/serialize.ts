@@ -1,0 +1,37 @@
+import type { Row } from '../storage/index.ts';
+import type { RecordShape } from './shape.ts';
+
+export type RecordJson = Record<string, unknown> & { id: string; expand?: Record<string, unknown> };
+
+export interface Viewer {
+  /** Administrators see hidden fields and every email. */
+  privileged: boolean;
+  /** Id of the auth record making the request, if any: it sees its own email. */
+  authRecordId?: string;
+  /** Collection of that auth record. */
+  authCollectionId?: string;
+}
+
+/** Turns a stored row into the record JSON of the API (API contract §4). */
+export function serializeRecord(row: Row, shape: RecordShape, viewer: Viewer): RecordJson {
+  const c = shape.collection;
+  const out: RecordJson = {
+    id: row.id as string,
+    collectionId: c.id,
+    collectionName: c.name,
+    created: row.created,
+    updated: row.updated,
+  };
+  if (c.type === 'auth') {
+    const visible = row.emailVisibility === 1 || row.emailVisibility === true;
+    const own = viewer.authRecordId === row.id && viewer.authCollectionId === c.id;
+    if (visible || own || viewer.privileged) out.email = row.email ?? '';
+    out.emailVisibility = visible;
+    out.verified = row.verified === 1 || row.verified === true;
+  }
+  for (const f of shape.fields) {
+    if (f.field.hidden && !viewer.privileged) continue;
+    out[f.name] = f.type.fromDb(row[f.name], f.field);
+  }
+  return out;
+}

@@ -1,0 +1,256 @@
+import { relationTarget } from '../collections/fields/relation.ts';
+import { typeOf } from '../collections/fields/registry.ts';
+import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
+import type { RequestContext } from '../context.ts';
+import { badRequest, type FieldError, notFound, validationFailed } from '../errors.ts';
+import { isRecordId, randomId } from '../lib/ids.ts';
+import { quoteIdent } from '../lib/identifiers.ts';
+import { nowIso } from '../lib/time.ts';
+import { list, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
+import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
+import type { RecordDeps, RecordEvent } from './deps.ts';
+import { finishRecords, type OutputOptions } from './read.ts';
+import { type RecordJson, serializeRecord } from './serialize.ts';
+import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
+import { prepareValues } from './validate.ts';
+import { PRIVILEGED_VIEWER, viewerOf } from './viewer.ts';
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function refuseViews(collection: Collection): void {
+  if (collection.type === 'view') throw badRequest(`"${collection.name}" is a view: its records are read-only.`);
+}
+
+/** Turns a unique-constraint failure into the 400 PocketBase gives, naming the field. */
+function uniqueViolation(err: unknown, collection: Collection, dialect: Transaction['dialect']): unknown {
+  const kind = dialect.classifyError(err);
+  if (kind.kind !== 'unique') return err;
+  const data: Record<string, FieldError> = {};
+  for (const column of kind.columns.length > 0 ? kind.columns : ['id']) {
+    data[column] = { code: 'validation_not_unique', message: 'Value must be unique.' };
+  }
+  return validationFailed(data, `Failed to save the record: a value of ${Object.keys(data).map((c) => `"${c}"`).join(', ')} is already used in "${collection.name}".`);
+}
+
+/** Checks that every related id exists; inside the write's transaction so the check holds at commit. */
+async function checkRelations(tx: Transaction, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
+  for (const f of shape.fields) {
+    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
+    const value = values.get(f.name);
+    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
+    if (ids.length === 0) continue;
+    const target = collections.find(relationTarget(f.field));
+    if (!target) {
+      errors[f.name] = { code: 'validation_missing_rel_collection', message: 'The related collection no longer exists.' };
+      continue;
+    }
+    const q = sql`SELECT COUNT(*) AS n FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})`;
+    const found = await tx.get<{ n: number }>(q.text, q.params);
+    if (Number(found?.n ?? 0) !== ids.length) {
+      errors[f.name] = { code: 'validation_missing_rel_records', message: 'Failed to find all relation records with the provided ids.' };
+    }
+  }
+}
+
+function columnValues(shape: RecordShape, values: Map<string, unknown>, auth: AuthPrepared | undefined): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [name, value] of auth?.columns ?? []) out.set(name, value);
+  for (const f of shape.fields) if (values.has(f.name)) out.set(f.name, f.type.toDb(values.get(f.name), f.field));
+  return out;
+}
+
+async function emit(deps: RecordDeps, tx: Transaction, event: RecordEvent): Promise<void> {
+  for (const hook of deps.changeHooks) await hook(tx, event);
+}
+
+/** Values of a stored row in canonical form, as field types prepare them. */
+function canonical(shape: RecordShape, row: Row): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of shape.fields) out[f.name] = f.type.fromDb(row[f.name], f.field);
+  return out;
+}
+
+async function selectOne(q: Pick<Transaction, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
+  const base = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}`;
+  const query = access ? sql`${base} AND (${access})` : base;
+  return q.get(query.text, query.params);
+}
+
+export async function createRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {
+  refuseViews(collection);
+  if (!isPlainObject(input)) throw badRequest('The request body must be a JSON object.');
+  const collections = await deps.collections.all(ctx.db);
+  // Checked first: a closed collection answers 403 whatever the body.
+  const createRule = deps.access.condition(ctx, collection, 'create', collections);
+  const shape = shapeOf(collection);
+  const privileged = deps.access.privileged(ctx);
+  const { values, errors } = prepareValues(collection, shape, input, undefined, privileged);
+  let id = randomId();
+  if (input.id !== undefined && input.id !== '') {
+    if (isRecordId(input.id)) id = input.id;
+    else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+  }
+  // Hashing is slow, so it happens before the transaction takes the write lock.
+  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, privileged, deps.minPasswordLength) : undefined;
+  Object.assign(errors, auth?.errors);
+  if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+
+  const now = nowIso();
+  const columns = columnValues(shape, values, auth);
+  const names = ['id', 'created', 'updated', ...columns.keys()];
+  const params = [id, now, now, ...columns.values()];
+  const insert = `INSERT INTO ${shape.table} (${names.map(quoteIdent).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) RETURNING ${shape.returningList}`;
+
+  let row: Row;
+  try {
+    row = await ctx.db.transaction(async (tx) => {
+      const relationErrors: Record<string, FieldError> = {};
+      await checkRelations(tx, collections, shape, values, relationErrors);
+      if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+      const inserted = (await tx.get<Row>(insert, params))!;
+      // As in PocketBase, the create rule is checked against the new record, before commit.
+      if (createRule && !(await selectOne(tx, shape, id, createRule))) {
+        throw badRequest('Failed to create record: the collection rule does not allow it.');
+      }
+      await emit(deps, tx, { action: 'create', database: ctx.dbName, collection, record: serializeRecord(inserted, shape, PRIVILEGED_VIEWER) });
+      return inserted;
+    });
+  } catch (err) {
+    throw uniqueViolation(err, collection, ctx.db.dialect);
+  }
+  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewerOf(ctx, deps))], options);
+  return out;
+}
+
+export async function updateRecord(
+  deps: RecordDeps,
+  ctx: RequestContext,
+  collection: Collection,
+  id: string,
+  input: unknown,
+  options: OutputOptions = {},
+): Promise<unknown> {
+  refuseViews(collection);
+  if (!isPlainObject(input)) throw badRequest('The request body must be a JSON object.');
+  const collections = await deps.collections.all(ctx.db);
+  const access = deps.access.condition(ctx, collection, 'update', collections);
+  const shape = shapeOf(collection);
+  const privileged = deps.access.privileged(ctx);
+
+  let auth: AuthPrepared | undefined;
+  if (collection.type === 'auth') {
+    // Read outside the transaction: verifying the old password and hashing the new one are slow.
+    const q = sql`SELECT email, verified, passwordHash FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}${access ? sql` AND (${access})` : sql``}`;
+    const current = await ctx.db.get<{ email: string; verified: number; passwordHash: string }>(q.text, q.params);
+    if (!current) throw notFound();
+    auth = await prepareAuthUpdate(input, { ...current, verified: current.verified === 1 }, privileged, deps.minPasswordLength);
+  }
+
+  let row: Row;
+  try {
+    row = await ctx.db.transaction(async (tx) => {
+      const before = await selectOne(tx, shape, id, access);
+      if (!before) throw notFound();
+      const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), privileged);
+      Object.assign(errors, auth?.errors);
+      await checkRelations(tx, collections, shape, values, errors);
+      if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to update record.');
+      const columns = columnValues(shape, values, auth);
+      columns.set('updated', nowIso());
+      const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
+      const updated = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), id]))!;
+      await emit(deps, tx, {
+        action: 'update',
+        database: ctx.dbName,
+        collection,
+        record: serializeRecord(updated, shape, PRIVILEGED_VIEWER),
+        oldRecord: serializeRecord(before, shape, PRIVILEGED_VIEWER),
+      });
+      return updated;
+    });
+  } catch (err) {
+    throw uniqueViolation(err, collection, ctx.db.dialect);
+  }
+  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewerOf(ctx, deps))], options);
+  return out;
+}
+
+export async function deleteRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<void> {
+  refuseViews(collection);
+  const collections = await deps.collections.all(ctx.db);
+  const access = deps.access.condition(ctx, collection, 'delete', collections);
+  const shape = shapeOf(collection);
+  await ctx.db.transaction(async (tx) => {
+    const row = await selectOne(tx, shape, id, access);
+    if (!row) throw notFound();
+    await deleteWithReferences(deps, ctx.dbName, tx, collections, collection, row, new Set());
+  });
+}
+
+/**
+ * Deletes a record and settles what points at it, as PocketBase does: records related through a
+ * `cascadeDelete` field are deleted too, other references are cleared, and a reference from a
+ * required field that would become empty refuses the whole delete.
+ */
+async function deleteWithReferences(
+  deps: RecordDeps,
+  database: string,
+  tx: Transaction,
+  collections: CollectionSet,
+  collection: Collection,
+  row: Row,
+  visited: Set<string>,
+): Promise<void> {
+  const key = `${collection.id}/${row.id as string}`;
+  if (visited.has(key)) return;
+  visited.add(key);
+  const id = row.id as string;
+
+  for (const source of collections.list) {
+    if (source.type === 'view') continue;
+    const sourceShape = shapeOf(source);
+    for (const field of source.fields) {
+      if (field.type !== 'relation' || relationTarget(field).toLowerCase() !== collection.name.toLowerCase()) continue;
+      const multiple = typeOf(field).multiple(field);
+      const column = `${ROOT_ALIAS}.${quoteIdent(field.name)}`;
+      const match = multiple
+        ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
+        : sql`${raw(column)} = ${id}`;
+      const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match}`;
+      const refs = await tx.all<Row>(q.text, q.params);
+      for (const ref of refs) {
+        if (ref.id === id && source.id === collection.id) continue;
+        if (field.options.cascadeDelete === true) {
+          await deleteWithReferences(deps, database, tx, collections, source, ref, visited);
+          continue;
+        }
+        const current = typeOf(field).fromDb(ref[field.name], field);
+        const next = multiple ? (current as string[]).filter((v) => v !== id) : '';
+        if (field.required && (next === '' || (Array.isArray(next) && next.length === 0))) {
+          throw badRequest(
+            `The record is referenced by the required relation field "${source.name}.${field.name}" of record "${ref.id as string}"; delete or change that record first.`,
+          );
+        }
+        const updated = (await tx.get<Row>(
+          `UPDATE ${sourceShape.table} SET ${quoteIdent(field.name)} = ?, updated = ? WHERE id = ? RETURNING ${sourceShape.returningList}`,
+          [typeOf(field).toDb(next, field), nowIso(), ref.id],
+        ))!;
+        await emit(deps, tx, {
+          action: 'update',
+          database,
+          collection: source,
+          record: serializeRecord(updated, sourceShape, PRIVILEGED_VIEWER),
+          oldRecord: serializeRecord(ref, sourceShape, PRIVILEGED_VIEWER),
+        });
+      }
+    }
+  }
+
+  const shape = shapeOf(collection);
+  await tx.run(`DELETE FROM ${shape.table} WHERE id = ?`, [id]);
+  const record: RecordJson = serializeRecord(row, shape, PRIVILEGED_VIEWER);
+  await emit(deps, tx, { action: 'delete', database, collection, record, oldRecord: record });
+}

@@ -1,0 +1,90 @@
+import type { ComparisonOperator, Expr, Operand } from './ast.ts';
+import { FilterError } from './errors.ts';
+import { type Token, tokenize } from './lexer.ts';
+
+/** Longest filter or rule text accepted; longer input is refused before it is parsed. */
+export const MAX_FILTER_LENGTH = 8192;
+/** Deepest parenthesis nesting accepted, which also bounds recursion in the compiler. */
+export const MAX_DEPTH = 32;
+/** Most comparisons in one expression, which bounds the size of the generated SQL. */
+export const MAX_COMPARISONS = 200;
+
+/**
+ * Parses filter or rule text into an expression tree. `&&` binds tighter than `||`; both are
+ * left-associative; parentheses group. Throws FilterError with the position of the problem.
+ */
+export function parseFilter(text: string): Expr {
+  if (text.length > MAX_FILTER_LENGTH) throw new FilterError(`expression longer than ${MAX_FILTER_LENGTH} characters`, MAX_FILTER_LENGTH);
+  const tokens = tokenize(text);
+  let pos = 0;
+  let comparisons = 0;
+
+  const peek = (): Token => tokens[pos];
+  const next = (): Token => tokens[pos++];
+
+  function describe(t: Token): string {
+    return t.type === 'eof' ? 'end of expression' : JSON.stringify(t.value);
+  }
+
+  function parseOr(depth: number): Expr {
+    let left = parseAnd(depth);
+    while (peek().type === 'or') {
+      next();
+      left = { type: 'or', left, right: parseAnd(depth) };
+    }
+    return left;
+  }
+
+  function parseAnd(depth: number): Expr {
+    let left = parseTerm(depth);
+    while (peek().type === 'and') {
+      next();
+      left = { type: 'and', left, right: parseTerm(depth) };
+    }
+    return left;
+  }
+
+  function parseTerm(depth: number): Expr {
+    const t = peek();
+    if (t.type === 'lparen') {
+      if (depth >= MAX_DEPTH) throw new FilterError(`parentheses nested deeper than ${MAX_DEPTH}`, t.position);
+      next();
+      const inner = parseOr(depth + 1);
+      const close = next();
+      if (close.type !== 'rparen') throw new FilterError(`expected ")" but found ${describe(close)}`, close.position);
+      return inner;
+    }
+    return parseComparison();
+  }
+
+  function parseOperand(): Operand {
+    const t = next();
+    switch (t.type) {
+      case 'string':
+        return { type: 'literal', value: t.value, position: t.position };
+      case 'number':
+        return { type: 'literal', value: Number(t.value), position: t.position };
+      case 'identifier':
+        if (t.value === 'true' || t.value === 'false') return { type: 'literal', value: t.value === 'true', position: t.position };
+        if (t.value === 'null') return { type: 'literal', value: null, position: t.position };
+        return { type: 'identifier', name: t.value, position: t.position };
+      default:
+        throw new FilterError(`expected a field, a value or "(" but found ${describe(t)}`, t.position);
+    }
+  }
+
+  function parseComparison(): Expr {
+    const left = parseOperand();
+    const op = next();
+    if (op.type !== 'operator') throw new FilterError(`expected an operator after the operand but found ${describe(op)}`, op.position);
+    const right = parseOperand();
+    if (++comparisons > MAX_COMPARISONS) throw new FilterError(`more than ${MAX_COMPARISONS} comparisons`, op.position);
+    return { type: 'comparison', operator: op.value as ComparisonOperator, left, right, position: left.position };
+  }
+
+  if (peek().type === 'eof') throw new FilterError('empty expression', 0);
+  const expr = parseOr(0);
+  const rest = peek();
+  if (rest.type !== 'eof') throw new FilterError(`unexpected ${describe(rest)}`, rest.position);
+  return expr;
+}

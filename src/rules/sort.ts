@@ -1,0 +1,37 @@
+import { type Sql, sql, raw } from '../storage/sql.ts';
+import type { Dialect } from '../storage/types.ts';
+import type { Resolver } from './compile.ts';
+import { FilterError } from './errors.ts';
+
+const SORT_TERM = /^([+-]?)([A-Za-z_@][A-Za-z0-9_.:@]*)$/;
+export const MAX_SORT_TERMS = 16;
+
+/**
+ * Compiles a PocketBase sort expression (`-created,title,author.name,@random`) into ORDER BY terms.
+ * Fields resolve through the same resolver as filters, so the same names are allowed.
+ */
+export function compileSort(text: string, resolver: Resolver, dialect: Dialect, rootAlias: string): Sql[] {
+  const terms: Sql[] = [];
+  let position = 0;
+  for (const part of text.split(',')) {
+    const trimmed = part.trim();
+    const at = position + part.indexOf(trimmed);
+    position += part.length + 1;
+    if (trimmed === '') continue;
+    const m = SORT_TERM.exec(trimmed);
+    if (!m) throw new FilterError(`invalid sort term ${JSON.stringify(trimmed)}`, at);
+    const direction = raw(m[1] === '-' ? 'DESC' : 'ASC');
+    const name = m[2];
+    if (name === '@random') {
+      terms.push(sql`${raw(dialect.randomOrder())}`);
+    } else if (name === '@rowid') {
+      terms.push(sql`${raw(dialect.insertionOrder(rootAlias))} ${direction}`);
+    } else {
+      const operand = resolver.resolve(name, at);
+      if (operand.kind !== 'scalar') throw new FilterError(`cannot sort by the multiple-value field ${JSON.stringify(name)}`, at);
+      terms.push(sql`${operand.sql} ${direction}`);
+    }
+    if (terms.length > MAX_SORT_TERMS) throw new FilterError(`more than ${MAX_SORT_TERMS} sort terms`, at);
+  }
+  return terms;
+}

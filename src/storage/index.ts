@@ -1,0 +1,5 @@
+export type { Database, Dialect, Queryable, Row, RunResult, Transaction, ColumnKind, StorageErrorKind } from './types.ts';
+export type { SchemaStep } from './schema-steps.ts';
+export { applySchemaSteps } from './schema-steps.ts';
+export { DatabaseRegistry, DEFAULT_DATABASE, type DatabaseInfo } from './registry.ts';
+export { Sql, sql, raw, ident, join, list, EMPTY } from './sql.ts';

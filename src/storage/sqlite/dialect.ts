@@ -1,0 +1,77 @@
+import { quoteIdent } from '../../lib/identifiers.ts';
+import type { ColumnInfo, ColumnKind, Dialect, Queryable, StorageErrorKind } from '../types.ts';
+
+const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
+  // Zero values instead of NULL, as PocketBase stores them: filters and sorts then need no COALESCE.
+  text: "TEXT DEFAULT '' NOT NULL",
+  citext: "TEXT COLLATE NOCASE DEFAULT '' NOT NULL",
+  number: 'NUMERIC DEFAULT 0 NOT NULL',
+  bool: 'BOOLEAN DEFAULT FALSE NOT NULL',
+  json: 'JSON DEFAULT NULL',
+};
+
+const UNIQUE_FAILED = /UNIQUE constraint failed: (.+)$/;
+
+function guardJson(expr: string): string {
+  // An adopted column may hold text that is not JSON; json_each would raise on it mid-query.
+  return `CASE WHEN json_valid(${expr}) THEN ${expr} ELSE '[]' END`;
+}
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+
+  quoteIdent,
+
+  columnDefinition(kind, multiple) {
+    return multiple ? "JSON DEFAULT '[]' NOT NULL" : COLUMN_DEFINITIONS[kind];
+  },
+
+  jsonEach(expr, alias) {
+    return `json_each(${guardJson(expr)}) ${alias}`;
+  },
+
+  jsonArrayLength(expr) {
+    return `COALESCE(json_array_length(${guardJson(expr)}), 0)`;
+  },
+
+  like(left, right, negate) {
+    return `${left} ${negate ? 'NOT LIKE' : 'LIKE'} ${right} ESCAPE '\\'`;
+  },
+
+  wrapInJsonArraySql(table, column) {
+    const col = quoteIdent(column);
+    return `UPDATE ${quoteIdent(table)} SET ${col} = CASE WHEN ${col} IS NULL OR ${col} = '' THEN '[]' ELSE json_array(${col}) END
+      WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
+  },
+
+  randomOrder() {
+    return 'RANDOM()';
+  },
+
+  insertionOrder(alias) {
+    return `${alias}.rowid`;
+  },
+
+  classifyError(err: unknown): StorageErrorKind {
+    const code = (err as { code?: unknown })?.code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      const m = UNIQUE_FAILED.exec(String((err as Error).message));
+      const qualified = m ? m[1].split(',').map((s) => s.trim()) : [];
+      const table = qualified[0]?.split('.')[0];
+      return { kind: 'unique', table, columns: qualified.map((q) => q.slice(q.indexOf('.') + 1)) };
+    }
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return { kind: 'busy' };
+    return { kind: 'other' };
+  },
+
+  async tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]> {
+    return db.all<ColumnInfo>('SELECT name, type FROM pragma_table_info(?)', [table]);
+  },
+
+  async tableExists(db: Queryable, table: string): Promise<boolean> {
+    const row = await db.get("SELECT 1 AS found FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", [
+      table,
+    ]);
+    return row !== undefined;
+  },
+};

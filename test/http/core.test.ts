@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+describe('HTTP core', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(() => server.close());
+
+  test('GET /api/health answers with the version', async () => {
+    const res = await server.request('GET', '/api/health');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.code, 200);
+    assert.equal(res.body.message, 'API is healthy.');
+    assert.match(res.body.data.version, /^\d+\.\d+\.\d+/);
+  });
+
+  test('an unknown route is a 404 in the error shape', async () => {
+    const res = await server.request('GET', '/api/nope');
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { code: 404, message: "The requested resource wasn't found.", data: {} });
+  });
+
+  test('malformed JSON is a 400 without internals', async () => {
+    const res = await server.admin('POST', '/api/collections', { raw: '{"name": "x",', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 400);
+    assert.deepEqual(res.body.data, {});
+    assert.doesNotMatch(res.text, /at .*\.(ts|js)/);
+  });
+
+  test('a body over 1 MiB is a 413', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
+    const res = await server.admin('POST', '/api/collections', { raw: big, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 413);
+    assert.equal(res.body.code, 413);
+  });
+
+  test('a body with an unsupported content type is a 415', async () => {
+    const res = await server.admin('POST', '/api/collections', { raw: 'name=x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(res.status, 415);
+    assert.equal(res.body.code, 415);
+  });
+
+  test('prototype pollution in JSON is refused', async () => {
+    const res = await server.admin('POST', '/api/collections', { raw: '{"__proto__": {"admin": true}, "name": "p"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 400);
+  });
+});
