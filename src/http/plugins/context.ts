@@ -10,6 +10,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false for routes that do not work on a database (health, admins, settings, migrations). */
     database?: boolean;
+    /**
+     * false for routes that check their own credentials (workflow events with a secret, downloads with
+     * a file token): the Authorization header is then not read as a Cairn token.
+     */
+    authenticate?: boolean;
   }
 }
 
@@ -49,7 +54,8 @@ export function registerContext(app: FastifyInstance, options: ContextOptions): 
     const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
     const needsDatabase = req.routeOptions.url !== undefined && req.routeOptions.config?.database !== false;
     const db = needsDatabase ? await options.registry.get(dbName) : undefined;
-    const auth = options.authenticate ? await options.authenticate(req, dbName, db) : GUEST;
+    const checksCaller = req.routeOptions.config?.authenticate !== false;
+    const auth = options.authenticate && checksCaller ? await options.authenticate(req, dbName, db) : GUEST;
     req.ctx = { dbName, db: db as Database, auth, request: requestInfo(req) };
   });
 }

@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CAIRN_BIN = path.join(ROOT, 'bin/cairn.js');
+
+/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const address = srv.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `cairn ARGS…` to completion (CLI tests). */
+export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<RunResult> {
+  const child = spawn(process.execPath, [CAIRN_BIN, ...args], { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code] = await once(child, 'exit');
+  clearTimeout(timer);
+  return { code: code as number | null, stdout, stderr };
+}
+
+export interface SpawnedServer {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `cairn serve` as a real process on a free port and waits until /api/health answers. */
+export async function spawnServer(dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CAIRN_BIN, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (gone) throw new Error(`cairn exited before it served:\n${out}`);
+      try {
+        return (await fetch(`${url}/api/health`)).ok;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 30_000, what: 'cairn serve to answer /api/health' },
+  );
+  return {
+    url,
+    port,
+    child,
+    output: () => out,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (!gone) child.kill(signal);
+      return exited;
+    },
+  };
+}
