@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
 import { registerContext } from './http/plugins/context.ts';
 import { registerErrorHandling } from './http/plugins/errors.ts';
+import { registerMultipart } from './http/plugins/multipart.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
@@ -93,6 +94,7 @@ export async function buildApp(config: Config): Promise<App> {
   registerErrorHandling(app);
   registerRequestLog(app);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
+  await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
   await app.register(healthRoutes);
   await app.register(adminRoutes(services.admins, services.tokens));
