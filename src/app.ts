@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { AdminService } from './auth/admins.ts';
+import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
@@ -16,6 +17,8 @@ import { authRoutes } from './http/routes/auth.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { settingsRoutes } from './http/routes/settings.ts';
+import { keyRoutes } from './http/routes/keys.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { openAccess } from './records/access.ts';
@@ -23,6 +26,9 @@ import { RecordService } from './records/service.ts';
 import { parseFilter } from './rules/index.ts';
 import { FilterError } from './rules/errors.ts';
 import { DatabaseRegistry } from './storage/index.ts';
+import { metaSection } from './settings/meta.ts';
+import { SettingsService } from './settings/service.ts';
+import { oauth2Section } from './auth/oauth2/providers.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {
@@ -36,6 +42,8 @@ export interface Services {
   admins: AdminService;
   authenticator: Authenticator;
   recordAuth: RecordAuthService;
+  apiKeys: ApiKeyService;
+  settings: SettingsService;
 }
 
 export interface App {
@@ -63,8 +71,11 @@ export async function buildServices(config: Config): Promise<Services> {
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
+  const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
+  authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth };
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings };
 }
 
 /**
@@ -99,6 +110,8 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(healthRoutes);
   await app.register(adminRoutes(services.admins, services.tokens));
   await app.register(authRoutes(services.recordAuth));
+  await app.register(keyRoutes(services.apiKeys));
+  await app.register(settingsRoutes(services.settings));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records));

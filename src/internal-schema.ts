@@ -1,6 +1,8 @@
 import { adminsTableStep } from './auth/admins.ts';
+import { apiKeysTableStep } from './auth/api-keys.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep } from './collections/service.ts';
+import { settingsTableStep } from './settings/service.ts';
 import type { SchemaStep } from './storage/index.ts';
 
 /**
@@ -17,7 +19,8 @@ export const systemSteps: SchemaStep[] = [
     },
   },
   adminsTableStep,
+  settingsTableStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep];
+export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep];

@@ -29,6 +29,6 @@ export function loadInstanceSecret(dir: string, fromEnv: string | undefined): st
  * A key for one purpose, derived from the instance secret. Auth tokens and webhook tokens use
  * different keys, so a webhook receiver holding its verification key cannot mint login tokens.
  */
-export function deriveKey(secret: string, purpose: 'auth' | 'webhook' | 'file' | 'email'): Uint8Array {
+export function deriveKey(secret: string, purpose: 'auth' | 'webhook' | 'file' | 'email' | 'apikey'): Uint8Array {
   return createHmac('sha256', secret).update(`cairn:${purpose}`).digest();
 }

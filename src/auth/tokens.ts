@@ -1,8 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { unauthorized } from '../errors.ts';
 
 export type TokenType = 'admin' | 'authRecord' | 'apikey';
+
+/** API-key tokens live as long as their key: they are refused once it is disabled, rotated or deleted. */
+export const API_KEY_TOKEN_TTL = 10 * 365 * 86400;
 
 /** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`) plus `db` and
  * `ver`, a fingerprint of the account's tokenKey that revokes the token when the key rotates. */
@@ -41,6 +44,8 @@ export class TokenService {
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.id)
       .setIssuedAt()
+      // A unique id, so a token refreshed within the same second still differs from the old one.
+      .setJti(randomUUID())
       .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
       .sign(this.key);
   }

@@ -1,0 +1,107 @@
+import { badRequest, type FieldError, validationFailed } from '../errors.ts';
+import { nowIso } from '../lib/time.ts';
+import type { Database, SchemaStep } from '../storage/index.ts';
+
+/** Instance settings (system.db), one JSON document per section. */
+export const settingsTableStep: SchemaStep = {
+  id: 'system.settings',
+  async up(tx) {
+    await tx.exec('CREATE TABLE _settings (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, updated TEXT NOT NULL)');
+  },
+};
+
+/**
+ * One section of the settings document (`meta`, `oauth2`, …), owned by the domain that uses it. A
+ * section validates its own changes and decides what GET may show: secrets stay out of `view`.
+ */
+export interface SettingsSection<T = unknown> {
+  name: string;
+  defaults(): T;
+  /** The section after applying `input` to `current`; problems go to `errors`, keyed by dotted path. */
+  merge(input: unknown, current: T, errors: Record<string, FieldError>): T;
+  view(value: T): unknown;
+}
+
+/** `GET/PATCH /api/settings`: the sections' values, cached in memory and written through. */
+export class SettingsService {
+  private readonly sections = new Map<string, SettingsSection>();
+  private cache?: Promise<Map<string, unknown>>;
+
+  constructor(
+    private readonly system: Database,
+    sections: SettingsSection<any>[],
+  ) {
+    for (const s of sections) this.sections.set(s.name, s);
+  }
+
+  private load(): Promise<Map<string, unknown>> {
+    this.cache ??= this.system.all<{ name: string; value: string }>('SELECT name, value FROM _settings').then((rows) => {
+      const values = new Map<string, unknown>();
+      for (const [name, section] of this.sections) values.set(name, section.defaults());
+      for (const row of rows) if (this.sections.has(row.name)) values.set(row.name, JSON.parse(row.value));
+      return values;
+    });
+    this.cache.catch(() => (this.cache = undefined));
+    return this.cache;
+  }
+
+  /** The stored value of a section, secrets included (for the domain that owns it). */
+  async get<T>(name: string): Promise<T> {
+    return (await this.load()).get(name) as T;
+  }
+
+  /** Every section as an administrator may see it. */
+  async view(): Promise<Record<string, unknown>> {
+    const values = await this.load();
+    const out: Record<string, unknown> = {};
+    for (const [name, section] of this.sections) out[name] = section.view(values.get(name));
+    return out;
+  }
+
+  /** Applies the sections present in `body`; nothing is saved unless every section is valid. */
+  async patch(body: unknown): Promise<Record<string, unknown>> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+    const values = await this.load();
+    const errors: Record<string, FieldError> = {};
+    const changed = new Map<string, unknown>();
+    for (const [name, input] of Object.entries(body)) {
+      const section = this.sections.get(name);
+      if (!section) {
+        errors[name] = { code: 'validation_unknown_setting', message: `Unknown settings section; known: ${[...this.sections.keys()].join(', ')}.` };
+        continue;
+      }
+      changed.set(name, section.merge(input, values.get(name), errors));
+    }
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to save the settings.');
+    const now = nowIso();
+    await this.system.transaction(async (tx) => {
+      for (const [name, value] of changed) {
+        await tx.run('INSERT INTO _settings (name, value, updated) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated = excluded.updated', [
+          name,
+          JSON.stringify(value),
+          now,
+        ]);
+      }
+    });
+    for (const [name, value] of changed) values.set(name, value);
+    return this.view();
+  }
+}
+
+/** Reads an object section input, or records why it is not one. */
+export function objectInput(input: unknown, path: string, errors: Record<string, FieldError>): Record<string, unknown> | undefined {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input as Record<string, unknown>;
+  errors[path] = { code: 'validation_invalid_object', message: 'Must be an object.' };
+  return undefined;
+}
+
+/** An absolute http(s) URL, or undefined. */
+export function httpUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 2048) return undefined;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
