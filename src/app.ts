@@ -85,8 +85,7 @@ export async function buildServices(config: Config): Promise<Services> {
 export async function buildApp(config: Config): Promise<App> {
   const services = await buildServices(config);
   const app = Fastify({
-    logger: loggerOptions(config.logLevel),
-    disableRequestLogging: true,
+    ...loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy ?? false,
     // Shutdown finishes in-flight requests and closes idle keep-alive connections.

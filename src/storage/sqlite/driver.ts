@@ -8,7 +8,7 @@ type Statement = BetterSqlite3.Statement;
 // PocketBase's connection settings: WAL so readers never wait for the writer, NORMAL sync (durable
 // at each checkpoint, safe against application crashes), a generous busy timeout for the CLI
 // writing while a server runs.
-const PRAGMAS = [
+export const PRAGMAS: readonly string[] = [
   'journal_mode = WAL',
   'synchronous = NORMAL',
   'busy_timeout = 10000',

@@ -1,0 +1,57 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * One benchmark case: the same operation against Cairn and against the bare baseline (Fastify +
+ * better-sqlite3 running the same SQL). Add a case by writing a module in `bench/cases/` and listing
+ * it in `bench/cases/index.ts`; the runner, servers and report need no change.
+ */
+export interface BenchCase<State = unknown> {
+  /** Short id, used on the command line (`npm run bench -- view-by-id`) and in the report. */
+  name: string;
+  /** One line for the report. */
+  description: string;
+  /** The throughput Cairn should reach, as a fraction of the baseline's (shown in the report). */
+  target?: number;
+  /**
+   * Runs in the bench process before the load starts, with Cairn serving and the baseline's database
+   * open (the baseline server is not running yet). Creates collections and data through Cairn's API,
+   * then copies the tables into the baseline (`ctx.copyToBaseline`), so both serve identical data.
+   */
+  prepare(ctx: PrepareContext): Promise<State>;
+  /** Runs in the baseline process: registers the baseline's route(s) for this case. */
+  baseline(app: FastifyInstance, db: BetterSqlite3.Database): void;
+  /** What autocannon sends to each target. */
+  request(state: State, target: Target): BenchRequest;
+}
+
+export type Target = 'cairn' | 'baseline';
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Paths are sent round-robin (one entry for a fixed path). */
+  paths: string[];
+  /** A JSON body, sent with `content-type: application/json`. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The status every answer must have; anything else counts as an error in the report. */
+  expectStatus?: number;
+}
+
+export interface PrepareContext {
+  /** Cairn's HTTP API as its administrator. */
+  cairn: CairnClient;
+  /** The baseline's database (better-sqlite3, the same pragmas as Cairn's driver). */
+  baseline: BetterSqlite3.Database;
+  /** Copies a table of Cairn's `main` database (its DDL, indexes and rows) into the baseline. */
+  copyToBaseline(table: string): void;
+}
+
+export interface CairnClient {
+  url: string;
+  adminToken: string;
+  /** A JSON request as the administrator; throws unless the answer is 2xx. */
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Creates `count` records in `collection` (several requests in flight); returns their ids. */
+  createRecords(collection: string, count: number, make: (i: number) => Record<string, unknown>): Promise<string[]>;
+}

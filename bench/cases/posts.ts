@@ -1,0 +1,65 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { CairnClient } from '../case.ts';
+
+/**
+ * The collection the record cases work on: a few fields of the common types, rules open to everyone,
+ * so both targets are called as guests and neither pays for authentication.
+ */
+export async function createPosts(cairn: CairnClient, name: string): Promise<{ id: string }> {
+  return cairn.admin('POST', '/api/collections', {
+    name,
+    type: 'base',
+    fields: [
+      { name: 'title', type: 'text', required: true, options: { max: 200 } },
+      { name: 'body', type: 'editor' },
+      { name: 'views', type: 'number' },
+      { name: 'published', type: 'bool' },
+    ],
+    listRule: '',
+    viewRule: '',
+    createRule: '',
+    updateRule: '',
+    deleteRule: '',
+  });
+}
+
+export function post(i: number): Record<string, unknown> {
+  return { title: `Post number ${i}`, body: `<p>Body of post ${i}, long enough to look like a short paragraph of text.</p>`, views: i % 1000, published: i % 2 === 0 };
+}
+
+export interface PostRow {
+  id: string;
+  created: string;
+  updated: string;
+  title: string;
+  body: string;
+  views: number;
+  published: number;
+}
+
+/** The record JSON Cairn answers with, built by hand the way a bare endpoint would. */
+export function postJson(row: PostRow, collectionId: string, collectionName: string) {
+  return {
+    id: row.id,
+    collectionId,
+    collectionName,
+    created: row.created,
+    updated: row.updated,
+    title: row.title,
+    body: row.body,
+    views: row.views,
+    published: row.published === 1,
+  };
+}
+
+/** Collection id and name as the baseline must repeat them in each record (kept in a side table). */
+export function rememberCollection(db: BetterSqlite3.Database, name: string, id: string): void {
+  db.exec('CREATE TABLE IF NOT EXISTS bench_collections (name TEXT PRIMARY KEY, id TEXT NOT NULL)');
+  db.prepare('INSERT OR REPLACE INTO bench_collections (name, id) VALUES (?, ?)').run(name, id);
+}
+
+export function collectionIdOf(db: BetterSqlite3.Database, name: string): string {
+  const row = db.prepare('SELECT id FROM bench_collections WHERE name = ?').get(name) as { id: string } | undefined;
+  if (!row) throw new Error(`bench collection ${name} was not prepared`);
+  return row.id;
+}

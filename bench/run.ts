@@ -1,0 +1,177 @@
+// `npm run bench [-- case…]`: Cairn against a bare Fastify + better-sqlite3 baseline, same data, same
+// SQL, same load, in one run. See docs/performance.md for what is measured and the latest figures.
+//
+// Environment: BENCH_DURATION (seconds measured per target and case, default 6), BENCH_ROUNDS
+// (alternating rounds those seconds are split into, default 3), BENCH_WARMUP (seconds of unmeasured
+// load per target before that, default 1), BENCH_CONNECTIONS (default 50),
+// BENCH_VERBOSE=1 (show the servers' output), BENCH_PROFILE=DIR (write both servers' CPU profiles
+// there, to open in Chrome DevTools), BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info).
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PRAGMAS } from '../src/storage/sqlite/driver.ts';
+import type { BenchCase, CairnClient, PrepareContext } from './case.ts';
+import { cases } from './cases/index.ts';
+import { compare, type LoadOptions, type Measurement } from './lib/load.ts';
+import { type RunningServer, startProcess } from './lib/servers.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ADMIN_EMAIL = 'bench@example.com';
+const ADMIN_PASSWORD = 'bench-admin-password';
+
+function numberEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  return n;
+}
+
+function cairnClient(url: string, adminToken: string): CairnClient {
+  const admin = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, {
+      method,
+      headers: { authorization: adminToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${p} answered ${res.status}: ${text}`);
+    return text === '' ? undefined : JSON.parse(text);
+  };
+  return {
+    url,
+    adminToken,
+    admin,
+    async createRecords(collection, count, make) {
+      const ids: string[] = new Array(count);
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          const i = next++;
+          ids[i] = (await admin('POST', `/api/collections/${collection}/records`, make(i))).id;
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, worker));
+      return ids;
+    },
+  };
+}
+
+/** Copies a table (DDL, indexes, rows) from Cairn's database file into the baseline's. */
+function copyTable(from: BetterSqlite3.Database, to: BetterSqlite3.Database, table: string): void {
+  const ddl = from.prepare("SELECT type, sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'").all(table) as Array<{ sql: string }>;
+  if (ddl.length === 0) throw new Error(`Cairn has no table ${table}`);
+  for (const { sql } of ddl) to.exec(sql);
+  const rows = from.prepare(`SELECT * FROM "${table}" ORDER BY rowid`).all() as Record<string, unknown>[];
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]);
+  const insert = to.prepare(`INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  to.transaction(() => {
+    for (const row of rows) insert.run(...columns.map((c) => row[c]));
+  })();
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+interface CaseResult {
+  c: BenchCase;
+  baseline: Measurement;
+  cairn: Measurement;
+}
+
+function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number): string {
+  const lines = [
+    '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const { c, baseline, cairn } of results) {
+    const ratio = cairn.rps / baseline.rps;
+    const verdict = c.target === undefined ? '' : ratio >= c.target ? ` (met)` : ` (**below**)`;
+    lines.push(
+      `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} |`,
+    );
+  }
+  const cpus = os.cpus();
+  lines.push(
+    '',
+    `${load.connections} connections; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
+      `alternating the targets; p99 is the median of the rounds' p99; guests on both sides ` +
+      `(collection rules \`""\`); Cairn's log level ${logLevel}, output discarded.`,
+    `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}. Run took ${fmt(seconds)} s.`,
+  );
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !cases.some((c) => c.name === w));
+  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${cases.map((c) => c.name).join(', ')}`);
+  const selected = wanted.length > 0 ? cases.filter((c) => wanted.includes(c.name)) : cases;
+  const load: LoadOptions = {
+    connections: numberEnv('BENCH_CONNECTIONS', 50),
+    duration: numberEnv('BENCH_DURATION', 6),
+    warmup: numberEnv('BENCH_WARMUP', 1),
+    rounds: Math.max(1, Math.round(numberEnv('BENCH_ROUNDS', 3))),
+  };
+
+  const logLevel = process.env.BENCH_LOG_LEVEL || 'info';
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
+  const servers: RunningServer[] = [];
+  try {
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_PROFILE)] : [];
+    const cairn = await startProcess(
+      [...profile, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
+      { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN_EMAIL, CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD, NODE_ENV: 'production' },
+      '/api/health',
+    );
+    servers.push(cairn);
+    const login = await fetch(`${cairn.url}/api/admins/auth-with-password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identity: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    });
+    if (!login.ok) throw new Error(`admin login failed: ${await login.text()}`);
+    const client = cairnClient(cairn.url, ((await login.json()) as { token: string }).token);
+
+    const baselineFile = path.join(dir, 'baseline.db');
+    const baselineDb = new BetterSqlite3(baselineFile);
+    for (const pragma of PRAGMAS) baselineDb.pragma(pragma);
+    const cairnDb = new BetterSqlite3(path.join(dir, 'cairn/databases/main.db'), { readonly: true });
+    const ctx: PrepareContext = { cairn: client, baseline: baselineDb, copyToBaseline: (table) => copyTable(cairnDb, baselineDb, table) };
+    const states = new Map<BenchCase, unknown>();
+    for (const c of selected) {
+      process.stderr.write(`preparing ${c.name}…\n`);
+      states.set(c, await c.prepare(ctx));
+    }
+    cairnDb.close();
+    baselineDb.close();
+
+    const baseline = await startProcess(
+      [...profile, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts'), '--db', baselineFile, '--cases', selected.map((c) => c.name).join(',')],
+      {},
+      '/api/health',
+    );
+    servers.push(baseline);
+
+    const results: CaseResult[] = [];
+    for (const c of selected) {
+      const state = states.get(c);
+      process.stderr.write(`measuring ${c.name}…\n`);
+      const [b, k] = await compare({ url: baseline.url, request: c.request(state, 'baseline') }, { url: cairn.url, request: c.request(state, 'cairn') }, load);
+      for (const [target, m] of [['baseline', b], ['Cairn', k]] as const) {
+        if (m.failures > 0) throw new Error(`${c.name}: ${target} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)}): the case is broken`);
+      }
+      results.push({ c, baseline: b, cairn: k });
+    }
+    process.stdout.write(`${report(results, load, logLevel, (Date.now() - started) / 1000)}\n`);
+  } finally {
+    for (const s of servers.reverse()) await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
