@@ -29,6 +29,9 @@ import { DatabaseRegistry } from './storage/index.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
+import { WebhookService } from './webhooks/service.ts';
+import { validateTriggers } from './webhooks/triggers.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {
@@ -44,6 +47,7 @@ export interface Services {
   recordAuth: RecordAuthService;
   apiKeys: ApiKeyService;
   settings: SettingsService;
+  webhooks: WebhookService;
 }
 
 export interface App {
@@ -66,8 +70,9 @@ export async function buildServices(config: Config): Promise<Services> {
   const secret = loadInstanceSecret(config.dir, config.jwtSecret);
   const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
   await registry.start();
-  const collections = new CollectionService({ validateRule: parseOnlyRuleCheck });
-  const records = new RecordService({ collections, access: openAccess, changeHooks: [], minPasswordLength: config.minPasswordLength });
+  const collections = new CollectionService({ validateRule: parseOnlyRuleCheck, validateOptions: [validateTriggers] });
+  const webhooks = new WebhookService({ registry, secret, config });
+  const records = new RecordService({ collections, access: openAccess, changeHooks: [webhooks.changeHook], minPasswordLength: config.minPasswordLength });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
@@ -75,7 +80,7 @@ export async function buildServices(config: Config): Promise<Services> {
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings };
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks };
 }
 
 /**
@@ -114,8 +119,13 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records));
+  await app.register(webhookRoutes(services.webhooks));
 
+  // Background work starts with the server (CLI commands never deliver) and stops before the
+  // databases close, so interrupted attempts can still be returned to the queue.
+  await services.webhooks.start(app.log);
   app.addHook('onClose', async () => {
+    await services.webhooks.stop();
     await services.registry.close();
   });
   return { app, services };

@@ -4,6 +4,8 @@ import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import type { SchemaStep } from './storage/index.ts';
+import { logsTableStep } from './webhooks/logs.ts';
+import { outboxTableStep } from './webhooks/outbox.ts';
 
 /**
  * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
@@ -23,4 +25,4 @@ export const systemSteps: SchemaStep[] = [
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep];
+export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep];

@@ -1,0 +1,95 @@
+import { createHmac } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { signHs256 } from '../lib/jwt.ts';
+import { VERSION } from '../version.ts';
+import type { OutboxRow } from './outbox.ts';
+import { signingKey } from './target.ts';
+
+/** Lifetime of the JWT a delivery carries: long enough for a slow receiver, short enough to be useless later. */
+const TOKEN_TTL_SECONDS = 300;
+
+export interface DeliveryRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export interface DeliveryResult {
+  ok: boolean;
+  /** 0 when no answer came. */
+  statusCode: number;
+  durationMs: number;
+  error: string;
+  /** Stopped by shutdown, not by the receiver: the attempt does not count. */
+  interrupted: boolean;
+}
+
+/** The Standard Webhooks signature header value: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. */
+export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
+  return `v1,${createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * The HTTP request for one attempt of an event. Signed per attempt, so the JWT's `exp` and the
+ * Standard Webhooks timestamp are fresh on retries while `webhook-id` stays the event id.
+ */
+export function requestFor(row: OutboxRow, database: string, instanceSecret: string, now: Date): DeliveryRequest {
+  const seconds = Math.floor(now.getTime() / 1000);
+  const headers: Record<string, string> = {
+    'user-agent': `cairn-webhooks/${VERSION}`,
+    // Signed with the instance secret itself (CAIRN_JWT_SECRET), so a receiver verifies it with the value it is configured with.
+    authorization: `Bearer ${signHs256({ iss: 'cairn', sub: 'webhook', evt: row.id, db: database, col: row.collection, iat: seconds, exp: seconds + TOKEN_TTL_SECONDS }, instanceSecret)}`,
+    ...(JSON.parse(row.headers) as Record<string, string>),
+  };
+  if (row.body !== null) headers['content-type'] = 'application/json';
+  if (row.secret !== '') {
+    headers['webhook-id'] = row.id;
+    headers['webhook-timestamp'] = String(seconds);
+    headers['webhook-signature'] = standardSignature(row.secret, row.id, seconds, row.body ?? '');
+  }
+  return { url: row.url, method: row.method, headers, body: row.body };
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const text = e.cause?.message ?? e.message ?? String(err);
+  const code = e.cause?.code ?? e.code;
+  return code && !text.includes(code) ? `${code}: ${text}` : text;
+}
+
+/** Sends webhook requests over a shared connection pool, each bounded by the timeout as a whole. */
+export class Sender {
+  private readonly agent: Agent;
+
+  constructor(private readonly timeoutMs: number) {
+    this.agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  }
+
+  async send(req: DeliveryRequest, shutdown: AbortSignal): Promise<DeliveryResult> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const res = await request(req.url, {
+        method: req.method as 'POST',
+        headers: req.headers,
+        body: req.body ?? undefined,
+        signal: AbortSignal.any([timeout, shutdown]),
+        dispatcher: this.agent,
+      });
+      // The answer's body is not used; reading it (bounded) frees the connection for reuse.
+      await res.body.dump({ limit: 64 * 1024 });
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return { ok, statusCode: res.statusCode, durationMs: elapsed(), error: ok ? '' : `The receiver answered ${res.statusCode}.`, interrupted: false };
+    } catch (err) {
+      if (shutdown.aborted) return { ok: false, statusCode: 0, durationMs: elapsed(), error: 'Interrupted by shutdown; the event was returned to the queue.', interrupted: true };
+      if (timeout.aborted) return { ok: false, statusCode: 0, durationMs: elapsed(), error: `Timed out after ${this.timeoutMs} ms.`, interrupted: false };
+      return { ok: false, statusCode: 0, durationMs: elapsed(), error: describe(err), interrupted: false };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

@@ -1,0 +1,97 @@
+import { randomId } from '../lib/ids.ts';
+import { join, type Queryable, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
+import type { EventSource } from './outbox.ts';
+
+/** One attempt to deliver an outbound webhook (API contract §7), kept in its database. */
+export interface WebhookLog {
+  id: string;
+  source: EventSource;
+  /** Cron job or workflow name ('' for triggers). */
+  name: string;
+  collection: string;
+  action: string;
+  eventId: string;
+  url: string;
+  method: string;
+  attempt: number;
+  status: 'success' | 'failed' | 'retrying';
+  /** The receiver's HTTP status; 0 when there was no answer (timeout, connection error). */
+  statusCode: number;
+  durationMs: number;
+  error: string;
+  created: string;
+}
+
+export const logsTableStep: SchemaStep = {
+  id: 'webhooks.logs',
+  async up(tx) {
+    await tx.exec(`CREATE TABLE _webhook_logs (
+      id TEXT PRIMARY KEY NOT NULL,
+      source TEXT NOT NULL,
+      name TEXT DEFAULT '' NOT NULL,
+      collection TEXT DEFAULT '' NOT NULL,
+      action TEXT DEFAULT '' NOT NULL,
+      eventId TEXT NOT NULL,
+      url TEXT NOT NULL,
+      method TEXT NOT NULL,
+      attempt INTEGER NOT NULL,
+      status TEXT NOT NULL,
+      statusCode INTEGER DEFAULT 0 NOT NULL,
+      durationMs INTEGER DEFAULT 0 NOT NULL,
+      error TEXT DEFAULT '' NOT NULL,
+      created TEXT NOT NULL
+    );
+    CREATE INDEX _webhook_logs_created ON _webhook_logs (created);
+    CREATE INDEX _webhook_logs_collection ON _webhook_logs (collection, created);
+    CREATE INDEX _webhook_logs_status ON _webhook_logs (status, created);`);
+  },
+};
+
+const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, created';
+const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export async function insertLog(q: Queryable, log: Omit<WebhookLog, 'id'>): Promise<WebhookLog> {
+  const full = { id: randomId(), ...log };
+  await q.run(INSERT, [full.id, full.source, full.name, full.collection, full.action, full.eventId, full.url, full.method, full.attempt, full.status, full.statusCode, full.durationMs, full.error, full.created]);
+  return full;
+}
+
+export interface LogFilter {
+  collection?: string;
+  status?: string;
+  source?: string;
+  eventId?: string;
+}
+
+export interface LogPage {
+  page: number;
+  perPage: number;
+  totalItems: number;
+  totalPages: number;
+  items: WebhookLog[];
+}
+
+/** A page of logs, newest first, in the list shape of API contract §4. */
+export async function listLogs(db: Queryable, filter: LogFilter, page: number, perPage: number): Promise<LogPage> {
+  const conditions: Sql[] = [];
+  if (filter.collection) conditions.push(sql`collection = ${filter.collection}`);
+  if (filter.status) conditions.push(sql`status = ${filter.status}`);
+  if (filter.source) conditions.push(sql`source = ${filter.source}`);
+  if (filter.eventId) conditions.push(sql`eventId = ${filter.eventId}`);
+  const where = conditions.length > 0 ? sql` WHERE ${join(conditions, ' AND ')}` : sql``;
+  const count = sql`SELECT COUNT(*) AS n FROM _webhook_logs${where}`;
+  const totalItems = Number((await db.get<{ n: number }>(count.text, count.params))?.n ?? 0);
+  // rowid breaks ties between logs written in the same millisecond, newest first.
+  const q = sql`SELECT ${raw(COLUMNS)} FROM _webhook_logs${where} ORDER BY created DESC, rowid DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
+  const items = await db.all<WebhookLog>(q.text, q.params);
+  return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items };
+}
+
+export async function findLog(db: Queryable, id: string): Promise<WebhookLog | undefined> {
+  return db.get<WebhookLog>(`SELECT ${COLUMNS} FROM _webhook_logs WHERE id = ?`, [id]);
+}
+
+/** Deletes logs written before `before` (ISO). */
+export async function pruneLogs(db: Queryable, before: string): Promise<number> {
+  return (await db.run('DELETE FROM _webhook_logs WHERE created < ?', [before])).changes;
+}

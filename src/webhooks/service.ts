@@ -1,0 +1,146 @@
+import type { Config } from '../config.ts';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import { uuid } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { RecordChangeHook } from '../records/deps.ts';
+import { pagination, param } from '../records/query-params.ts';
+import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
+import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
+import { findEvent, insertEvent, type OutboxEntry, pruneFinished, requeueEvent } from './outbox.ts';
+import { triggersOf } from './triggers.ts';
+import { DeliveryWorker } from './worker.ts';
+
+const LOG_STATUSES = ['success', 'failed', 'retrying'];
+const SOURCES = ['trigger', 'cron', 'workflow'];
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface WebhookServiceOptions {
+  registry: DatabaseRegistry;
+  secret: string;
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookLogDays'>;
+}
+
+/**
+ * The outbound webhook engine: writes events to the outbox inside the transactions that cause them
+ * (record changes through `changeHook`, cron runs and workflow steps through `enqueue`), delivers them
+ * in the background once started, and serves the logs.
+ */
+export class WebhookService {
+  private worker?: DeliveryWorker;
+  private pruner?: NodeJS.Timeout;
+  private log?: Logger;
+
+  constructor(private readonly o: WebhookServiceOptions) {}
+
+  /** The records change hook: one event per matching enabled trigger, in the record's transaction. */
+  readonly changeHook: RecordChangeHook = async (tx, event) => {
+    const triggers = triggersOf(event.collection);
+    if (triggers.length === 0) return;
+    const now = new Date();
+    let queued = false;
+    for (const trigger of triggers) {
+      if (trigger.action !== event.action) continue;
+      const id = uuid();
+      const body: Record<string, unknown> = {
+        id,
+        event: `record.${event.action}`,
+        database: event.database,
+        collection: event.collection.name,
+        record: event.record,
+      };
+      if (event.action !== 'create') body.oldRecord = event.oldRecord ?? null;
+      body.timestamp = now.toISOString();
+      await insertEvent(
+        tx,
+        {
+          id,
+          source: 'trigger',
+          name: '',
+          collection: event.collection.name,
+          action: event.action,
+          // Per receiver and record: one record's events reach a receiver in order, and a slow
+          // receiver does not hold back another receiver's copy.
+          orderKey: `${event.collection.id}/${event.record.id} ${trigger.method} ${trigger.url}`,
+          target: trigger,
+          body: JSON.stringify(body),
+        },
+        now,
+      );
+      queued = true;
+    }
+    if (queued) tx.afterCommit(() => this.wake(event.database));
+  };
+
+  /** Writes an event in the caller's transaction; delivery starts once it commits. */
+  async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {
+    await insertEvent(tx, entry, new Date());
+    tx.afterCommit(() => this.wake(database));
+  }
+
+  wake(database: string): void {
+    this.worker?.wake(database);
+  }
+
+  /** Starts delivering (recovering what a crash left) and pruning. Only the server calls this. */
+  async start(log: Logger): Promise<void> {
+    this.log = log;
+    const c = this.o.config;
+    this.worker = new DeliveryWorker({
+      registry: this.o.registry,
+      secret: this.o.secret,
+      timeoutMs: c.webhookTimeoutMs,
+      maxAttempts: c.webhookMaxAttempts,
+      backoffMs: c.webhookBackoffMs,
+      log,
+    });
+    await this.worker.start();
+    if (c.webhookLogDays > 0) {
+      await this.prune();
+      this.pruner = setInterval(() => void this.prune().catch((err) => this.log?.error({ err }, 'pruning webhook logs failed')), PRUNE_EVERY_MS);
+      this.pruner.unref();
+    }
+  }
+
+  /** Graceful stop: see DeliveryWorker.stop. Databases must still be open. */
+  async stop(): Promise<void> {
+    clearInterval(this.pruner);
+    await this.worker?.stop();
+    this.worker = undefined;
+  }
+
+  /** Deletes logs and finished events older than CAIRN_WEBHOOK_LOG_DAYS in every database. */
+  async prune(now = new Date()): Promise<void> {
+    if (this.o.config.webhookLogDays <= 0) return;
+    const before = new Date(now.getTime() - this.o.config.webhookLogDays * DAY_MS).toISOString();
+    for (const { name } of this.o.registry.list()) {
+      const db = await this.o.registry.get(name);
+      const logs = await pruneLogs(db, before);
+      const events = await pruneFinished(db, before);
+      if (logs + events > 0) this.log?.info({ database: name, logs, events }, 'pruned old webhook logs');
+    }
+  }
+
+  async listLogs(db: Database, query: Record<string, unknown>): Promise<LogPage> {
+    const { page, perPage } = pagination(query);
+    const status = param(query.status);
+    if (status !== '' && !LOG_STATUSES.includes(status)) {
+      throw badRequest('Invalid status filter.', { status: { code: 'validation_invalid_value', message: `Must be one of ${LOG_STATUSES.join(', ')}.` } });
+    }
+    const source = param(query.source);
+    if (source !== '' && !SOURCES.includes(source)) {
+      throw badRequest('Invalid source filter.', { source: { code: 'validation_invalid_value', message: `Must be one of ${SOURCES.join(', ')}.` } });
+    }
+    return listLogs(db, { collection: param(query.collection), status, source, eventId: param(query.eventId) }, page, perPage);
+  }
+
+  /** Sends a log's event again: queued now with a fresh attempt budget. */
+  async retry(db: Database, database: string, logId: string): Promise<{ eventId: string; status: 'pending' }> {
+    const log = await findLog(db, logId);
+    if (!log) throw notFound('Webhook log not found.');
+    if (!(await findEvent(db, log.eventId))) throw notFound('The event of this log has been pruned and cannot be sent again.');
+    if (!(await requeueEvent(db, log.eventId, new Date()))) throw conflict('The event is being sent right now.');
+    this.wake(database);
+    return { eventId: log.eventId, status: 'pending' };
+  }
+}
