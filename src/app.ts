@@ -29,7 +29,9 @@ import { DatabaseRegistry } from './storage/index.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
+import { cronRoutes } from './http/routes/cron.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
+import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
 
@@ -48,6 +50,7 @@ export interface Services {
   apiKeys: ApiKeyService;
   settings: SettingsService;
   webhooks: WebhookService;
+  cron: CronService;
 }
 
 export interface App {
@@ -80,7 +83,7 @@ export async function buildServices(config: Config): Promise<Services> {
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks };
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks) };
 }
 
 /**
@@ -120,11 +123,14 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(collectionRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records));
   await app.register(webhookRoutes(services.webhooks));
+  await app.register(cronRoutes(services.cron));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
   await services.webhooks.start(app.log);
+  await services.cron.start(app.log);
   app.addHook('onClose', async () => {
+    services.cron.stop();
     await services.webhooks.stop();
     await services.registry.close();
   });

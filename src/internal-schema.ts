@@ -3,6 +3,7 @@ import { apiKeysTableStep } from './auth/api-keys.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
+import { cronJobsTableStep } from './jobs/store.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsTableStep } from './webhooks/logs.ts';
 import { outboxTableStep } from './webhooks/outbox.ts';
@@ -25,4 +26,4 @@ export const systemSteps: SchemaStep[] = [
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep];
+export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep, cronJobsTableStep];

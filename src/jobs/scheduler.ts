@@ -1,0 +1,139 @@
+import { notFound } from '../errors.ts';
+import { uuid } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import { pagination } from '../records/query-params.ts';
+import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import { hasUnfinished } from '../webhooks/outbox.ts';
+import type { WebhookService } from '../webhooks/service.ts';
+import { parseSchedule, type RunningSchedule } from './schedule.ts';
+import { type CronJob, deleteJob, findJob, listJobs, markRun, normalizeJob, saveJob } from './store.ts';
+
+export type CronJobJson = CronJob & { nextRunAt: string | null };
+
+export interface CronPage {
+  page: number;
+  perPage: number;
+  totalItems: number;
+  totalPages: number;
+  items: CronJobJson[];
+}
+
+/**
+ * Cron jobs of every database: their CRUD, and, once started (by the server only), their schedules.
+ * A run is an outbox event like a trigger's, so it is delivered, retried and logged the same way and
+ * survives a crash. A job whose previous run is still waiting or being sent skips its turn: runs of one
+ * job never overlap.
+ */
+export class CronService {
+  private readonly running = new Map<string, RunningSchedule>();
+  private started = false;
+  private log?: Logger;
+
+  constructor(
+    private readonly registry: DatabaseRegistry,
+    private readonly webhooks: WebhookService,
+  ) {}
+
+  /** Schedules the enabled jobs of every database. Databases created later have no jobs until one is
+   * created through the API, which schedules it. */
+  async start(log: Logger): Promise<void> {
+    this.log = log;
+    this.started = true;
+    for (const { name } of this.registry.list()) {
+      for (const job of await listJobs(await this.registry.get(name))) this.schedule(name, job);
+    }
+  }
+
+  stop(): void {
+    this.started = false;
+    for (const r of this.running.values()) r.stop();
+    this.running.clear();
+  }
+
+  async list(dbName: string, db: Database, query: Record<string, unknown>): Promise<CronPage> {
+    const { page, perPage } = pagination(query);
+    const all = await listJobs(db);
+    return {
+      page,
+      perPage,
+      totalItems: all.length,
+      totalPages: Math.ceil(all.length / perPage),
+      items: all.slice((page - 1) * perPage, page * perPage).map((j) => this.json(dbName, j)),
+    };
+  }
+
+  async get(dbName: string, db: Database, id: string): Promise<CronJobJson> {
+    return this.json(dbName, await this.find(db, id));
+  }
+
+  async create(dbName: string, db: Database, body: unknown): Promise<CronJobJson> {
+    const job = normalizeJob(body);
+    await saveJob(db, job);
+    this.schedule(dbName, job);
+    return this.json(dbName, job);
+  }
+
+  async update(dbName: string, db: Database, id: string, body: unknown): Promise<CronJobJson> {
+    const job = normalizeJob(body, await this.find(db, id));
+    await saveJob(db, job);
+    this.schedule(dbName, job);
+    return this.json(dbName, job);
+  }
+
+  async remove(dbName: string, db: Database, id: string): Promise<void> {
+    if (!(await deleteJob(db, id))) throw notFound('Cron job not found.');
+    this.unschedule(dbName, id);
+  }
+
+  /** Sends one run of a job now, unless its previous run is unfinished. */
+  async fire(dbName: string, id: string): Promise<void> {
+    const db = await this.registry.get(dbName);
+    const orderKey = `cron/${id}`;
+    const fired = await db.transaction(async (tx) => {
+      const job = await findJob(tx, id);
+      if (!job?.enabled || (await hasUnfinished(tx, orderKey))) return false;
+      const now = new Date();
+      const eventId = uuid();
+      const body = job.body ?? { id: eventId, event: 'cron.run', database: dbName, job: { id: job.id, name: job.name }, timestamp: now.toISOString() };
+      await markRun(tx, id, now.toISOString());
+      await this.webhooks.enqueue(tx, dbName, {
+        id: eventId,
+        source: 'cron',
+        name: job.name,
+        collection: '',
+        action: 'cron',
+        orderKey,
+        target: job,
+        body: job.method === 'GET' ? null : JSON.stringify(body),
+      });
+      return true;
+    });
+    if (!fired) this.log?.info({ database: dbName, job: id }, 'cron run skipped: the previous run is unfinished or the job is disabled');
+  }
+
+  private async find(db: Database, id: string): Promise<CronJob> {
+    const job = await findJob(db, id);
+    if (!job) throw notFound('Cron job not found.');
+    return job;
+  }
+
+  private schedule(dbName: string, job: CronJob): void {
+    this.unschedule(dbName, job.id);
+    if (!this.started || !job.enabled) return;
+    const running = parseSchedule(job.schedule, job.timezone).start(() => {
+      this.fire(dbName, job.id).catch((err) => this.log?.error({ err, database: dbName, job: job.id }, 'cron run failed'));
+    });
+    this.running.set(`${dbName}/${job.id}`, running);
+  }
+
+  private unschedule(dbName: string, id: string): void {
+    const key = `${dbName}/${id}`;
+    this.running.get(key)?.stop();
+    this.running.delete(key);
+  }
+
+  private json(dbName: string, job: CronJob): CronJobJson {
+    const next = this.running.get(`${dbName}/${job.id}`)?.nextRun();
+    return { ...job, nextRunAt: next ? next.toISOString() : null };
+  }
+}
