@@ -11,6 +11,7 @@ import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
 import { registerContext } from './http/plugins/context.ts';
 import { registerErrorHandling } from './http/plugins/errors.ts';
+import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -109,6 +110,7 @@ export async function buildApp(config: Config): Promise<App> {
 
   // JSON is the API's body format; other types are added by the routes that take them (uploads).
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   registerErrorHandling(app);
   registerRequestLog(app);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });

@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * JSON bodies, with an empty one read as no body: PocketBase's SDKs send bodiless POSTs (auth-refresh,
+ * files/token) with `Content-Type: application/json`, which PocketBase accepts. Everything else is
+ * Fastify's own parser, with its prototype-poisoning checks and the body limit.
+ */
+export function registerJsonBody(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
+    parse(req, body as string, done);
+  });
+}
