@@ -46,6 +46,15 @@ export class Authenticator {
       return this.apiKeys(db ?? (await this.registry.get(dbName)), dbName, bearer, undefined);
     }
     const claims = await this.tokens.verify(bearer);
+    return this.fromClaims(claims, dbName, db, bearer);
+  };
+
+  /**
+   * The caller named by verified claims (of an auth token, or of a file token signed with another
+   * key): the account must still exist with the same tokenKey, and user tokens must be used in their
+   * own database. 401 otherwise.
+   */
+  async fromClaims(claims: AuthClaims, dbName: string, db: Database | undefined, bearer = ''): Promise<Auth> {
     if (claims.type === 'admin') {
       const admin = await this.admins.find(claims.id);
       if (!admin || tokenKeyFingerprint(admin.tokenKey) !== claims.ver) throw unauthorized();
@@ -59,7 +68,7 @@ export class Authenticator {
       return this.apiKeys(database, dbName, bearer, claims);
     }
     return this.recordAuth(database, claims);
-  };
+  }
 
   private async recordAuth(db: Database, claims: AuthClaims): Promise<Auth> {
     const collection = claims.collectionId ? await this.collections.find(db, claims.collectionId) : undefined;
