@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import path from 'node:path';
 import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
@@ -6,10 +7,16 @@ import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
+import { registerFieldType } from './collections/fields/registry.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
 import { registerContext } from './http/plugins/context.ts';
+import { FileService } from './files/download.ts';
+import { fileField } from './files/field.ts';
+import { LocalFileStorage } from './files/storage/local.ts';
+import { FileStore } from './files/store.ts';
+import { FileTokens } from './files/tokens.ts';
 import { registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
@@ -17,6 +24,7 @@ import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
+import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
@@ -52,6 +60,10 @@ export interface Services {
   settings: SettingsService;
   webhooks: WebhookService;
   cron: CronService;
+  /** Uploads, storage and clean-up of record files (the records domain calls it on writes). */
+  fileStore: FileStore;
+  /** Downloads and file tokens. */
+  files: FileService;
 }
 
 export interface App {
@@ -71,12 +83,22 @@ function parseOnlyRuleCheck(_collection: unknown, rule: string): string | undefi
 
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
+  registerFieldType(fileField);
   const secret = loadInstanceSecret(config.dir, config.jwtSecret);
   const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
   await registry.start();
+  const storageDir = path.join(config.dir, 'storage');
+  const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
+  await fileStore.start();
   const collections = new CollectionService({ validateRule: parseOnlyRuleCheck, validateOptions: [validateTriggers] });
   const webhooks = new WebhookService({ registry, secret, config });
-  const records = new RecordService({ collections, access: openAccess, changeHooks: [webhooks.changeHook], minPasswordLength: config.minPasswordLength });
+  const records = new RecordService({
+    collections,
+    access: openAccess,
+    changeHooks: [webhooks.changeHook, fileStore.changeHook],
+    minPasswordLength: config.minPasswordLength,
+    files: fileStore,
+  });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
@@ -84,7 +106,9 @@ export async function buildServices(config: Config): Promise<Services> {
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks) };
+  const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
+  const files = new FileService(fileStore.storage, collections, records, fileTokens);
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks), fileStore, files };
 }
 
 /**
@@ -123,7 +147,8 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(settingsRoutes(services.settings));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
-  await app.register(recordRoutes(services.collections, services.records));
+  await app.register(recordRoutes(services.collections, services.records, services.fileStore));
+  await app.register(fileRoutes(services.files, services.registry));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(cronRoutes(services.cron));
 

@@ -26,6 +26,10 @@ export interface Config {
   /** Largest accepted JSON body, in bytes (API contract §9). */
   bodyLimit: number;
   minPasswordLength: number;
+  /** Largest multipart (upload) request, in bytes; a file field's `maxSize` limits each file. */
+  uploadLimit: number;
+  /** Lifetime of file tokens (protected files), in seconds. */
+  fileTokenTtl: number;
 }
 
 export interface ConfigFlags {
@@ -80,5 +84,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logLevel: nonEmpty(env.CAIRN_LOG_LEVEL) ?? 'info',
     bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),
     minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
+    uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
+    fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
   };
 }

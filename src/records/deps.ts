@@ -22,6 +22,15 @@ export type RecordChangeHook = (tx: Transaction, event: RecordEvent) => Promise<
 /** A full-text search condition for `search=` on lists (provided by the migrations domain). */
 export type SearchProvider = (ctx: RequestContext, collection: Collection, terms: string) => Promise<{ where: Sql; order?: Sql } | undefined>;
 
+/** Puts the files a write brings in place; provided by the files domain. */
+export interface RecordFiles {
+  /**
+   * Inside the write's transaction, after the row is written: checks the file names in `values`
+   * against the record's current ones (`before`, absent on create) and stores new uploads.
+   */
+  store(tx: Transaction, database: string, collection: Collection, recordId: string, values: Map<string, unknown>, before?: Record<string, unknown>): Promise<void>;
+}
+
 export interface RecordDeps {
   collections: CollectionService;
   access: RecordAccess;
@@ -29,4 +38,5 @@ export interface RecordDeps {
   changeHooks: RecordChangeHook[];
   minPasswordLength: number;
   search?: SearchProvider;
+  files?: RecordFiles;
 }

@@ -111,6 +111,7 @@ export async function createRecord(deps: RecordDeps, ctx: RequestContext, collec
       await checkRelations(tx, collections, shape, values, relationErrors);
       if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
       const inserted = (await tx.get<Row>(insert, params))!;
+      await deps.files?.store(tx, ctx.dbName, collection, id, values);
       // As in PocketBase, the create rule is checked against the new record, before commit.
       if (createRule && !(await selectOne(tx, shape, id, createRule))) {
         throw badRequest('Failed to create record: the collection rule does not allow it.');
@@ -162,6 +163,7 @@ export async function updateRecord(
       columns.set('updated', nowIso());
       const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
       const updated = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), id]))!;
+      await deps.files?.store(tx, ctx.dbName, collection, id, values, canonical(shape, before));
       await emit(deps, tx, {
         action: 'update',
         database: ctx.dbName,

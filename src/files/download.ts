@@ -1,0 +1,108 @@
+import type { CollectionService } from '../collections/service.ts';
+import { GUEST, type RequestInfo, systemContext } from '../context.ts';
+import { forbidden, isApiError, notFound } from '../errors.ts';
+import { isRecordId } from '../lib/ids.ts';
+import { isValidName } from '../lib/identifiers.ts';
+import type { RecordJson } from '../records/serialize.ts';
+import type { RecordService } from '../records/service.ts';
+import type { Database } from '../storage/index.ts';
+import type { Readable } from 'node:stream';
+import { detectStoredType } from './content-type.ts';
+import { fileNames, fileOptions } from './field.ts';
+import { fileKey } from './keys.ts';
+import { isStoredName } from './names.ts';
+import type { FileTokens } from './tokens.ts';
+import type { FileStorage } from './storage/types.ts';
+
+export interface FileRequest {
+  dbName: string;
+  db: Database;
+  /** Collection name or id, as PocketBase's SDK puts it in URLs. */
+  collection: string;
+  recordId: string;
+  filename: string;
+  /** `?token=` from POST /api/files/token, for protected files. */
+  token?: string;
+  request: RequestInfo;
+}
+
+export interface FileDownload {
+  name: string;
+  size: number;
+  modified: Date;
+  contentType: string;
+  protected: boolean;
+  read(range?: { start: number; end: number }): Readable;
+}
+
+const TYPE_CACHE_LIMIT = 10_000;
+
+/** Finds a record's file for download and decides whether the caller may have it. */
+export class FileService {
+  // Stored names are never reused for other content, so a sniffed type stays true for its key.
+  private readonly types = new Map<string, string>();
+
+  constructor(
+    private readonly storage: FileStorage,
+    private readonly collections: CollectionService,
+    private readonly records: RecordService,
+    readonly tokens: FileTokens,
+  ) {}
+
+  /**
+   * The file, if `filename` is a value of one of the record's file fields. Public files need nothing
+   * more (the random part of the name is the secret, as in PocketBase); a protected file needs a file
+   * token whose owner passes the collection's view rule, checked through the records domain's view.
+   * Anything malformed or unknown is a 404.
+   */
+  async open(req: FileRequest): Promise<FileDownload> {
+    const collectionOk = isValidName(req.collection) || isRecordId(req.collection);
+    if (!collectionOk || !isRecordId(req.recordId) || !isStoredName(req.filename)) throw notFound();
+    const collection = await this.collections.find(req.db, req.collection);
+    if (!collection || collection.type === 'view') throw notFound();
+
+    let record: RecordJson;
+    try {
+      record = (await this.records.view(systemContext(req.dbName, req.db), collection, req.recordId)) as RecordJson;
+    } catch (err) {
+      if (isApiError(err) && err.status === 404) throw notFound();
+      throw err;
+    }
+    const field = collection.fields.find((f) => f.type === 'file' && fileNames(record[f.name]).includes(req.filename));
+    if (!field) throw notFound();
+
+    const isProtected = fileOptions(field).protected;
+    if (isProtected) {
+      const auth = req.token ? await this.tokens.resolve(req.token, req.dbName, req.db) : GUEST;
+      try {
+        await this.records.view({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, req.recordId);
+      } catch (err) {
+        if (isApiError(err) && err.status >= 400 && err.status < 500) throw forbidden('Insufficient permissions to access the file resource.');
+        throw err;
+      }
+    }
+
+    const key = fileKey(req.dbName, collection.name, req.recordId, req.filename);
+    const info = await this.storage.stat(key);
+    if (!info) throw notFound();
+    const contentType = info.contentType ?? (await this.contentTypeOf(key, req.filename));
+    return {
+      name: req.filename,
+      size: info.size,
+      modified: info.modified,
+      contentType,
+      protected: isProtected,
+      read: (range) => this.storage.read(key, range),
+    };
+  }
+
+  private async contentTypeOf(key: string, name: string): Promise<string> {
+    let type = this.types.get(key);
+    if (type === undefined) {
+      type = await detectStoredType((end) => this.storage.read(key, end === undefined ? undefined : { start: 0, end }), name);
+      if (this.types.size >= TYPE_CACHE_LIMIT) this.types.clear();
+      this.types.set(key, type);
+    }
+    return type;
+  }
+}

@@ -1,0 +1,140 @@
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Collection } from '../collections/model.ts';
+import { type FieldError, unsupportedMediaType, validationFailed } from '../errors.ts';
+import type { RecordChangeHook, RecordFiles } from '../records/deps.ts';
+import type { Transaction } from '../storage/index.ts';
+import { fileList, fileNames } from './field.ts';
+import { isRecordId } from '../lib/ids.ts';
+import { fileKey, recordPrefix } from './keys.ts';
+import { isStoredName } from './names.ts';
+import type { StagedFile } from './staged.ts';
+import type { FileStorage } from './storage/types.ts';
+import { discardStaged, receiveBody, type UploadPart } from './uploads.ts';
+
+export interface FileStoreOptions {
+  storage: FileStorage;
+  /** Local directory for uploads in flight; emptied at start. */
+  stagingDir: string;
+  /** Most bytes of one multipart request. */
+  requestLimit: number;
+}
+
+/** A multipart record body whose uploads wait for the write; `settle` once the write is over. */
+export interface UploadBatch {
+  input: Record<string, unknown>;
+  /** What `@request.body` shows rules: the input with uploads as their stored names. */
+  body: Record<string, unknown>;
+  settle(): Promise<void>;
+}
+
+/**
+ * The files of records: receives uploads, stores them inside the record's transaction, and removes
+ * files a committed change no longer references. Nothing is removed for a change that rolled back,
+ * and no upload outlives a write that failed.
+ */
+export class FileStore implements RecordFiles {
+  constructor(private readonly options: FileStoreOptions) {}
+
+  get storage(): FileStorage {
+    return this.options.storage;
+  }
+
+  get requestLimit(): number {
+    return this.options.requestLimit;
+  }
+
+  /** Creates the staging directory and removes what a previous run left in it (a crash mid-upload). */
+  async start(): Promise<void> {
+    await mkdir(this.options.stagingDir, { recursive: true, mode: 0o700 });
+    for (const entry of await readdir(this.options.stagingDir)) {
+      await rm(path.join(this.options.stagingDir, entry), { recursive: true, force: true });
+    }
+  }
+
+  /** Reads a multipart record body, streaming its files to the staging directory. */
+  async receive(collection: Collection, parts: AsyncIterable<UploadPart>, declaredLength?: number): Promise<UploadBatch> {
+    const { input, staged } = await receiveBody(parts, collection, this.options, declaredLength);
+    return {
+      input,
+      body: JSON.parse(JSON.stringify(input)) as Record<string, unknown>,
+      settle: () => this.settle(staged),
+    };
+  }
+
+  /**
+   * Files travel only in multipart bodies. A JSON body may name existing files (to keep, reorder or
+   * remove them) but an object where a file field expects names is an attempt to send file content.
+   */
+  refuseInlineFiles(collection: Collection, body: unknown): void {
+    if (typeof body !== 'object' || body === null) return;
+    const input = body as Record<string, unknown>;
+    for (const f of collection.fields) {
+      if (f.type !== 'file') continue;
+      for (const key of [f.name, `${f.name}+`, `+${f.name}`, `${f.name}-`]) {
+        const value = input[key];
+        if (value === undefined || value === null) continue;
+        const items = Array.isArray(value) ? value : [value];
+        if (items.some((item) => typeof item !== 'string')) {
+          throw unsupportedMediaType(`Files must be uploaded as multipart/form-data; "${key}" accepts only file names in a JSON body.`);
+        }
+      }
+    }
+  }
+
+  /**
+   * Inside the write's transaction, after the row is written: names kept must be files the record
+   * already has, and uploads are moved under the record. A rollback leaves them to `settle`.
+   */
+  async store(tx: Transaction, database: string, collection: Collection, recordId: string, values: Map<string, unknown>, before?: Record<string, unknown>): Promise<void> {
+    const errors: Record<string, FieldError> = {};
+    const uploads: StagedFile[] = [];
+    for (const f of collection.fields) {
+      if (f.type !== 'file' || !values.has(f.name)) continue;
+      const current = new Set(before ? fileNames(before[f.name]) : []);
+      for (const item of fileList(values.get(f.name)) ?? []) {
+        if (typeof item !== 'string') uploads.push(item);
+        else if (!current.has(item)) errors[f.name] = { code: 'validation_invalid_file', message: `"${item}" is not a file of this record.` };
+      }
+    }
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to save the record files.');
+    for (const file of uploads) {
+      const key = fileKey(database, collection.name, recordId, file.name);
+      await this.options.storage.put(key, file.tempPath, { contentType: file.contentType });
+      file.key = key;
+      file.state = 'stored';
+      tx.afterCommit(() => {
+        file.state = 'committed';
+      });
+    }
+  }
+
+  /** Removes the files a committed change dropped: all of a deleted record's, the replaced ones of an update. */
+  readonly changeHook: RecordChangeHook = async (tx, event) => {
+    // Records Cairn did not create (adopted tables) may have ids no upload path could have used.
+    if (!isRecordId(event.record.id)) return;
+    const prefix = recordPrefix(event.database, event.collection.name, event.record.id);
+    if (event.action === 'delete') {
+      tx.afterCommit(() => this.options.storage.deletePrefix(prefix));
+      return;
+    }
+    if (event.action !== 'update' || !event.oldRecord) return;
+    for (const f of event.collection.fields) {
+      if (f.type !== 'file') continue;
+      const kept = new Set(fileNames(event.record[f.name]));
+      for (const name of fileNames(event.oldRecord[f.name])) {
+        if (!kept.has(name) && isStoredName(name)) tx.afterCommit(() => this.options.storage.delete(`${prefix}/${name}`));
+      }
+    }
+  };
+
+  /** After a write: staged copies are removed, stored files of a write that did not commit too. */
+  private async settle(staged: StagedFile[]): Promise<void> {
+    for (const file of staged) {
+      if (file.state !== 'stored') continue;
+      await this.options.storage.delete(file.key!);
+      file.state = 'discarded';
+    }
+    await discardStaged(staged);
+  }
+}

@@ -1,0 +1,185 @@
+import { createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Collection, FieldDef } from '../collections/model.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { randomId } from '../lib/ids.ts';
+import { detectFileType, SNIFF_BYTES } from './content-type.ts';
+import { fileOptions } from './field.ts';
+import { storedName } from './names.ts';
+import { StagedFile } from './staged.ts';
+
+/** A part of a `multipart/form-data` body, as the HTTP layer hands it over (no framework types). */
+export type UploadPart =
+  | { type: 'field'; fieldname: string; value: unknown; valueTruncated?: boolean }
+  | { type: 'file'; fieldname: string; filename: string; file: Readable };
+
+export interface ReceiveOptions {
+  stagingDir: string;
+  /** Most bytes one request may carry (files and fields together). */
+  requestLimit: number;
+}
+
+/** The key the SDKs use for a part holding JSON-encoded values (typed, unlike form fields). */
+const JSON_PAYLOAD = '@jsonPayload';
+
+export function uploadTooLarge(limit: number): ApiError {
+  // The rest of the body is not read; closing the connection keeps it from being parsed as a request.
+  return new ApiError(413, `The upload is larger than the limit of ${limit} bytes.`, {}, { connection: 'close' });
+}
+
+/** Counts the bytes of a request as its parts stream in; 413 past the limit. */
+class ByteBudget {
+  private used = 0;
+  constructor(readonly limit: number) {}
+  spend(n: number): void {
+    this.used += n;
+    if (this.used > this.limit) throw uploadTooLarge(this.limit);
+  }
+}
+
+/** The file field a part's key names: `avatar`, `documents+` (append) or `+documents` (prepend). */
+function fileFieldOf(collection: Collection, key: string): FieldDef | undefined {
+  const name = key.endsWith('+') ? key.slice(0, -1) : key.startsWith('+') ? key.slice(1) : key;
+  return collection.fields.find((f) => f.type === 'file' && f.name === name);
+}
+
+async function drain(stream: Readable, budget: ByteBudget): Promise<void> {
+  for await (const chunk of stream) budget.spend((chunk as Buffer).length);
+}
+
+/**
+ * Streams one file part to the staging directory. Past the field's `maxSize` the content is dropped
+ * (the part is still read, within the request's budget) and the upload is marked too large.
+ */
+async function stage(part: Extract<UploadPart, { type: 'file' }>, field: FieldDef, options: ReceiveOptions, budget: ByteBudget): Promise<StagedFile> {
+  const maxSize = fileOptions(field).maxSize;
+  const tempPath = path.join(options.stagingDir, randomId(24));
+  const head: Buffer[] = [];
+  let headSize = 0;
+  let size = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        budget.spend(chunk.length);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      size += chunk.length;
+      if (size > maxSize) {
+        done();
+        return;
+      }
+      if (headSize < SNIFF_BYTES) {
+        head.push(chunk.subarray(0, SNIFF_BYTES - headSize));
+        headSize += Math.min(chunk.length, SNIFF_BYTES - headSize);
+      }
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(part.file, meter, createWriteStream(tempPath, { flags: 'wx', mode: 0o600 }));
+  } catch (err) {
+    await unlink(tempPath).catch(() => {});
+    throw err;
+  }
+  if (size > maxSize) {
+    await unlink(tempPath);
+    const file = new StagedFile({ name: storedName(part.filename), originalName: part.filename, tempPath: '', size, contentType: '', tooLarge: true });
+    file.state = 'discarded';
+    return file;
+  }
+  const detected = await detectFileType(tempPath, Buffer.concat(head), part.filename);
+  const name = storedName(part.filename, detected.extension);
+  return new StagedFile({ name, originalName: part.filename, tempPath, size, contentType: detected.contentType, tooLarge: false });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Keys that would reach an object's prototype instead of becoming its own. */
+function isUnsafeKey(key: string): boolean {
+  return key in Object.prototype;
+}
+
+export interface ReceivedBody {
+  /** The record input: form fields, `@jsonPayload` values, and uploads (StagedFile) under their keys. */
+  input: Record<string, unknown>;
+  /** Every upload of the request, to settle once the write is over. */
+  staged: StagedFile[];
+}
+
+/**
+ * Reads a multipart record body as PocketBase's SDKs send it: form fields (a repeated key becomes a
+ * list), `@jsonPayload` parts whose JSON values override them, and files, streamed to the staging
+ * directory. On failure every staged file is removed before the error is thrown.
+ */
+export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: Collection, options: ReceiveOptions, declaredLength?: number): Promise<ReceivedBody> {
+  if (declaredLength !== undefined && declaredLength > options.requestLimit) throw uploadTooLarge(options.requestLimit);
+  const budget = new ByteBudget(options.requestLimit);
+  const fields = new Map<string, string[]>();
+  const payloads: Record<string, unknown>[] = [];
+  const uploads = new Map<string, StagedFile[]>();
+  const staged: StagedFile[] = [];
+  try {
+    for await (const part of parts) {
+      if (isUnsafeKey(part.fieldname)) throw badRequest(`Invalid form field name ${JSON.stringify(part.fieldname)}.`);
+      if (part.type === 'field') {
+        const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value ?? '');
+        budget.spend(Buffer.byteLength(text));
+        if (part.valueTruncated) throw uploadTooLarge(options.requestLimit);
+        if (part.fieldname === JSON_PAYLOAD) payloads.push(parsePayload(text));
+        else fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), text]);
+        continue;
+      }
+      const field = fileFieldOf(collection, part.fieldname);
+      if (!field) {
+        // As in PocketBase, files for keys that are not file fields are ignored (but still counted).
+        await drain(part.file, budget);
+        continue;
+      }
+      const file = await stage(part, field, options, budget);
+      staged.push(file);
+      uploads.set(part.fieldname, [...(uploads.get(part.fieldname) ?? []), file]);
+    }
+  } catch (err) {
+    await discardStaged(staged);
+    throw err;
+  }
+
+  const input: Record<string, unknown> = {};
+  for (const [key, values] of fields) input[key] = values.length === 1 ? values[0] : values;
+  for (const payload of payloads) {
+    for (const [key, value] of Object.entries(payload)) if (!isUnsafeKey(key)) input[key] = value;
+  }
+  for (const [key, files] of uploads) {
+    const current = input[key];
+    const kept = current === undefined || current === '' ? [] : Array.isArray(current) ? current : [current];
+    input[key] = [...kept, ...files];
+  }
+  return { input, staged };
+}
+
+function parsePayload(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" is not valid JSON.`);
+  }
+  if (!isPlainObject(value)) throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" must be a JSON object.`);
+  return value;
+}
+
+/** Removes staged copies that never reached storage. */
+export async function discardStaged(staged: StagedFile[]): Promise<void> {
+  for (const file of staged) {
+    if (file.state !== 'staged') continue;
+    if (file.tempPath !== '') await unlink(file.tempPath).catch(() => {});
+    file.state = 'discarded';
+  }
+}

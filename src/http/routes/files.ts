@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { isInlineType } from '../../files/content-type.ts';
+import type { FileDownload, FileService } from '../../files/download.ts';
+import { ApiError, badRequest, isApiError, notFound } from '../../errors.ts';
+import { type Database, DEFAULT_DATABASE, type DatabaseRegistry } from '../../storage/index.ts';
+
+type FileParams = {
+  Params: { collection: string; recordId: string; filename: string };
+  Querystring: Record<string, string | string[] | undefined>;
+};
+
+/** As PocketBase, cached for 30 days and reusable for a day while revalidating. */
+const PUBLIC_CACHE = 'max-age=2592000, stale-while-revalidate=86400';
+/** Protected content stays out of shared caches and is re-checked on every use. */
+const PROTECTED_CACHE = 'private, no-store';
+const TRUE_VALUES = new Set(['1', 't', 'true', 'yes']);
+
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The database of a download: `x-dbname`, or `?db=` for URLs that cannot carry headers (`<img src>`,
+ * PocketBase's `pb.files.getUrl(record, name, {db})`), else `main`. An unknown database is a 404 like
+ * any other unknown path.
+ */
+async function databaseOf(req: FastifyRequest<FileParams>, registry: DatabaseRegistry): Promise<{ name: string; db: Database }> {
+  const header = req.headers['x-dbname'];
+  const fromHeader = typeof header === 'string' && header !== '' ? header : undefined;
+  const fromQuery = one(req.query.db) || undefined;
+  if (fromHeader && fromQuery && fromHeader !== fromQuery) throw badRequest('The x-dbname header and the db parameter name different databases.');
+  const name = fromHeader ?? fromQuery ?? DEFAULT_DATABASE;
+  try {
+    return { name, db: await registry.get(name) };
+  } catch (err) {
+    if (isApiError(err) && err.status < 500) throw notFound();
+    throw err;
+  }
+}
+
+/** A single `bytes=` range within `size`, undefined to send everything, or 'unsatisfiable'. */
+function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    start = Math.max(0, size - Number(m[2]));
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start > end || start >= size) return 'unsatisfiable';
+  return { start, end };
+}
+
+function etagOf(file: FileDownload): string {
+  return `"${file.size.toString(16)}-${file.modified.getTime().toString(16)}"`;
+}
+
+function notModified(req: FastifyRequest, etag: string, modified: Date): boolean {
+  const ifNoneMatch = req.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) return ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*');
+  const since = Date.parse(req.headers['if-modified-since'] ?? '');
+  return Number.isFinite(since) && Math.floor(modified.getTime() / 1000) <= Math.floor(since / 1000);
+}
+
+function send(req: FastifyRequest<FileParams>, reply: FastifyReply, file: FileDownload): FastifyReply {
+  const download = TRUE_VALUES.has((one(req.query.download) ?? '').toLowerCase());
+  const disposition = !download && isInlineType(file.contentType) ? 'inline' : 'attachment';
+  const etag = etagOf(file);
+  reply.headers({
+    'content-type': file.contentType,
+    'content-disposition': `${disposition}; filename="${file.name}"`,
+    'cache-control': file.protected ? PROTECTED_CACHE : PUBLIC_CACHE,
+    etag,
+    'last-modified': file.modified.toUTCString(),
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    // Uploaded content never runs as a page of this origin, whatever it contains.
+    'content-security-policy': "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
+  });
+  if (notModified(req, etag, file.modified)) return reply.status(304).send();
+
+  const ifRange = req.headers['if-range'];
+  const range = ifRange === undefined || ifRange === etag ? rangeOf(req.headers.range, file.size) : undefined;
+  if (range === 'unsatisfiable') {
+    reply.header('content-range', `bytes */${file.size}`);
+    throw new ApiError(416, 'The requested range is not satisfiable.');
+  }
+  const length = range ? range.end - range.start + 1 : file.size;
+  reply.header('content-length', String(length));
+  if (range) reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`);
+  // Fastify answers HEAD through this GET handler; a stream keeps the Content-Length set above.
+  if (req.method === 'HEAD' || length === 0) return reply.send(Readable.from([]));
+  return reply.send(file.read(range ?? undefined));
+}
+
+/** Downloads (`GET /api/files/...`) and file tokens (`POST /api/files/token`), as PocketBase v0.22. */
+export function fileRoutes(files: FileService, registry: DatabaseRegistry) {
+  return async (app: FastifyInstance): Promise<void> => {
+    // No Authorization header here: links in pages carry none, so protected files take `?token=`.
+    const downloadConfig = { config: { database: false, authenticate: false } } as const;
+    app.get<FileParams>('/api/files/:collection/:recordId/:filename', downloadConfig, async (req, reply) => {
+      const { name, db } = await databaseOf(req, registry);
+      const file = await files.open({
+        dbName: name,
+        db,
+        collection: req.params.collection,
+        recordId: req.params.recordId,
+        filename: req.params.filename,
+        token: one(req.query.token) || undefined,
+        request: req.ctx.request,
+      });
+      return send(req, reply, file);
+    });
+
+    app.post('/api/files/token', async (req) => ({ token: await files.tokens.issue(req.ctx) }));
+  };
+}
