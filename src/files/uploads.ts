@@ -131,7 +131,7 @@ export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: 
       if (part.type === 'field') {
         const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value ?? '');
         budget.spend(Buffer.byteLength(text));
-        if (part.valueTruncated) throw uploadTooLarge(options.requestLimit);
+        if (part.valueTruncated) throw new ApiError(413, `The form field "${part.fieldname}" is too large.`, {}, { connection: 'close' });
         if (part.fieldname === JSON_PAYLOAD) payloads.push(parsePayload(text));
         else fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), text]);
         continue;
