@@ -28,8 +28,11 @@ import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
+import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
+import { fulltextSearch } from './migrations/fts.ts';
+import { MigrationService } from './migrations/service.ts';
 import { openAccess } from './records/access.ts';
 import { RecordService } from './records/service.ts';
 import { parseFilter } from './rules/index.ts';
@@ -64,6 +67,7 @@ export interface Services {
   fileStore: FileStore;
   /** Downloads and file tokens. */
   files: FileService;
+  migrations: MigrationService;
 }
 
 export interface App {
@@ -98,6 +102,7 @@ export async function buildServices(config: Config): Promise<Services> {
     changeHooks: [webhooks.changeHook, fileStore.changeHook],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
+    search: fulltextSearch,
   });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
@@ -108,7 +113,8 @@ export async function buildServices(config: Config): Promise<Services> {
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks), fileStore, files };
+  const migrations = new MigrationService({ dir: config.dir, registry, collections });
+  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks), fileStore, files, migrations };
 }
 
 /**
@@ -151,6 +157,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(fileRoutes(services.files, services.registry));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(cronRoutes(services.cron));
+  await app.register(migrationRoutes(services.migrations));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.

@@ -4,6 +4,8 @@ import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import { cronJobsTableStep } from './jobs/store.ts';
+import { fulltextTableStep } from './migrations/fts.ts';
+import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsTableStep } from './webhooks/logs.ts';
 import { outboxTableStep } from './webhooks/outbox.ts';
@@ -23,7 +25,8 @@ export const systemSteps: SchemaStep[] = [
   },
   adminsTableStep,
   settingsTableStep,
+  journalTableStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep, cronJobsTableStep];
+export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep, cronJobsTableStep, fulltextTableStep];

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { isApiError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
+import { registerMigrateCommands } from './migrate.ts';
 import { serve } from './serve.ts';
 
 function port(value: string): string {
@@ -32,6 +33,8 @@ export function buildCli(): Command {
     .action(async (email: string, password: string, opts: { dir?: string }) => {
       await createAdmin(loadConfig(opts), email, password);
     });
+
+  registerMigrateCommands(program);
 
   return program;
 }

@@ -116,10 +116,14 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     if (field.unique) await createUniqueIndex(db, table, field.name);
     else if (old?.unique) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, field.name))}`);
   }
-  // A removed field keeps its column, but no longer constrains new records.
+  // A removed field keeps its column, but no longer constrains new records, unless a field re-added
+  // under the same name (a migration redefining it) is unique too and shares the index.
   const kept = new Set(next.fields.map((f) => f.id));
+  const uniqueNames = new Set(next.fields.filter((f) => f.unique).map((f) => f.name.toLowerCase()));
   for (const old of previous?.fields ?? []) {
-    if (!kept.has(old.id) && old.unique) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, old.name))}`);
+    if (!kept.has(old.id) && old.unique && !uniqueNames.has(old.name.toLowerCase())) {
+      await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, old.name))}`);
+    }
   }
 
   const nextIndexes = next.indexes.map((text) => parseIndex(text)!);

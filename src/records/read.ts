@@ -70,7 +70,8 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
       if (s.order && sortText === '') order.push(s.order);
     }
   }
-  order.push(sql`${raw(dialect.insertionOrder(ROOT_ALIAS))}`);
+  // Views have no rowid; their id column is the stable tie-breaker.
+  order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(dialect.insertionOrder(ROOT_ALIAS))}`);
 
   const from = sql`${raw(shape.table)} ${raw(ROOT_ALIAS)}`;
   const where = conditions.length > 0 ? sql` WHERE ${join(conditions, ' AND ')}` : EMPTY;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { isValidDatabaseName } from '../lib/identifiers.ts';
@@ -94,6 +94,21 @@ export class DatabaseRegistry {
     await this.system.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
     this.known.set(name, info);
     return info;
+  }
+
+  /**
+   * Undoes a `create` made moments ago (a migration that created the database failed): closes it and
+   * removes its files and its entry. Not a way to delete databases that hold data.
+   */
+  async discard(name: string): Promise<void> {
+    if (!this.known.has(name)) return;
+    const opened = this.open.get(name);
+    this.open.delete(name);
+    this.known.delete(name);
+    const db = await opened?.catch(() => undefined);
+    await db?.close();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(this.fileOf(name) + suffix, { force: true });
+    await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
   }
 
   /** Closes every database; waits for running transactions to finish first. */

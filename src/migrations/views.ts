@@ -1,0 +1,84 @@
+import { fieldType } from '../collections/fields/registry.ts';
+import { type FieldDef, RESERVED_FIELD_NAMES } from '../collections/model.ts';
+import { badRequest } from '../errors.ts';
+import { isValidName, quoteIdent } from '../lib/identifiers.ts';
+import type { Queryable } from '../storage/index.ts';
+
+/**
+ * SQL views (`create_views`), registered as read-only `view` collections. The records layer reads a
+ * view like a table, so the view must have an `id` column; `created` and `updated` are added (empty)
+ * when the query has none. The collection's fields are inferred from the view's columns.
+ */
+
+const SELECT_START = /^\s*(SELECT|WITH)\b/i;
+
+/** The query as it will be stored: trimmed, without a trailing semicolon; 400 if it is not a SELECT. */
+export function viewQuery(name: string, text: string): string {
+  const query = text.trim().replace(/;\s*$/, '');
+  if (!SELECT_START.test(query)) throw badRequest(`The SQL of view "${name}" must be a single SELECT statement.`);
+  return query;
+}
+
+function fieldTypeOfColumn(declared: string): string {
+  const t = declared.toLowerCase();
+  if (/int|real|floa|doub|num|dec/.test(t)) return 'number';
+  if (t.includes('bool')) return 'bool';
+  if (t.includes('json') || t === '') return 'json';
+  return 'text';
+}
+
+function inferredField(view: string, column: string, declared: string): FieldDef {
+  const type = fieldType(fieldTypeOfColumn(declared))!;
+  return {
+    // Derived from the names, so re-creating an unchanged view yields the same metadata.
+    id: `${view}_${column}`.slice(0, 100),
+    name: column,
+    type: type.name,
+    required: false,
+    unique: false,
+    hidden: false,
+    system: false,
+    presentable: false,
+    default: null,
+    options: type.normalizeOptions({}, new Map()),
+  };
+}
+
+/**
+ * Creates the view `name` (the name was checked and is free) and returns the fields its columns
+ * give. Runs in the caller's transaction; a broken query is a 400 naming the view.
+ */
+export async function createView(tx: Queryable, name: string, query: string): Promise<FieldDef[]> {
+  const view = quoteIdent(name);
+  let columns: { name: string; type: string }[];
+  try {
+    // run() prepares exactly one statement, so the query cannot carry a second one.
+    await tx.run(`CREATE VIEW ${view} AS ${query}`);
+    columns = await tx.all<{ name: string; type: string }>('SELECT name, type FROM pragma_table_info(?)', [name]);
+  } catch (err) {
+    throw badRequest(`Invalid SQL for view "${name}": ${(err as Error).message}`);
+  }
+  const lower = new Set(columns.map((c) => c.name.toLowerCase()));
+  if (!lower.has('id')) throw badRequest(`View "${name}" must select an "id" column: records are addressed by id.`);
+  const missing = ['created', 'updated'].filter((c) => !lower.has(c));
+  if (missing.length > 0) {
+    await tx.exec(`DROP VIEW ${view}`);
+    await tx.run(`CREATE VIEW ${view} AS SELECT *, ${missing.map((c) => `'' AS ${quoteIdent(c)}`).join(', ')} FROM (${query})`);
+  }
+  const fields: FieldDef[] = [];
+  const seen = new Set<string>();
+  for (const column of columns) {
+    const key = column.name.toLowerCase();
+    if (seen.has(key)) throw badRequest(`View "${name}" has two columns named "${column.name}"; give them distinct aliases.`);
+    seen.add(key);
+    // System columns are read as such; auth secrets and other reserved names are never exposed.
+    if (RESERVED_FIELD_NAMES.has(key)) continue;
+    if (!isValidName(column.name)) throw badRequest(`Column "${column.name}" of view "${name}" is not a valid field name; alias it (… AS name).`);
+    fields.push(inferredField(name, column.name, column.type ?? ''));
+  }
+  return fields;
+}
+
+export async function dropView(tx: Queryable, name: string): Promise<void> {
+  await tx.exec(`DROP VIEW IF EXISTS ${quoteIdent(name)}`);
+}

@@ -1,0 +1,395 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { acquireApplyLock } from '../../src/migrations/lock.ts';
+import { zipEntries } from '../../src/lib/zip.ts';
+import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { apply, readFile, saveMigration, statusOf } from './helpers.ts';
+
+describe('migrations API', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(() => server.close());
+
+  test('is for administrators only', async () => {
+    assert.equal((await server.request('GET', '/api/migrations')).status, 401);
+    const user = await createUser(server, 'someone@example.com');
+    const res = await server.request('GET', '/api/migrations/status', { token: user.token });
+    assert.equal(res.status, 403);
+    assert.equal((await server.request('POST', '/api/migrations/apply-pending', { token: user.token })).status, 403);
+  });
+
+  test('the state table: generate → pending → apply → applied → rollback → pending → delete', async () => {
+    await createCollection(server, { name: 'notes', type: 'base', fields: [{ name: 'title', type: 'text', required: true }], listRule: '' });
+    const gen = await server.admin('GET', '/api/migrations/generate?name=add%20notes&description=first');
+    assert.equal(gen.status, 200, gen.text);
+    const { version } = gen.body;
+    assert.match(version, /^\d{8}_\d{6}_\d{3}$/);
+    assert.equal(gen.body.name, 'add notes');
+    assert.match(gen.body.yaml, /create_table:\n\s+name: notes/);
+    assert.equal(gen.body.migration.databases.main.collections.notes.update_rules.list, '');
+    assert.equal(gen.body.migration.description, 'first');
+
+    let list = await server.admin('GET', '/api/migrations');
+    const item = list.body.items.find((i: any) => i.version === version);
+    assert.deepEqual(
+      { status: item.status, name: item.name, description: item.description, applied_at: item.applied_at, modified: item.modified },
+      { status: 'pending', name: 'add notes', description: 'first', applied_at: null, modified: false },
+    );
+    assert.ok(item.databases.main.collections.notes.create_table);
+    let status = await server.admin('GET', '/api/migrations/status');
+    assert.deepEqual(status.body, { appliedCount: 0, pendingCount: 1, failedCount: 0, lastAppliedVersion: null });
+
+    const applied = await apply(server, version);
+    assert.equal(applied.status, 200, applied.text);
+    assert.equal(applied.body.status, 'applied');
+    assert.ok(applied.body.applied_at);
+    status = await server.admin('GET', '/api/migrations/status');
+    assert.deepEqual(status.body, { appliedCount: 1, pendingCount: 0, failedCount: 0, lastAppliedVersion: version });
+    // Generated here, so applying it changed nothing, and the recorded schema now matches the live one.
+    assert.equal((await server.admin('GET', '/api/collections/notes')).body.listRule, '');
+    assert.deepEqual((await server.admin('GET', '/api/migrations/generate')).body, { changes: false });
+    assert.equal((await apply(server, version)).status, 409);
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 409);
+
+    const rolled = await server.admin('POST', `/api/migrations/${version}/rollback`);
+    assert.equal(rolled.status, 200, rolled.text);
+    assert.equal(rolled.body.status, 'pending');
+    assert.equal(rolled.body.applied_at, null);
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 409);
+
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+    list = await server.admin('GET', '/api/migrations');
+    assert.equal(list.body.items.some((i: any) => i.version === version), false);
+    assert.equal(server.services.migrations.files.find(version), undefined);
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 404);
+  });
+
+  test('apply creates, rollback returns to the snapshot, re-apply adopts the kept table', async () => {
+    const version = await saveMigration(server, {
+      name: 'tasks',
+      databases: {
+        main: {
+          collections: {
+            tasks: {
+              create_table: { name: 'tasks', type: 'base', schema: [{ name: 'title', type: 'text' }, { name: 'done', type: 'bool' }] },
+              add_indexes: [{ name: 'idx_tasks_title', sql: 'CREATE INDEX idx_tasks_title ON tasks (title)' }],
+              update_rules: { list: '', view: '' },
+            },
+          },
+        },
+      },
+    });
+    assert.equal((await apply(server, version)).status, 200);
+    const tasks = await server.admin('GET', '/api/collections/tasks');
+    assert.deepEqual(tasks.body.fields.map((f: any) => f.name), ['title', 'done']);
+    assert.deepEqual(tasks.body.indexes, ['CREATE INDEX idx_tasks_title ON tasks (title)']);
+    assert.equal(tasks.body.listRule, '');
+    const rec = await server.request('POST', '/api/collections/tasks/records', { token: server.adminToken, body: { title: 'kept' } });
+    assert.equal(rec.status, 200);
+
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    assert.equal((await server.admin('GET', '/api/collections/tasks')).status, 404);
+    readFile(server.dir, 'main', (db) => {
+      assert.equal((db.prepare('SELECT title FROM tasks').get() as any).title, 'kept', 'a soft drop keeps the table and its rows');
+      assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'idx_tasks_title'").get(), undefined, 'the index was reverted');
+    });
+
+    assert.equal((await apply(server, version)).status, 200);
+    const again = await server.admin('GET', '/api/collections/tasks/records');
+    assert.deepEqual(again.body.items.map((r: any) => r.title), ['kept']);
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('drop_columns keeps the data in the file and rollback brings the field back with its values', async () => {
+    await createCollection(server, { name: 'people', type: 'base', fields: [{ name: 'name', type: 'text' }, { name: 'nickname', type: 'text' }] });
+    const created = await server.admin('POST', '/api/collections/people/records', { body: { name: 'Ada', nickname: 'countess' } });
+    assert.equal(created.status, 200);
+    const version = await saveMigration(server, { name: 'drop nickname', databases: { main: { collections: { people: { drop_columns: ['nickname'] } } } } });
+    assert.equal((await apply(server, version)).status, 200);
+
+    const fields = (await server.admin('GET', '/api/collections/people')).body.fields.map((f: any) => f.name);
+    assert.deepEqual(fields, ['name']);
+    const record = (await server.admin('GET', `/api/collections/people/records/${created.body.id}`)).body;
+    assert.equal(record.nickname, undefined);
+    readFile(server.dir, 'main', (db) => {
+      const row = db.prepare('SELECT nickname FROM people WHERE id = ?').get(created.body.id) as { nickname: string };
+      assert.equal(row.nickname, 'countess');
+    });
+
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    const back = (await server.admin('GET', `/api/collections/people/records/${created.body.id}`)).body;
+    assert.equal(back.nickname, 'countess');
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('a migration over two databases that fails in the second leaves both unchanged and is failed', async () => {
+    assert.equal((await server.admin('POST', '/api/databases', { body: { name: 'second' } })).status, 200);
+    const version = await saveMigration(server, {
+      name: 'two dbs',
+      databases: {
+        main: { collections: { alpha: { create_table: { name: 'alpha', type: 'base', schema: [{ name: 'a', type: 'text' }] } } } },
+        second: {
+          collections: {
+            beta: { create_table: { name: 'beta', type: 'base', schema: [{ name: 'b', type: 'text' }] } },
+            broken: { create_views: [{ name: 'broken', sql: 'SELECT id FROM no_such_table' }] },
+          },
+        },
+        third: { collections: { gamma: { create_table: { name: 'gamma', type: 'base', schema: [] } } } },
+      },
+    });
+    const res = await apply(server, version);
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /failed: .*broken.*no such table/);
+
+    assert.equal(await statusOf(server, version), 'failed');
+    const item = (await server.admin('GET', '/api/migrations')).body.items.find((i: any) => i.version === version);
+    assert.match(item.error, /no such table/);
+    assert.equal((await server.admin('GET', '/api/collections/alpha')).status, 404);
+    assert.equal((await server.admin('GET', '/api/collections/beta', { db: 'second' })).status, 404);
+    for (const [db, table] of [['main', 'alpha'], ['second', 'beta'], ['second', 'broken']]) {
+      readFile(server.dir, db, (conn) => assert.equal(conn.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(table), undefined, `${db}.${table}`));
+    }
+    const dbs = (await server.admin('GET', '/api/databases')).body.map((d: any) => d.name);
+    assert.deepEqual(dbs, ['main', 'second'], 'the database the failed migration created is gone again');
+    assert.equal((await server.admin('GET', '/api/migrations/status')).body.failedCount, 1);
+
+    // A failed migration can be deleted (or fixed and applied again).
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('a migration naming a missing database creates it', async () => {
+    const version = await saveMigration(server, {
+      name: 'analytics',
+      databases: { analytics: { collections: { events: { create_table: { name: 'events', type: 'base', schema: [{ name: 'kind', type: 'text' }] } } } } },
+    });
+    assert.equal((await apply(server, version)).status, 200);
+    assert.equal((await server.admin('GET', '/api/collections/events', { db: 'analytics' })).status, 200);
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    assert.equal((await server.admin('GET', '/api/collections/events', { db: 'analytics' })).status, 404);
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('only the latest applied migration can be rolled back, and not once its file changed', async () => {
+    const first = await saveMigration(server, { name: 'one', databases: { main: { collections: { one: { create_table: { name: 'one', type: 'base', schema: [] } } } } } });
+    const second = await saveMigration(server, { name: 'two', databases: { main: { collections: { two: { create_table: { name: 'two', type: 'base', schema: [] } } } } } });
+    const pending = await server.admin('POST', '/api/migrations/apply-pending');
+    assert.equal(pending.status, 200, pending.text);
+    assert.deepEqual(pending.body, { applied: [first, second] });
+
+    const refused = await server.admin('POST', `/api/migrations/${first}/rollback`);
+    assert.equal(refused.status, 409);
+    assert.match(refused.body.message, new RegExp(second));
+
+    const { fileName } = server.services.migrations.files.find(second)!;
+    const file = `${server.services.migrations.files.dir}/${fileName}`;
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, `${original}# edited after apply\n`);
+    const item = (await server.admin('GET', '/api/migrations')).body.items.find((i: any) => i.version === second);
+    assert.equal(item.modified, true);
+    const modified = await server.admin('POST', `/api/migrations/${second}/rollback`);
+    assert.equal(modified.status, 409);
+    assert.match(modified.body.message, /modified/);
+    assert.equal((await server.admin('GET', '/api/collections/two')).status, 200);
+
+    writeFileSync(file, original);
+    assert.equal((await server.admin('POST', `/api/migrations/${second}/rollback`)).status, 200);
+    assert.equal((await server.admin('POST', `/api/migrations/${first}/rollback`)).status, 200);
+    for (const v of [first, second]) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
+  });
+
+  test('applying while another apply runs is refused, not interleaved', async () => {
+    const version = await saveMigration(server, { name: 'locked', databases: { main: { collections: { locked: { create_table: { name: 'locked', type: 'base', schema: [] } } } } } });
+    const release = await acquireApplyLock(server.services.registry.system);
+    try {
+      const res = await apply(server, version);
+      assert.equal(res.status, 409);
+      assert.match(res.body.message, /Another migration/);
+      assert.equal((await server.admin('POST', '/api/migrations/apply-pending')).status, 409);
+    } finally {
+      await release();
+    }
+    assert.equal(await statusOf(server, version), 'pending');
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('views are read-only collections readable through the records API', async () => {
+    await createCollection(server, { name: 'articles', type: 'base', fields: [{ name: 'title', type: 'text' }, { name: 'score', type: 'number' }, { name: 'published', type: 'bool' }] });
+    for (const [title, published] of [['draft', false], ['live', true]] as const) {
+      assert.equal((await server.admin('POST', '/api/collections/articles/records', { body: { title, score: 3, published } })).status, 200);
+    }
+    const version = await saveMigration(server, {
+      name: 'published view',
+      databases: {
+        main: {
+          collections: {
+            published_articles: {
+              create_views: [{ name: 'published_articles', sql: 'SELECT id, title, score * 2 AS double_score FROM articles WHERE published = 1' }],
+              update_rules: { list: '', view: '' },
+            },
+          },
+        },
+      },
+    });
+    assert.equal((await apply(server, version)).status, 200, 'view');
+    const meta = (await server.admin('GET', '/api/collections/published_articles')).body;
+    assert.equal(meta.type, 'view');
+    assert.deepEqual(meta.fields.map((f: any) => [f.name, f.type]), [['title', 'text'], ['double_score', 'json']]);
+    const list = await server.request('GET', '/api/collections/published_articles/records');
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.body.items.map((r: any) => [r.title, r.double_score]), [['live', 6]]);
+    const one = await server.request('GET', `/api/collections/published_articles/records/${list.body.items[0].id}`);
+    assert.equal(one.body.title, 'live');
+    const write = await server.admin('POST', '/api/collections/published_articles/records', { body: { title: 'x' } });
+    assert.equal(write.status, 400);
+    assert.equal((await server.admin('PATCH', '/api/collections/published_articles', { body: { listRule: null } })).status, 400);
+
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    assert.equal((await server.admin('GET', '/api/collections/published_articles')).status, 404);
+    readFile(server.dir, 'main', (db) => assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'published_articles'").get(), undefined));
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('create_fts keeps a full-text index in sync and lists rank by it', async () => {
+    await createCollection(server, { name: 'docs', type: 'base', fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'editor' }] });
+    const add = (title: string, body: string) => server.admin('POST', '/api/collections/docs/records', { body: { title, body } });
+    await add('Gardening', 'tomatoes and basil');
+    await add('Cooking with tomatoes', 'tomatoes tomatoes tomatoes, a sauce of tomatoes');
+    const version = await saveMigration(server, {
+      name: 'docs search',
+      databases: { main: { collections: { docs: { create_fts: { fields: ['title', 'body'], tokenize: 'porter unicode61' } } } } },
+    });
+    assert.equal((await apply(server, version)).status, 200);
+
+    const search = (terms: string) => server.admin('GET', `/api/collections/docs/records?search=${encodeURIComponent(terms)}`);
+    let res = await search('tomato');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.items.map((r: any) => r.title), ['Cooking with tomatoes', 'Gardening'], 'indexed existing rows, best match first');
+    assert.equal(res.body.totalItems, 2);
+
+    const later = await add('Bread', 'flour, water, salt');
+    assert.deepEqual((await search('flour')).body.items.map((r: any) => r.id), [later.body.id], 'insert trigger');
+    await server.admin('PATCH', `/api/collections/docs/records/${later.body.id}`, { body: { body: 'rye and yeast' } });
+    assert.deepEqual((await search('flour')).body.items, [], 'update trigger removed the old words');
+    assert.equal((await search('rye')).body.items.length, 1);
+    await server.admin('DELETE', `/api/collections/docs/records/${later.body.id}`);
+    assert.deepEqual((await search('rye')).body.items, [], 'delete trigger');
+
+    res = await search(`" OR 1=1 -- ' NEAR( *`);
+    assert.equal(res.status, 200, 'FTS syntax in the input is only words');
+    assert.deepEqual(res.body.items, []);
+    const noIndex = await server.admin('GET', '/api/collections/people/records?search=ada');
+    assert.equal(noIndex.status, 400);
+
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
+    assert.equal((await search('tomato')).status, 400);
+    assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
+  });
+
+  test('bad files are clear 4xx answers and save nothing', async () => {
+    const before = (await server.admin('GET', '/api/migrations')).body.items.length;
+
+    const malformed = await server.admin('POST', '/api/migrations/upload', {
+      raw: 'name: broken\ndatabases:\n  main: {collections: [\n',
+      headers: { 'content-type': 'application/yaml' },
+    });
+    assert.equal(malformed.status, 400);
+    assert.match(malformed.body.message, /line \d+, column \d+/);
+    assert.equal(typeof malformed.body.data.file.line, 'number');
+
+    const unknown = await server.admin('POST', '/api/migrations/save', {
+      body: { yaml: 'name: x\ndatabases:\n  main:\n    collections:\n      posts:\n        truncate_table: true\n' },
+    });
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body.message, /line 6, column 9.*unknown operation "truncate_table"/);
+
+    const notYaml = await server.admin('POST', '/api/migrations/upload', { raw: 'x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(notYaml.status, 415);
+    assert.equal((await server.admin('POST', '/api/migrations/save', { body: { yaml: 5 } })).status, 400);
+    assert.equal((await server.admin('POST', '/api/migrations/save', { body: { name: 'x', databases: { 'Bad-Name': {} } } })).status, 400);
+    assert.equal((await server.admin('POST', '/api/migrations/not_a_version/apply')).status, 400);
+    assert.equal((await server.admin('POST', '/api/migrations/20200101_000000_000/apply')).status, 404);
+    assert.equal((await server.admin('GET', '/api/migrations/load')).status, 400);
+
+    assert.equal((await server.admin('GET', '/api/migrations')).body.items.length, before);
+  });
+
+  test('upload, load, download; duplicate versions with other content are a 409', async () => {
+    const yaml = '# kept comment\nversion: 20240102_030405_006\nname: uploaded\ndatabases:\n  main:\n    collections:\n      up:\n        create_table: {name: up, type: base, schema: []}\n';
+    const form = new FormData();
+    form.append('file', new Blob([yaml], { type: 'application/yaml' }), 'm.yaml');
+    const up = await server.admin('POST', '/api/migrations/upload', { raw: form });
+    assert.equal(up.status, 200, up.text);
+    assert.equal(up.body.version, '20240102_030405_006');
+    assert.equal(up.body.yaml, yaml);
+
+    const same = await server.admin('POST', '/api/migrations/upload', { raw: yaml, headers: { 'content-type': 'application/yaml' } });
+    assert.equal(same.status, 200, 'the same file again is fine');
+    const other = await server.admin('POST', '/api/migrations/upload', { raw: yaml.replace('schema: []', 'schema: [{name: x, type: text}]'), headers: { 'content-type': 'application/yaml' } });
+    assert.equal(other.status, 409);
+    assert.equal((await server.admin('POST', '/api/migrations/save', { body: { yaml: yaml.replace('uploaded', 'renamed') } })).status, 409);
+
+    const load = await server.admin('GET', '/api/migrations/load?version=20240102_030405_006');
+    assert.equal(load.status, 200);
+    assert.deepEqual(Object.keys(load.body).sort(), ['migration', 'name', 'version', 'yaml']);
+    assert.equal(load.body.yaml, yaml);
+    const download = await server.admin('GET', '/api/migrations/20240102_030405_006/download');
+    assert.equal(download.status, 200);
+    assert.match(download.headers.get('content-type')!, /application\/yaml/);
+    assert.equal(download.text, yaml);
+
+    // Without a version, a new one is assigned and written into the file, comments kept.
+    const fresh = await server.admin('POST', '/api/migrations/upload', { raw: '# hello\nname: fresh\n', headers: { 'content-type': 'application/yaml' } });
+    assert.equal(fresh.status, 200);
+    assert.match(fresh.body.yaml, /# hello/);
+    assert.match(fresh.body.yaml, new RegExp(`version: "?${fresh.body.version}`));
+    for (const v of ['20240102_030405_006', fresh.body.version]) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
+  });
+
+  test('import is all or nothing: ../ entries, conflicts and oversized archives save nothing', async () => {
+    const before = (await server.admin('GET', '/api/migrations')).body.items.length;
+    const good = 'version: 20240103_000000_000\nname: good\n';
+    const evilZip = await zipEntries([
+      { name: '20240103_000000_000_good.yaml', data: Buffer.from(good) },
+      { name: 'xx_escape.yaml', data: Buffer.from('name: evil\n') },
+    ]);
+    // yazl refuses to write "../" names, so the name is patched into the archive (same length).
+    const patched = Buffer.from(evilZip.toString('latin1').split('xx_escape.yaml').join('../escape.yaml'), 'latin1');
+    const zipSlip = await server.admin('POST', '/api/migrations/import', { raw: patched, headers: { 'content-type': 'application/zip' } });
+    assert.equal(zipSlip.status, 400);
+    assert.match(zipSlip.body.message, /\.\.\/escape\.yaml/);
+
+    const stray = await zipEntries([{ name: '20240103_000000_000_good.yaml', data: Buffer.from(good) }, { name: 'notes.txt', data: Buffer.from('hi') }]);
+    assert.equal((await server.admin('POST', '/api/migrations/import', { raw: stray, headers: { 'content-type': 'application/zip' } })).status, 400);
+
+    const big = Buffer.alloc(6 * 1024 * 1024, 1);
+    assert.equal((await server.admin('POST', '/api/migrations/import', { raw: big, headers: { 'content-type': 'application/zip' } })).status, 413);
+    const bomb = await zipEntries([{ name: '20240103_000000_001_big.yaml', data: Buffer.alloc(2 * 1024 * 1024, 0x20) }]);
+    assert.equal((await server.admin('POST', '/api/migrations/import', { raw: bomb, headers: { 'content-type': 'application/zip' } })).status, 413);
+    assert.equal((await server.admin('POST', '/api/migrations/import', { raw: Buffer.from('not a zip'), headers: { 'content-type': 'application/zip' } })).status, 400);
+
+    await server.admin('POST', '/api/migrations/upload', { raw: 'version: 20240103_000000_002\nname: present\n', headers: { 'content-type': 'application/yaml' } });
+    const conflicting = await zipEntries([
+      { name: '20240103_000000_000_good.yaml', data: Buffer.from(good) },
+      { name: '20240103_000000_002_present.yaml', data: Buffer.from('version: 20240103_000000_002\nname: different\n') },
+    ]);
+    const conflict = await server.admin('POST', '/api/migrations/import', { raw: conflicting, headers: { 'content-type': 'application/zip' } });
+    assert.equal(conflict.status, 409);
+    assert.equal((await server.admin('GET', '/api/migrations')).body.items.length, before + 1, 'only the uploaded file, nothing of the archives');
+    assert.equal(server.services.migrations.files.find('20240103_000000_000'), undefined);
+
+    const form = new FormData();
+    const archive = await zipEntries([
+      { name: '20240103_000000_000_good.yaml', data: Buffer.from(good) },
+      { name: '20240103_000000_002_present.yaml', data: Buffer.from('version: 20240103_000000_002\nname: present\n') },
+    ]);
+    form.append('file', new Blob([new Uint8Array(archive)]), 'm.zip');
+    const ok = await server.admin('POST', '/api/migrations/import', { raw: form });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.body, { imported: ['20240103_000000_000'], skipped: ['20240103_000000_002'] });
+    for (const v of ['20240103_000000_000', '20240103_000000_002']) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
+  });
+});
