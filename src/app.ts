@@ -4,6 +4,9 @@ import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
+import { EmailFlows } from './auth/email-flows.ts';
+import { Mailer } from './auth/mail/mailer.ts';
+import { OAuth2Service } from './auth/oauth2/login.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
@@ -20,6 +23,7 @@ import { FileTokens } from './files/tokens.ts';
 import { registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
+import { registerRateLimit } from './http/plugins/rate-limit.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
@@ -68,6 +72,9 @@ export interface Services {
   /** Downloads and file tokens. */
   files: FileService;
   migrations: MigrationService;
+  mailer: Mailer;
+  emailFlows: EmailFlows;
+  oauth2: OAuth2Service;
 }
 
 export interface App {
@@ -114,7 +121,30 @@ export async function buildServices(config: Config): Promise<Services> {
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
-  return { config, secret, registry, collections, records, tokens, admins, authenticator, recordAuth, apiKeys, settings, webhooks, cron: new CronService(registry, webhooks), fileStore, files, migrations };
+  const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'));
+  const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
+  const oauth2 = new OAuth2Service(settings, records, recordAuth);
+  return {
+    config,
+    secret,
+    registry,
+    collections,
+    records,
+    tokens,
+    admins,
+    authenticator,
+    recordAuth,
+    apiKeys,
+    settings,
+    webhooks,
+    cron: new CronService(registry, webhooks),
+    mailer,
+    emailFlows,
+    fileStore,
+    files,
+    oauth2,
+    migrations,
+  };
 }
 
 /**
@@ -143,12 +173,13 @@ export async function buildApp(config: Config): Promise<App> {
   registerJsonBody(app);
   registerErrorHandling(app);
   registerRequestLog(app);
+  await registerRateLimit(app, config.rateLimit);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
   await app.register(healthRoutes);
   await app.register(adminRoutes(services.admins, services.tokens));
-  await app.register(authRoutes(services.recordAuth));
+  await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
   await app.register(settingsRoutes(services.settings));
   await app.register(databaseRoutes(services.registry));
@@ -163,9 +194,11 @@ export async function buildApp(config: Config): Promise<App> {
   // databases close, so interrupted attempts can still be returned to the queue.
   await services.webhooks.start(app.log);
   await services.cron.start(app.log);
+  services.mailer.log = app.log;
   app.addHook('onClose', async () => {
     services.cron.stop();
     await services.webhooks.stop();
+    await services.mailer.close();
     await services.registry.close();
   });
   return { app, services };

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
@@ -54,6 +55,20 @@ function intFrom(name: string, raw: string | number | undefined, fallback: numbe
   return n;
 }
 
+/** Proxy addresses as Fastify's trustProxy takes them: IPs, CIDR ranges, or proxy-addr's names. */
+function trustedProxies(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  for (const item of raw.split(',').map((s) => s.trim())) {
+    const [address, bits, extra] = item.split('/');
+    const named = ['loopback', 'linklocal', 'uniquelocal'].includes(item);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+    if (!named && (extra !== undefined || isIP(address) === 0 || !prefixOk)) {
+      throw new ConfigError(`CAIRN_TRUST_PROXY must list proxy addresses (IP, CIDR, loopback, linklocal or uniquelocal), got "${item}".`);
+    }
+  }
+  return raw;
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -79,7 +94,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookBackoffMs: intFrom('CAIRN_WEBHOOK_BACKOFF_MS', env.CAIRN_WEBHOOK_BACKOFF_MS, 1000, 1, 3600000),
     webhookLogDays: intFrom('CAIRN_WEBHOOK_LOG_DAYS', env.CAIRN_WEBHOOK_LOG_DAYS, 7, 0, 3650),
     rateLimit: !['off', 'false', '0'].includes(rateLimitRaw),
-    trustProxy: nonEmpty(env.CAIRN_TRUST_PROXY),
+    trustProxy: trustedProxies(env.CAIRN_TRUST_PROXY),
     production: env.NODE_ENV === 'production',
     logLevel: nonEmpty(env.CAIRN_LOG_LEVEL) ?? 'info',
     bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),

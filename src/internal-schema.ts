@@ -1,5 +1,7 @@
 import { adminsTableStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
+import { externalAuthsTableStep } from './auth/oauth2/login.ts';
+import { oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
@@ -29,4 +31,14 @@ export const systemSteps: SchemaStep[] = [
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [collectionsTableStep, usersCollectionStep, apiKeysTableStep, outboxTableStep, logsTableStep, cronJobsTableStep, fulltextTableStep];
+export const databaseSteps: SchemaStep[] = [
+  collectionsTableStep,
+  usersCollectionStep,
+  apiKeysTableStep,
+  outboxTableStep,
+  logsTableStep,
+  cronJobsTableStep,
+  fulltextTableStep,
+  oneTimeTokensTableStep,
+  externalAuthsTableStep,
+];

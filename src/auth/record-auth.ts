@@ -43,6 +43,13 @@ export class RecordAuthService {
     return { token, user, record: user };
   }
 
+  /** The auth result for a record known by id (after OAuth2 sign-in, which found or created it). */
+  async resultFor(ctx: RequestContext, collection: Collection, id: string): Promise<AuthResult> {
+    const row = await this.loadRow(ctx, collection, 'id', id);
+    if (!row) throw unauthorized();
+    return this.result(ctx, collection, row);
+  }
+
   private async loadRow(ctx: RequestContext, collection: Collection, where: string, value: string): Promise<Record<string, unknown> | undefined> {
     const shape = shapeOf(collection);
     return ctx.db.get(`SELECT ${shape.selectList}, t0."passwordHash", t0."tokenKey" FROM ${shape.table} t0 WHERE t0.${where} = ?`, [value]);

@@ -17,7 +17,8 @@ export function newTokenKey(): string {
   return randomSecret(36);
 }
 
-function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>): string | undefined {
+/** Checks `password` and `passwordConfirm`; returns the password when both are acceptable. */
+export function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>): string | undefined {
   const password = input.password;
   if (typeof password !== 'string' || password === '') {
     errors.password = { code: 'validation_required', message: 'Cannot be blank.' };

@@ -3,9 +3,11 @@ import { adminJson, type AdminRow, type AdminService } from '../../auth/admins.t
 import type { TokenService } from '../../auth/tokens.ts';
 import { unauthorized } from '../../errors.ts';
 import { requireAdmin } from '../guards.ts';
+import { identityLimited } from '../plugins/rate-limit.ts';
 
 type Body = Record<string, unknown> | undefined;
 const noDb = { config: { database: false } } as const;
+const noDbLimited = { config: { database: false, ...identityLimited.config } } as const;
 
 /** PocketBase v0.22's /api/admins API. Administrators are instance-wide, so no database is needed. */
 export function adminRoutes(admins: AdminService, tokens: TokenService) {
@@ -17,7 +19,7 @@ export function adminRoutes(admins: AdminService, tokens: TokenService) {
   };
 
   return async (app: FastifyInstance): Promise<void> => {
-    app.post('/api/admins/auth-with-password', noDb, async (req) => {
+    app.post('/api/admins/auth-with-password', noDbLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       return authResult(await admins.authenticate(body?.identity ?? body?.email, body?.password));
     });
@@ -34,7 +36,7 @@ export function adminRoutes(admins: AdminService, tokens: TokenService) {
 
     app.get('/api/admins/has-admins', noDb, async () => ({ hasAdmins: (await admins.count()) > 0 }));
 
-    app.post('/api/admins/init', noDb, async (req) => authResult(await admins.init(req.body ?? {})));
+    app.post('/api/admins/init', noDbLimited, async (req) => authResult(await admins.init(req.body ?? {})));
 
     app.get('/api/admins', noDb, async (req) => {
       requireAdmin(req.ctx);

@@ -1,28 +1,39 @@
 import type { FastifyInstance } from 'fastify';
+import type { EmailFlows } from '../../auth/email-flows.ts';
+import type { OAuth2Input, OAuth2Service } from '../../auth/oauth2/login.ts';
 import { DEFAULT_AUTH_COLLECTION, type RecordAuthService } from '../../auth/record-auth.ts';
+import type { Collection } from '../../collections/model.ts';
+import type { RequestContext } from '../../context.ts';
 import { unauthorized } from '../../errors.ts';
+import { identityLimited } from '../plugins/rate-limit.ts';
 
 type Body = Record<string, unknown> | undefined;
 type CollectionParams = { Params: { collection: string } };
 
-/** OAuth2 providers as the auth-method list shows them; filled in by the OAuth2 domain. */
-export type ProviderLister = (redirectUrl?: string) => Promise<Array<Record<string, unknown>>>;
+export interface AuthRouteDeps {
+  recordAuth: RecordAuthService;
+  flows: EmailFlows;
+  oauth2: OAuth2Service;
+}
+
+
+function redirectUrlOf(query: unknown): string | undefined {
+  const v = (query as Record<string, unknown>).redirectUrl;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
 
 /** The spec's /api/auth/* endpoints and PocketBase's per-collection auth endpoints. */
-export function authRoutes(recordAuth: RecordAuthService, listProviders: ProviderLister = async () => []) {
+export function authRoutes({ recordAuth, flows, oauth2 }: AuthRouteDeps) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post('/api/auth/login', async (req) => {
+    app.post('/api/auth/login', identityLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       const collection = await recordAuth.authCollection(req.ctx, DEFAULT_AUTH_COLLECTION);
       return recordAuth.authWithPassword(req.ctx, collection, body?.email ?? body?.identity, body?.password);
     });
 
-    app.post('/api/auth/register', async (req) => recordAuth.register(req.ctx, req.body ?? {}));
+    app.post('/api/auth/register', identityLimited, async (req) => recordAuth.register(req.ctx, req.body ?? {}));
 
-    app.post('/api/auth/refresh', async (req) => {
-      const { token, user } = await recordAuth.refresh(req.ctx);
-      return { token, user, record: user };
-    });
+    app.post('/api/auth/refresh', async (req) => recordAuth.refresh(req.ctx));
 
     app.get('/api/auth/me', async (req) => {
       if (req.ctx.auth.type !== 'record') throw unauthorized();
@@ -30,14 +41,24 @@ export function authRoutes(recordAuth: RecordAuthService, listProviders: Provide
     });
 
     app.get('/api/auth/methods', async (req) => {
-      const providers = await listProviders((req.query as Record<string, string>).redirectUrl);
+      const providers = await oauth2.list(redirectUrlOf(req.query));
       return { password: { enabled: true }, oauth2: { enabled: providers.length > 0, providers } };
     });
 
-    app.post<CollectionParams>('/api/collections/:collection/auth-with-password', async (req) => {
+    app.get('/api/auth/oauth2-login', identityLimited, async (req) => {
+      const collection = await recordAuth.authCollection(req.ctx, DEFAULT_AUTH_COLLECTION);
+      return oauth2.authenticate(req.ctx, collection, req.query as OAuth2Input);
+    });
+
+    app.post<CollectionParams>('/api/collections/:collection/auth-with-password', identityLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
       return recordAuth.authWithPassword(req.ctx, collection, body?.identity ?? body?.email, body?.password);
+    });
+
+    app.post<CollectionParams>('/api/collections/:collection/auth-with-oauth2', identityLimited, async (req) => {
+      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      return oauth2.authenticate(req.ctx, collection, (req.body ?? {}) as OAuth2Input);
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-refresh', async (req) => {
@@ -47,7 +68,7 @@ export function authRoutes(recordAuth: RecordAuthService, listProviders: Provide
 
     app.get<CollectionParams>('/api/collections/:collection/auth-methods', async (req) => {
       await recordAuth.authCollection(req.ctx, req.params.collection);
-      const providers = await listProviders((req.query as Record<string, string>).redirectUrl);
+      const providers = await oauth2.list(redirectUrlOf(req.query));
       // PocketBase v0.22's shape, which its SDK 0.21 reads, plus the spec's.
       return {
         usernamePassword: false,
@@ -58,5 +79,20 @@ export function authRoutes(recordAuth: RecordAuthService, listProviders: Provide
         oauth2: { enabled: providers.length > 0, providers },
       };
     });
+
+    // The email flows answer 204 as PocketBase does; the request endpoints whether or not the address is known.
+    const flowRoutes: Array<[string, (ctx: RequestContext, c: Collection, body: unknown) => Promise<void>]> = [
+      ['request-verification', (ctx, c, body) => flows.requestVerification(ctx, c, body)],
+      ['confirm-verification', (ctx, c, body) => flows.confirmVerification(ctx, c, body)],
+      ['request-password-reset', (ctx, c, body) => flows.requestPasswordReset(ctx, c, body)],
+      ['confirm-password-reset', (ctx, c, body) => flows.confirmPasswordReset(ctx, c, body)],
+    ];
+    for (const [action, run] of flowRoutes) {
+      app.post<CollectionParams>(`/api/collections/:collection/${action}`, identityLimited, async (req, reply) => {
+        const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+        await run(req.ctx, collection, req.body ?? {});
+        return reply.status(204).send();
+      });
+    }
   };
 }

@@ -1,0 +1,61 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import nodemailer, { type Transporter } from 'nodemailer';
+import { randomId } from '../../lib/ids.ts';
+
+export interface Mail {
+  from: { name: string; address: string };
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface MailLog {
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * Sends mail through CAIRN_SMTP_URL, or writes each message as an `.eml` file under `<dir>/mail/`
+ * when no SMTP server is configured (mode 0600: the messages carry single-use tokens).
+ */
+export class Mailer {
+  private readonly transport: Transporter;
+  private readonly toFiles: boolean;
+  private readonly pending = new Set<Promise<void>>();
+  log?: MailLog;
+
+  constructor(
+    smtpUrl: string | undefined,
+    private readonly mailDir: string,
+  ) {
+    this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    this.toFiles = !smtpUrl;
+  }
+
+  async send(mail: Mail): Promise<void> {
+    const info = await this.transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    if (this.toFiles) {
+      mkdirSync(this.mailDir, { recursive: true, mode: 0o700 });
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomId(6)}.eml`;
+      writeFileSync(path.join(this.mailDir, name), info.message as Buffer, { mode: 0o600 });
+    }
+  }
+
+  /**
+   * Sends in the background: request endpoints answer at once whether or not a mail goes out, so
+   * neither the answer nor its timing tells whether an account exists. Failures are logged.
+   */
+  sendLater(mail: Mail): void {
+    const job = this.send(mail)
+      .catch((err: unknown) => this.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'sending mail failed'))
+      .finally(() => this.pending.delete(job));
+    this.pending.add(job);
+  }
+
+  /** Waits for mails still being sent (graceful shutdown). */
+  async close(): Promise<void> {
+    await Promise.all(this.pending);
+    this.transport.close();
+  }
+}

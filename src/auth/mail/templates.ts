@@ -1,0 +1,41 @@
+import type { MetaSettings } from '../../settings/meta.ts';
+import type { Mail } from './mailer.ts';
+
+export type MailPurpose = 'verification' | 'password-reset';
+
+const COPY: Record<MailPurpose, { subject: string; intro: string; action: string; outro: string }> = {
+  verification: {
+    subject: 'Verify your {app} email',
+    intro: 'Thank you for joining {app}. Confirm your email address with the link below.',
+    action: 'Verify',
+    outro: 'If you did not sign up, ignore this email.',
+  },
+  'password-reset': {
+    subject: 'Reset your {app} password',
+    intro: 'A password reset was requested for your {app} account. Choose a new password with the link below.',
+    action: 'Reset password',
+    outro: 'If you did not ask to reset your password, ignore this email: your password stays as it is.',
+  },
+};
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The mail for a flow. The link follows PocketBase's (`<appUrl>/_/#/auth/confirm-…/<token>`), and the
+ * token is also printed on its own, for apps that confirm through the API themselves.
+ */
+export function flowMail(purpose: MailPurpose, meta: MetaSettings, to: string, token: string, validFor: string): Mail {
+  const copy = COPY[purpose];
+  const app = meta.appName;
+  const link = `${meta.appUrl}/_/#/auth/confirm-${purpose}/${token}`;
+  const intro = copy.intro.replace('{app}', app);
+  const text = `Hello,\n\n${intro}\n\n${link}\n\nToken: ${token}\n\nThe link is valid for ${validFor} and can be used once.\n${copy.outro}\n\n${app}\n`;
+  const html =
+    `<p>Hello,</p><p>${escapeHtml(intro)}</p>` +
+    `<p><a href="${escapeHtml(link)}">${escapeHtml(copy.action)}</a></p>` +
+    `<p>Token: <code>${escapeHtml(token)}</code></p>` +
+    `<p>The link is valid for ${escapeHtml(validFor)} and can be used once.<br>${escapeHtml(copy.outro)}</p><p>${escapeHtml(app)}</p>`;
+  return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: copy.subject.replace('{app}', app), text, html };
+}

@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import { typeOf } from '../../collections/fields/registry.ts';
+import type { Collection } from '../../collections/model.ts';
+import { type RequestContext, systemContext } from '../../context.ts';
+import { badRequest, validationFailed } from '../../errors.ts';
+import { randomId, randomSecret } from '../../lib/ids.ts';
+import { nowIso } from '../../lib/time.ts';
+import type { RecordJson } from '../../records/serialize.ts';
+import type { RecordService } from '../../records/service.ts';
+import { shapeOf } from '../../records/shape.ts';
+import type { SchemaStep } from '../../storage/index.ts';
+import type { SettingsService } from '../../settings/service.ts';
+import type { AuthResult, RecordAuthService } from '../record-auth.ts';
+import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
+import type { OAuth2Settings, ProviderConfig } from './providers.ts';
+
+/** Which provider account belongs to which auth record, per database. */
+export const externalAuthsTableStep: SchemaStep = {
+  id: 'auth.external_auths',
+  async up(tx) {
+    await tx.exec(`CREATE TABLE _external_auths (
+      id TEXT PRIMARY KEY NOT NULL,
+      collectionId TEXT NOT NULL,
+      recordId TEXT NOT NULL,
+      provider TEXT NOT NULL,
+      providerId TEXT NOT NULL,
+      created TEXT NOT NULL,
+      updated TEXT NOT NULL,
+      UNIQUE (collectionId, provider, providerId)
+    );
+    CREATE INDEX _external_auths_record ON _external_auths (collectionId, recordId)`);
+  },
+};
+
+/** A provider as `/api/auth/methods` lists it: where to send the user, with fresh state and PKCE values. */
+export interface ProviderListing {
+  name: string;
+  displayName: string;
+  state: string;
+  authUrl: string;
+  codeVerifier: string;
+  codeChallenge: string;
+  codeChallengeMethod: 'S256';
+}
+
+export interface OAuth2Input {
+  provider?: unknown;
+  code?: unknown;
+  codeVerifier?: unknown;
+  redirectUrl?: unknown;
+}
+
+export type OAuth2Result = AuthResult & {
+  meta: { id: string; name: string; email: string; avatarUrl: string; isNew: boolean; rawUser: Record<string, unknown> };
+};
+
+function optionalText(v: unknown, max = 2048): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string' || v.length > max) throw badRequest('Invalid OAuth2 parameters.');
+  return v;
+}
+
+/**
+ * OAuth2 sign-in: lists the configured providers, exchanges an authorization code at the provider,
+ * reads the user's profile and links it to an auth record — the one already linked to that provider
+ * account, else the signed-in record, else the record with the same email when the provider vouches
+ * for it, else a new record.
+ */
+export class OAuth2Service {
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly records: RecordService,
+    private readonly recordAuth: RecordAuthService,
+  ) {}
+
+  private async providers(): Promise<ProviderConfig[]> {
+    return (await this.settings.get<OAuth2Settings>('oauth2')).providers.filter((p) => p.enabled);
+  }
+
+  /**
+   * The enabled providers with an authorization URL. As in PocketBase, the URL ends with
+   * `redirect_uri=` for the client to complete, unless `redirectUrl` is given.
+   */
+  async list(redirectUrl?: string): Promise<ProviderListing[]> {
+    return (await this.providers()).map((p) => {
+      const state = randomSecret(24);
+      const codeVerifier = randomSecret(48);
+      const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+      const url = new URL(p.authUrl);
+      url.searchParams.set('client_id', p.clientId);
+      url.searchParams.set('response_type', 'code');
+      if (p.scopes.length > 0) url.searchParams.set('scope', p.scopes.join(' '));
+      url.searchParams.set('state', state);
+      url.searchParams.set('code_challenge', codeChallenge);
+      url.searchParams.set('code_challenge_method', 'S256');
+      const authUrl = `${url.href}&redirect_uri=${redirectUrl ? encodeURIComponent(redirectUrl) : ''}`;
+      return { name: p.name, displayName: p.displayName, state, authUrl, codeVerifier, codeChallenge, codeChallengeMethod: 'S256' };
+    });
+  }
+
+  async authenticate(ctx: RequestContext, collection: Collection, input: OAuth2Input): Promise<OAuth2Result> {
+    const name = optionalText(input.provider, 100);
+    const code = optionalText(input.code);
+    if (name === '' || code === '') {
+      throw validationFailed({
+        ...(name === '' ? { provider: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
+        ...(code === '' ? { code: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
+      });
+    }
+    const provider = (await this.providers()).find((p) => p.name === name);
+    if (!provider) throw validationFailed({ provider: { code: 'validation_invalid_provider', message: `OAuth2 provider "${name}" is not configured.` } });
+
+    const accessToken = await exchangeCode(provider, code, optionalText(input.redirectUrl), optionalText(input.codeVerifier, 200));
+    const profile = await fetchProfile(provider, accessToken);
+    const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile);
+    const result = await this.recordAuth.resultFor(ctx, collection, id);
+    return {
+      ...result,
+      meta: { id: profile.id, name: profile.name ?? '', email: profile.email ?? '', avatarUrl: profile.avatarUrl ?? '', isNew, rawUser: profile.raw },
+    };
+  }
+
+  private async linkOrCreate(ctx: RequestContext, collection: Collection, provider: string, profile: OAuth2Profile): Promise<{ id: string; isNew: boolean }> {
+    const db = ctx.db;
+    const table = shapeOf(collection).table;
+    const linked = await db.get<{ id: string; recordId: string }>('SELECT id, recordId FROM _external_auths WHERE collectionId = ? AND provider = ? AND providerId = ?', [
+      collection.id,
+      provider,
+      profile.id,
+    ]);
+    if (linked) {
+      if (await db.get(`SELECT id FROM ${table} WHERE id = ?`, [linked.recordId])) return { id: linked.recordId, isNew: false };
+      // The record was deleted since: the link is stale.
+      await db.run('DELETE FROM _external_auths WHERE id = ?', [linked.id]);
+    }
+
+    const auth = ctx.auth;
+    if (auth.type === 'record' && auth.collectionId === collection.id) {
+      await this.link(ctx, collection, auth.id, provider, profile.id);
+      return { id: auth.id, isNew: false };
+    }
+
+    if (!profile.email) throw badRequest('The OAuth2 provider did not share an email address; allow access to it and try again.');
+    const existing = await db.get<{ id: string; verified: number }>(`SELECT id, verified FROM ${table} WHERE email = ?`, [profile.email]);
+    if (existing) {
+      // Linking on an address the provider does not vouch for would hand the account to whoever typed it.
+      if (!profile.verified) {
+        throw badRequest('An account with this email already exists and the OAuth2 provider has not verified the address; sign in with your password instead.');
+      }
+      if (existing.verified !== 1) await this.records.update(systemContext(ctx.dbName, db), collection, existing.id, { verified: true });
+      await this.link(ctx, collection, existing.id, provider, profile.id);
+      return { id: existing.id, isNew: false };
+    }
+
+    const password = randomSecret(32);
+    const data: Record<string, unknown> = { email: profile.email, emailVisibility: false, verified: profile.verified, password, passwordConfirm: password };
+    for (const [field, value] of [['name', profile.name], ['avatar', profile.avatarUrl]] as const) {
+      const def = collection.fields.find((f) => f.name === field);
+      if (def && value !== undefined && typeOf(def).prepare(value, def).ok) data[field] = value;
+    }
+    const created = (await this.records.create(systemContext(ctx.dbName, db), collection, data)) as RecordJson;
+    await this.link(ctx, collection, created.id, provider, profile.id);
+    return { id: created.id, isNew: true };
+  }
+
+  private async link(ctx: RequestContext, collection: Collection, recordId: string, provider: string, providerId: string): Promise<void> {
+    const now = nowIso();
+    await ctx.db.run(
+      'INSERT INTO _external_auths (id, collectionId, recordId, provider, providerId, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [randomId(), collection.id, recordId, provider, providerId, now, now],
+    );
+  }
+}
