@@ -76,6 +76,10 @@ function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
+function cpu(m: Measurement): string {
+  return m.cpuUs === undefined ? '?' : fmt(m.cpuUs);
+}
+
 interface CaseResult {
   c: BenchCase;
   baseline: Measurement;
@@ -84,14 +88,14 @@ interface CaseResult {
 
 function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number): string {
   const lines = [
-    '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms | CPU µs/req baseline / Cairn |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const { c, baseline, cairn } of results) {
     const ratio = cairn.rps / baseline.rps;
     const verdict = c.target === undefined ? '' : ratio >= c.target ? ` (met)` : ` (**below**)`;
     lines.push(
-      `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} |`,
+      `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} | ${cpu(baseline)} / ${cpu(cairn)} |`,
     );
   }
   const cpus = os.cpus();
@@ -161,7 +165,11 @@ async function main(): Promise<void> {
     for (const c of selected) {
       const state = states.get(c);
       process.stderr.write(`measuring ${c.name}…\n`);
-      const [b, k] = await compare({ url: baseline.url, request: c.request(state, 'baseline') }, { url: cairn.url, request: c.request(state, 'cairn') }, load);
+      const [b, k] = await compare(
+        { url: baseline.url, request: c.request(state, 'baseline'), cpuSeconds: baseline.cpuSeconds },
+        { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds },
+        load,
+      );
       for (const [target, m] of [['baseline', b], ['Cairn', k]] as const) {
         if (m.failures > 0) throw new Error(`${c.name}: ${target} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)}): the case is broken`);
       }

@@ -1,12 +1,30 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { freePort } from '../../test/helpers/process.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 
 export interface RunningServer {
   url: string;
   child: ChildProcess;
+  /** CPU seconds the process has used so far (user + system), where the OS tells (Linux). */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
+}
+
+// Linux reports process times in clock ticks, 100 per second on every common configuration.
+const CLOCK_TICKS = 100;
+
+function cpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -39,6 +57,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   return {
     url,
     child,
+    cpuSeconds: () => cpuSecondsOf(child.pid),
     async stop() {
       if (!exited) child.kill('SIGTERM');
       await exit;

@@ -26,21 +26,34 @@ export interface ContextOptions {
   authenticate?: Authenticate;
 }
 
-function requestInfo(req: FastifyRequest): RequestInfo {
-  // Body and query are read when a rule asks for them: the context is built before the body is parsed.
-  return {
-    method: req.method,
-    headers: req.headers,
-    get query() {
-      return (req.query ?? {}) as Record<string, unknown>;
-    },
-    get body() {
-      return req.body;
-    },
-    get ip() {
-      return req.ip;
-    },
-  };
+/**
+ * The request as rules may read it. Body and query are read when a rule asks for them: the context is
+ * built before the body is parsed. A class, so the getters live on the prototype and building one per
+ * request is a plain allocation.
+ */
+class LazyRequestInfo implements RequestInfo {
+  readonly method: string;
+  readonly headers: FastifyRequest['headers'];
+  // A private field, so copying or serializing the info never reaches into Fastify's request.
+  readonly #req: FastifyRequest;
+
+  constructor(req: FastifyRequest) {
+    this.method = req.method;
+    this.headers = req.headers;
+    this.#req = req;
+  }
+
+  get query(): Record<string, unknown> {
+    return (this.#req.query ?? {}) as Record<string, unknown>;
+  }
+
+  get body(): unknown {
+    return this.#req.body;
+  }
+
+  get ip(): string {
+    return this.#req.ip;
+  }
 }
 
 /**
@@ -56,6 +69,6 @@ export function registerContext(app: FastifyInstance, options: ContextOptions): 
     const db = needsDatabase ? await options.registry.get(dbName) : undefined;
     const checksCaller = req.routeOptions.config?.authenticate !== false;
     const auth = options.authenticate && checksCaller ? await options.authenticate(req, dbName, db) : GUEST;
-    req.ctx = { dbName, db: db as Database, auth, request: requestInfo(req) };
+    req.ctx = { dbName, db: db as Database, auth, request: new LazyRequestInfo(req) };
   });
 }

@@ -113,6 +113,10 @@ export class SqliteDatabase implements Database {
   private readonly writeStatements: StatementCache;
   private readonly readStatements: StatementCache;
   private readonly lock = new WriteLock();
+  // Transaction control runs on every write: prepared once rather than parsed by exec() each time.
+  private readonly begin: Statement;
+  private readonly commit: Statement;
+  private readonly rollback: Statement;
   private closed = false;
 
   constructor(
@@ -123,6 +127,9 @@ export class SqliteDatabase implements Database {
     this.reader = openConnection(file, true);
     this.writeStatements = new StatementCache(this.writer);
     this.readStatements = new StatementCache(this.reader);
+    this.begin = this.writer.prepare('BEGIN IMMEDIATE');
+    this.commit = this.writer.prepare('COMMIT');
+    this.rollback = this.writer.prepare('ROLLBACK');
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -163,12 +170,12 @@ export class SqliteDatabase implements Database {
     });
     let result: T;
     try {
-      this.writer.exec('BEGIN IMMEDIATE');
+      this.begin.run();
       try {
         result = await fn(tx);
-        this.writer.exec('COMMIT');
+        this.commit.run();
       } catch (err) {
-        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        if (this.writer.inTransaction) this.rollback.run();
         throw err;
       } finally {
         tx.finish();
