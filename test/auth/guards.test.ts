@@ -24,6 +24,17 @@ const MANAGEMENT: Array<[string, string, unknown?]> = [
   ['DELETE', '/api/admins/aaaaaaaaaaaaaaa'],
   ['GET', '/api/settings'],
   ['PATCH', '/api/settings', { meta: { appName: 'x' } }],
+  ['GET', '/api/webhooks/logs'],
+  ['POST', '/api/webhooks/logs/aaaaaaaaaaaaaaa/retry'],
+  ['GET', '/api/webhooks/cron'],
+  ['POST', '/api/webhooks/cron', { name: 'c', schedule: '@every 1h', url: 'http://127.0.0.1:9/x' }],
+  ['GET', '/api/webhooks/cron/aaaaaaaaaaaaaaa'],
+  ['PATCH', '/api/webhooks/cron/aaaaaaaaaaaaaaa', { enabled: false }],
+  ['DELETE', '/api/webhooks/cron/aaaaaaaaaaaaaaa'],
+  ['GET', '/api/migrations'],
+  ['GET', '/api/migrations/status'],
+  ['POST', '/api/migrations/apply-pending'],
+  ['GET', '/api/migrations/export'],
 ];
 
 describe('management endpoints require an administrator or an admin-role API key', () => {
