@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { LocalFileStorage } from '../../src/files/storage/local.ts';
 import { FileStore } from '../../src/files/store.ts';
 import type { RecordEvent } from '../../src/records/deps.ts';
+import { startReceiver } from '../helpers/receiver.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
@@ -49,16 +50,11 @@ describe('file fields', () => {
   let server: TestServer;
   let storage: string;
   let staging: string;
-  const events: RecordEvent[] = [];
 
   before(async () => {
     server = await startServer({ env: { CAIRN_UPLOAD_LIMIT: String(UPLOAD_LIMIT) } });
     storage = path.join(server.dir, 'storage');
     staging = path.join(storage, '.staging');
-    // Observes what webhooks will be given: the change events of the records domain.
-    server.services.records.deps.changeHooks.push(async (_tx, event) => {
-      events.push(event);
-    });
     await createCollection(server, {
       name: 'posts',
       type: 'base',
@@ -326,15 +322,25 @@ describe('file fields', () => {
   });
 
   test('webhook payloads carry file names, never contents', async () => {
-    events.length = 0;
-    const secret = 'top-secret-content-' + 'z'.repeat(100);
-    const rec = (await server.request('POST', '/api/collections/posts/records', { raw: form([['title', 'hooked'], ['docs', { name: 'secret.txt', data: secret }]]) })).body;
-    await server.request('DELETE', `/api/collections/posts/records/${rec.id}`);
-    const mine = events.filter((e) => e.record.id === rec.id);
-    assert.deepEqual(mine.map((e) => e.action), ['create', 'delete']);
-    for (const e of mine) {
-      assert.deepEqual(e.record.docs, rec.docs);
-      assert.doesNotMatch(JSON.stringify(e.record), /top-secret-content/);
+    const receiver = await startReceiver();
+    try {
+      await createCollection(server, {
+        name: 'hooked',
+        fields: [{ name: 'docs', type: 'file', options: { maxSelect: 2 } }],
+        options: { triggers: [{ action: 'create', url: `${receiver.url}/files`, method: 'POST' }, { action: 'update', url: `${receiver.url}/files`, method: 'POST' }] },
+      });
+      const secret = `top-secret-content-${'z'.repeat(100)}`;
+      const rec = (await server.request('POST', '/api/collections/hooked/records', { raw: form([['docs', { name: 'secret.txt', data: secret }]]) })).body;
+      const next = (await server.request('PATCH', `/api/collections/hooked/records/${rec.id}`, { raw: form([['docs+', { name: 'more.txt', data: secret }]]) })).body;
+      const received = await receiver.waitForRequests(2);
+      const created = received.find((r) => r.json.event === 'record.create')!;
+      const updated = received.find((r) => r.json.event === 'record.update')!;
+      assert.deepEqual(created.json.record.docs, rec.docs);
+      assert.deepEqual(updated.json.record.docs, next.docs);
+      assert.deepEqual(updated.json.oldRecord.docs, rec.docs);
+      for (const req of [created, updated]) assert.doesNotMatch(req.body, /top-secret-content/);
+    } finally {
+      await receiver.close();
     }
   });
 
