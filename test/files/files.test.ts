@@ -12,6 +12,8 @@ import { createCollection, startServer, type TestServer } from '../helpers/serve
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 const PDF = Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n', 'latin1');
 const UPLOAD_LIMIT = 256 * 1024;
+/** Collections open to everyone: these tests are about files, not rules (protected.test.ts is). */
+const OPEN_RULES = { listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
 
 function form(entries: Array<[string, string | { name: string; data: Buffer | string }]>): FormData {
   const fd = new FormData();
@@ -63,6 +65,7 @@ describe('file fields', () => {
         { name: 'docs', type: 'file', options: { maxSelect: 3, maxSize: 4096 } },
         { name: 'cover', type: 'file', maxSelect: 1, mimeTypes: ['image/png', 'image/jpeg'], thumbs: ['100x100'] },
       ],
+      ...OPEN_RULES,
     });
   });
   after(() => server.close());
@@ -327,6 +330,7 @@ describe('file fields', () => {
       await createCollection(server, {
         name: 'hooked',
         fields: [{ name: 'docs', type: 'file', options: { maxSelect: 2 } }],
+        ...OPEN_RULES,
         options: { triggers: [{ action: 'create', url: `${receiver.url}/files`, method: 'POST' }, { action: 'update', url: `${receiver.url}/files`, method: 'POST' }] },
       });
       const secret = `top-secret-content-${'z'.repeat(100)}`;
@@ -391,7 +395,7 @@ describe('file fields', () => {
 
   test('files of another database are served with ?db= and stored apart', async () => {
     assert.equal((await server.admin('POST', '/api/databases', { body: { name: 'second' } })).status, 200);
-    await createCollection(server, { name: 'posts', fields: [{ name: 'docs', type: 'file', maxSelect: 2 }] }, 'second');
+    await createCollection(server, { name: 'posts', fields: [{ name: 'docs', type: 'file', maxSelect: 2 }], ...OPEN_RULES }, 'second');
     const rec = (await server.request('POST', '/api/collections/posts/records', { db: 'second', raw: form([['docs', { name: 'db.txt', data: 'second db' }]]) })).body;
     assert.deepEqual(filesUnder(path.join(storage, 'second', 'posts', rec.id)), rec.docs);
     const url = `/api/files/posts/${rec.id}/${rec.docs[0]}`;
