@@ -4,7 +4,7 @@ import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Collection, FieldDef } from '../collections/model.ts';
-import { ApiError, badRequest } from '../errors.ts';
+import { ApiError, badRequest, isApiError } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import { detectFileType, SNIFF_BYTES } from './content-type.ts';
 import { fileOptions } from './field.ts';
@@ -37,6 +37,28 @@ class ByteBudget {
   spend(n: number): void {
     this.used += n;
     if (this.used > this.limit) throw uploadTooLarge(this.limit);
+  }
+}
+
+/** A body the multipart parser cannot read is the client's fault; its own limit errors stay 413. */
+function malformed(err: unknown): unknown {
+  if (isApiError(err) || (err as { statusCode?: number }).statusCode === 413) return err;
+  const reason = err instanceof Error && err.message ? `: ${err.message}` : '';
+  return badRequest(`Failed to load the submitted data: invalid multipart body${reason}.`);
+}
+
+/** The parts of a body; errors of the parser itself (not of what consumes the parts) become 400s. */
+async function* readParts(parts: AsyncIterable<UploadPart>): AsyncGenerator<UploadPart> {
+  const it = parts[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<UploadPart>;
+    try {
+      next = await it.next();
+    } catch (err) {
+      throw malformed(err);
+    }
+    if (next.done) return;
+    yield next.value;
   }
 }
 
@@ -84,6 +106,8 @@ async function stage(part: Extract<UploadPart, { type: 'file' }>, field: FieldDe
     await pipeline(part.file, meter, createWriteStream(tempPath, { flags: 'wx', mode: 0o600 }));
   } catch (err) {
     await unlink(tempPath).catch(() => {});
+    // Not our limit and not a file system error: the body ended (or broke) in the middle of the file.
+    if (!isApiError(err) && (err as NodeJS.ErrnoException).syscall === undefined) throw malformed(err);
     throw err;
   }
   if (size > maxSize) {
@@ -121,19 +145,20 @@ export interface ReceivedBody {
 export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: Collection, options: ReceiveOptions, declaredLength?: number): Promise<ReceivedBody> {
   if (declaredLength !== undefined && declaredLength > options.requestLimit) throw uploadTooLarge(options.requestLimit);
   const budget = new ByteBudget(options.requestLimit);
-  const fields = new Map<string, string[]>();
+  const fields = new Map<string, unknown[]>();
   const payloads: Record<string, unknown>[] = [];
   const uploads = new Map<string, StagedFile[]>();
   const staged: StagedFile[] = [];
   try {
-    for await (const part of parts) {
+    for await (const part of readParts(parts)) {
       if (isUnsafeKey(part.fieldname)) throw badRequest(`Invalid form field name ${JSON.stringify(part.fieldname)}.`);
       if (part.type === 'field') {
-        const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value ?? '');
+        // A part sent as application/json arrives parsed (typed); plain form values are text.
+        const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value ?? null);
         budget.spend(Buffer.byteLength(text));
         if (part.valueTruncated) throw new ApiError(413, `The form field "${part.fieldname}" is too large.`, {}, { connection: 'close' });
-        if (part.fieldname === JSON_PAYLOAD) payloads.push(parsePayload(text));
-        else fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), text]);
+        if (part.fieldname === JSON_PAYLOAD) payloads.push(parsePayload(part.value));
+        else fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), part.value]);
         continue;
       }
       const field = fileFieldOf(collection, part.fieldname);
@@ -164,12 +189,14 @@ export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: 
   return { input, staged };
 }
 
-function parsePayload(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" is not valid JSON.`);
+function parsePayload(raw: unknown): Record<string, unknown> {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" is not valid JSON.`);
+    }
   }
   if (!isPlainObject(value)) throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" must be a JSON object.`);
   return value;

@@ -48,6 +48,20 @@ function rawGet(url: string, rawPath: string): Promise<{ status: number; body: s
   });
 }
 
+/** A POST with a body written byte for byte (FormData would always be well-formed). */
+function rawPost(url: string, rawPath: string, contentType: string, body: string): Promise<{ status: number; json: any }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, path: rawPath, method: 'POST', headers: { 'content-type': contentType } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('file fields', () => {
   let server: TestServer;
   let storage: string;
@@ -346,6 +360,31 @@ describe('file fields', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  test('malformed multipart bodies are 400s and leave nothing behind', async () => {
+    const before = filesUnder(storage);
+    const B = 'cairnBoundary';
+    const type = `multipart/form-data; boundary=${B}`;
+    const part = (headers: string, body: string) => `--${B}\r\n${headers}\r\n\r\n${body}\r\n`;
+    const cases: Array<[string, string, string]> = [
+      ['a body that ends inside a file', type, `--${B}\r\nContent-Disposition: form-data; name="docs"; filename="cut.txt"\r\n\r\nhalf a fi`],
+      ['no boundary', 'multipart/form-data', part('Content-Disposition: form-data; name="title"', 'x')],
+      ['a JSON part that is not JSON', type, part('Content-Disposition: form-data; name="title"\r\nContent-Type: application/json', '{nope') + `--${B}--\r\n`],
+      ['a field named __proto__', type, part('Content-Disposition: form-data; name="__proto__"', '{}') + `--${B}--\r\n`],
+      ['a @jsonPayload that is not an object', type, part('Content-Disposition: form-data; name="@jsonPayload"', '[1]') + `--${B}--\r\n`],
+    ];
+    for (const [what, contentType, body] of cases) {
+      const res = await rawPost(server.url, '/api/collections/posts/records', contentType, body);
+      assert.equal(res.status, 400, `${what}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.code, 400, what);
+    }
+    assert.deepEqual(filesUnder(storage), before);
+
+    // A part declared as application/json keeps its type, like @jsonPayload values.
+    const typed = await rawPost(server.url, '/api/collections/posts/records', type, part('Content-Disposition: form-data; name="title"\r\nContent-Type: application/json', '"typed title"') + `--${B}--\r\n`);
+    assert.equal(typed.status, 200);
+    assert.equal(typed.json.title, 'typed title');
   });
 
   describe('paths', () => {
