@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { sql } from '../../src/storage/index.ts';
+import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
+
+describe('SQLite driver behind the async storage interface', () => {
+  let dir: string;
+  let db: SqliteDatabase;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cairn-driver-'));
+    db = new SqliteDatabase('t', path.join(dir, 't.db'));
+    await db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)');
+  });
+  after(async () => {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('uses WAL and the PocketBase pragmas', async () => {
+    assert.equal((await db.get<{ journal_mode: string }>('PRAGMA journal_mode'))?.journal_mode, 'wal');
+    assert.equal((await db.get<{ foreign_keys: number }>('PRAGMA foreign_keys'))?.foreign_keys, 1);
+  });
+
+  test('a transaction commits when its function resolves, and after-commit work runs after that', async () => {
+    const seen: number[] = [];
+    await db.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['committed']);
+      tx.afterCommit(async () => {
+        // Runs after COMMIT: a reader outside the transaction sees the row.
+        seen.push((await db.all('SELECT 1 FROM items WHERE name = ?', ['committed'])).length);
+      });
+    });
+    assert.deepEqual(seen, [1]);
+  });
+
+  test('a rejected transaction rolls back and drops its after-commit work', async () => {
+    let ran = false;
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.run('INSERT INTO items (name) VALUES (?)', ['rolled-back']);
+        tx.afterCommit(() => {
+          ran = true;
+        });
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    assert.equal(ran, false);
+    assert.equal((await db.all('SELECT 1 FROM items WHERE name = ?', ['rolled-back'])).length, 0);
+  });
+
+  test('a nested transaction is a savepoint: its failure undoes only its own writes', async () => {
+    await db.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['outer']);
+      await assert.rejects(
+        tx.transaction(async (inner) => {
+          await inner.run('INSERT INTO items (name) VALUES (?)', ['inner']);
+          throw new Error('inner fails');
+        }),
+      );
+    });
+    const names = (await db.all<{ name: string }>("SELECT name FROM items WHERE name IN ('outer', 'inner')")).map((r) => r.name);
+    assert.deepEqual(names, ['outer']);
+  });
+
+  test('concurrent transactions run one after the other, in order', async () => {
+    const order: string[] = [];
+    const slow = db.transaction(async (tx) => {
+      order.push('a:start');
+      await new Promise((resolve) => setImmediate(resolve));
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['a']);
+      order.push('a:end');
+    });
+    const fast = db.transaction(async (tx) => {
+      order.push('b:start');
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['b']);
+      order.push('b:end');
+    });
+    await Promise.all([slow, fast]);
+    assert.deepEqual(order, ['a:start', 'a:end', 'b:start', 'b:end']);
+  });
+
+  test('a statement on a finished transaction handle is refused instead of running unlocked', async () => {
+    let leaked: Parameters<Parameters<typeof db.transaction>[0]>[0] | undefined;
+    await db.transaction(async (tx) => {
+      leaked = tx;
+    });
+    await assert.rejects(leaked!.run('INSERT INTO items (name) VALUES (?)', ['late']), /finished/);
+  });
+
+  test('a unique violation is classified with its table and column', async () => {
+    const err = await db.run('INSERT INTO items (name) VALUES (?)', ['a']).catch((e: unknown) => e);
+    assert.deepEqual(db.dialect.classifyError(err), { kind: 'unique', table: 'items', columns: ['name'] });
+  });
+
+  test('the sql tag turns every value into a parameter', async () => {
+    const hostile = "x'); DROP TABLE items; --";
+    const q = sql`SELECT name FROM items WHERE name = ${hostile}`;
+    assert.equal(q.text, 'SELECT name FROM items WHERE name = ?');
+    assert.deepEqual(q.params, [hostile]);
+    assert.deepEqual(await db.all(q.text, q.params), []);
+    assert.ok((await db.all('SELECT 1 FROM items')).length > 0);
+  });
+});
