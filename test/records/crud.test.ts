@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('records: create, view, update, delete, expand, fields', () => {
+  let server: TestServer;
+  let ids: Record<string, string>;
+  before(async () => {
+    server = await startServer();
+    await createCollection(server, { name: 'authors', fields: [{ name: 'name', type: 'text' }, { name: 'country', type: 'relation', options: { toCollection: 'countries' } }].slice(0, 1) });
+    await createCollection(server, { name: 'countries', fields: [{ name: 'code', type: 'text' }] });
+    const authors = (await server.admin('GET', '/api/collections/authors')).body;
+    await server.admin('PATCH', '/api/collections/authors', { body: { fields: [...authors.fields, { name: 'country', type: 'relation', options: { toCollection: 'countries' } }] } });
+    await createCollection(server, {
+      name: 'books',
+      fields: [
+        { name: 'title', type: 'text', required: true },
+        { name: 'pages', type: 'number' },
+        { name: 'tags', type: 'select', options: { values: ['sf', 'crime', 'poetry'], maxSelect: 3 } },
+        { name: 'author', type: 'relation', options: { toCollection: 'authors' } },
+        { name: 'coauthors', type: 'relation', options: { toCollection: 'authors', maxSelect: null } },
+      ],
+    });
+    await createCollection(server, { name: 'reviews', fields: [{ name: 'book', type: 'relation', required: true, options: { toCollection: 'books', cascadeDelete: true } }, { name: 'stars', type: 'number' }] });
+    const country = (await server.admin('POST', '/api/collections/countries/records', { body: { code: 'IS' } })).body.id;
+    const ann = (await server.admin('POST', '/api/collections/authors/records', { body: { name: 'Ann', country } })).body.id;
+    const bob = (await server.admin('POST', '/api/collections/authors/records', { body: { name: 'Bob' } })).body.id;
+    ids = { country, ann, bob };
+  });
+  after(() => server.close());
+
+  test('create answers 200 with the record: id, collection, timestamps and values', async () => {
+    const books = (await server.admin('GET', '/api/collections/books')).body;
+    const res = await server.admin('POST', '/api/collections/books/records', { body: { title: 'Dune', pages: 412, tags: ['sf'], author: ids.ann } });
+    assert.equal(res.status, 200, res.text);
+    const r = res.body;
+    assert.match(r.id, /^[a-z0-9]{15}$/);
+    assert.equal(r.collectionId, books.id);
+    assert.equal(r.collectionName, 'books');
+    assert.match(r.created, ISO);
+    assert.equal(r.created, r.updated);
+    assert.deepEqual([r.title, r.pages, r.tags, r.author, r.coauthors], ['Dune', 412, ['sf'], ids.ann, []]);
+    ids.dune = r.id;
+  });
+
+  test('a client-chosen id is used when it is 15 lower-case alphanumerics, refused otherwise', async () => {
+    const res = await server.admin('POST', '/api/collections/books/records', { body: { id: 'mybook000000001', title: 'Chosen' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.id, 'mybook000000001');
+    const dup = await server.admin('POST', '/api/collections/books/records', { body: { id: 'mybook000000001', title: 'Again' } });
+    assert.equal(dup.status, 400);
+    assert.equal(dup.body.data.id.code, 'validation_not_unique');
+    const bad = await server.admin('POST', '/api/collections/books/records', { body: { id: 'BAD-ID', title: 'x' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.data.id.code, 'validation_invalid_id');
+  });
+
+  test('view by id; unknown ids and collections are 404', async () => {
+    const res = await server.admin('GET', `/api/collections/books/records/${ids.dune}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.title, 'Dune');
+    for (const p of ['/api/collections/books/records/zzzzzzzzzzzzzzz', "/api/collections/books/records/x' OR '1'='1", '/api/collections/nope/records', '/api/collections/nope/records/abc']) {
+      const r = await server.admin('GET', p);
+      assert.equal(r.status, 404, p);
+      assert.equal(r.body.code, 404);
+    }
+  });
+
+  test('update changes only the given fields and moves `updated`', async () => {
+    const before = (await server.admin('GET', `/api/collections/books/records/${ids.dune}`)).body;
+    const res = await server.admin('PATCH', `/api/collections/books/records/${ids.dune}`, { body: { pages: 500 } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.pages, 500);
+    assert.equal(res.body.title, 'Dune');
+    assert.equal(res.body.created, before.created);
+    assert.ok(res.body.updated >= before.updated);
+    assert.equal((await server.admin('PATCH', '/api/collections/books/records/zzzzzzzzzzzzzzz', { body: { pages: 1 } })).status, 404);
+  });
+
+  test('PocketBase modifiers: field+ appends (adds to numbers), field- removes', async () => {
+    const res = await server.admin('PATCH', `/api/collections/books/records/${ids.dune}`, { body: { 'tags+': 'crime', 'pages+': 5 } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.tags, ['sf', 'crime']);
+    assert.equal(res.body.pages, 505);
+    const removed = await server.admin('PATCH', `/api/collections/books/records/${ids.dune}`, { body: { 'tags-': ['sf'] } });
+    assert.deepEqual(removed.body.tags, ['crime']);
+  });
+
+  test('non-object bodies are refused', async () => {
+    for (const raw of ['[1,2]', '"text"', '42', 'null']) {
+      const res = await server.admin('POST', '/api/collections/books/records', { raw, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, raw);
+      assert.equal(res.body.code, 400);
+    }
+  });
+
+  test('expand resolves relations, multiple ones and nested paths', async () => {
+    const b = await server.admin('POST', '/api/collections/books/records', { body: { title: 'Duo', author: ids.ann, coauthors: [ids.bob, ids.ann] } });
+    ids.duo = b.body.id;
+    const res = await server.admin('GET', `/api/collections/books/records/${ids.duo}?expand=author.country,coauthors`);
+    assert.equal(res.status, 200);
+    const e = res.body.expand;
+    assert.equal(e.author.name, 'Ann');
+    assert.equal(e.author.expand.country.code, 'IS');
+    assert.deepEqual(
+      e.coauthors.map((a: any) => a.name),
+      ['Bob', 'Ann'],
+    );
+    assert.equal(res.body.author, ids.ann, 'the id stays in place');
+
+    const list = await server.admin('GET', `/api/collections/books/records?filter=${encodeURIComponent(`id = "${ids.duo}"`)}&expand=author`);
+    assert.equal(list.body.items[0].expand.author.name, 'Ann');
+    const none = await server.admin('GET', `/api/collections/books/records/${ids.dune}?expand=coauthors`);
+    assert.equal(none.body.expand, undefined, 'nothing to expand');
+  });
+
+  test('expand follows back-relations (<collection>_via_<field>) and refuses unknown paths', async () => {
+    await server.admin('POST', '/api/collections/reviews/records', { body: { book: ids.duo, stars: 4 } });
+    const res = await server.admin('GET', `/api/collections/books/records/${ids.duo}?expand=reviews_via_book`);
+    assert.equal(res.body.expand.reviews_via_book[0].stars, 4);
+    const bad = await server.admin('GET', `/api/collections/books/records/${ids.duo}?expand=title`);
+    assert.equal(bad.status, 400);
+    const hostile = await server.admin('GET', `/api/collections/books/records/${ids.duo}?expand=${encodeURIComponent('author);DROP TABLE books;--')}`);
+    assert.equal(hostile.status, 400);
+  });
+
+  test('fields picks keys, including inside expand, and excerpts', async () => {
+    const res = await server.admin('GET', `/api/collections/books/records/${ids.duo}?expand=author&fields=id,title,expand.author.name`);
+    assert.deepEqual(res.body, { id: ids.duo, title: 'Duo', expand: { author: { name: 'Ann' } } });
+    const ex = await server.admin('GET', `/api/collections/books/records/${ids.dune}?fields=${encodeURIComponent('title:excerpt(2,true)')}`);
+    assert.deepEqual(ex.body, { title: 'Du...' });
+    const list = await server.admin('GET', '/api/collections/books/records?fields=title&perPage=1');
+    assert.deepEqual(Object.keys(list.body.items[0]), ['title']);
+    assert.equal(list.body.page, 1, 'fields applies to items, not the envelope');
+  });
+
+  test('delete answers 204; cascades and clears references; a required reference cascades', async () => {
+    const del = await server.admin('DELETE', `/api/collections/books/records/${ids.duo}`);
+    assert.equal(del.status, 204);
+    assert.equal(del.text, '');
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${ids.duo}`)).status, 404);
+    const reviews = await server.admin('GET', '/api/collections/reviews/records');
+    assert.equal(reviews.body.totalItems, 0, 'cascadeDelete removed the review');
+    assert.equal((await server.admin('DELETE', `/api/collections/books/records/${ids.duo}`)).status, 404);
+
+    // Deleting an author clears the optional reference in books.
+    const delAuthor = await server.admin('DELETE', `/api/collections/authors/records/${ids.ann}`);
+    assert.equal(delAuthor.status, 204);
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${ids.dune}`)).body.author, '');
+  });
+
+  test('a required relation without cascade refuses the delete of its target', async () => {
+    await createCollection(server, { name: 'loans', fields: [{ name: 'book', type: 'relation', required: true, options: { toCollection: 'books' } }] });
+    await server.admin('POST', '/api/collections/loans/records', { body: { book: ids.dune } });
+    const res = await server.admin('DELETE', `/api/collections/books/records/${ids.dune}`);
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /loans\.book/);
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${ids.dune}`)).status, 200);
+  });
+
+  test('auth records never expose password hashes or token keys', async () => {
+    const res = await server.admin('POST', '/api/collections/users/records', { body: { email: 'u1@example.com', password: 'user-password-1', passwordConfirm: 'user-password-1', name: 'U' } });
+    assert.equal(res.status, 200, res.text);
+    for (const key of ['password', 'passwordHash', 'tokenKey', 'passwordConfirm']) assert.equal(key in res.body, false, key);
+    assert.equal(res.body.email, 'u1@example.com', 'admins see the email');
+    const list = await server.admin('GET', '/api/collections/users/records');
+    assert.doesNotMatch(list.text, /passwordHash|tokenKey|argon2/);
+  });
+});
