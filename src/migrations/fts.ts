@@ -57,6 +57,8 @@ export async function dropFulltext(tx: Queryable, collection: string): Promise<v
  * rows already there. Names were checked against the collection's fields by the caller.
  */
 export async function createFulltext(tx: Queryable, collection: string, config: FtsConfig): Promise<void> {
+  // Left behind when the collection was deleted through the collections API: replaced, as derived data.
+  await dropFulltext(tx, collection);
   const table = quoteIdent(ftsTable(collection));
   const source = quoteIdent(collection);
   const cols = config.fields.map(quoteIdent);

@@ -5,7 +5,12 @@ import type { DatabaseSchema, InstanceSchema } from './model.ts';
 
 /** The live schema of one database: collections (tables and views) and full-text indexes. */
 export async function readDatabaseSchema(db: Queryable): Promise<DatabaseSchema> {
-  return { collections: await loadCollections(db), fts: await readFulltext(db) };
+  const collections = await loadCollections(db);
+  const tables = new Set(collections.filter((c) => c.type !== 'view').map((c) => c.name.toLowerCase()));
+  // A full-text index outlives a collection deleted through the collections API (it is dropped with
+  // the table's metadata only by migrations); it is part of the schema only while its collection is.
+  const fts = Object.fromEntries(Object.entries(await readFulltext(db)).filter(([name]) => tables.has(name.toLowerCase())));
+  return { collections, fts };
 }
 
 /** The live schema of every database of the instance. */

@@ -50,6 +50,9 @@ function inferredField(view: string, column: string, declared: string): FieldDef
  */
 export async function createView(tx: Queryable, name: string, query: string): Promise<FieldDef[]> {
   const view = quoteIdent(name);
+  // A view whose collection was deleted through the collections API is still there; it holds no data.
+  const leftover = await tx.get<{ type: string }>('SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE', [name]);
+  if (leftover?.type === 'view') await tx.exec(`DROP VIEW ${view}`);
   let columns: { name: string; type: string }[];
   try {
     // run() prepares exactly one statement, so the query cannot carry a second one.

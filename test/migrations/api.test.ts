@@ -392,4 +392,32 @@ describe('migrations API', () => {
     assert.deepEqual(ok.body, { imported: ['20240103_000000_000'], skipped: ['20240103_000000_002'] });
     for (const v of ['20240103_000000_000', '20240103_000000_002']) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
   });
+  test('views and full-text indexes of collections deleted through the collections API do not block migrations', async () => {
+    await createCollection(server, { name: 'memos', type: 'base', fields: [{ name: 'text', type: 'text' }] });
+    await server.admin('POST', '/api/collections/memos/records', { body: { text: 'remember the milk' } });
+    const ops = (sql: string) => ({
+      memos: { create_fts: { fields: ['text'] } },
+      memo_view: { create_views: [{ name: 'memo_view', sql }] },
+    });
+    const first = await saveMigration(server, { name: 'memo search', databases: { main: { collections: ops('SELECT id, text FROM memos') } } });
+    assert.equal((await apply(server, first)).status, 200);
+    assert.equal((await server.admin('DELETE', '/api/collections/memo_view')).status, 204);
+    assert.equal((await server.admin('DELETE', '/api/collections/memos')).status, 204);
+
+    const second = await saveMigration(server, {
+      name: 'memo search again',
+      databases: {
+        main: {
+          collections: {
+            ...ops('SELECT id, upper(text) AS loud FROM memos'),
+            memos: { create_table: { name: 'memos', type: 'base', schema: [{ name: 'text', type: 'text' }] }, create_fts: { fields: ['text'] } },
+          },
+        },
+      },
+    });
+    const res = await apply(server, second);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual((await server.admin('GET', '/api/collections/memos/records?search=milk')).body.items.map((r: any) => r.text), ['remember the milk']);
+    assert.deepEqual((await server.admin('GET', '/api/collections/memo_view/records')).body.items.map((r: any) => r.loud), ['REMEMBER THE MILK']);
+  });
 });
