@@ -102,8 +102,8 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
   lines.push(
     '',
     `${load.connections} connections; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
-      `alternating the targets; p99 is the median of the rounds' p99; guests on both sides ` +
-      `(collection rules \`""\`); Cairn's log level ${logLevel}, output discarded.`,
+      `alternating the targets; p99 is the median of the rounds' p99; collection rules \`""\`, ` +
+      `guests on both sides except view-as-user (a user's bearer token, which only Cairn checks); Cairn's log level ${logLevel}, output discarded.`,
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}. Run took ${fmt(seconds)} s.`,
   );
   return lines.join('\n');

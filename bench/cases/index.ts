@@ -2,6 +2,7 @@ import type { BenchCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { listCase } from './list.ts';
 import { viewCase } from './view.ts';
+import { viewAsUserCase } from './view-as-user.ts';
 
 /** Every benchmark case, in the order they run. Add new cases here. */
-export const cases: BenchCase<any>[] = [createCase, viewCase, listCase];
+export const cases: BenchCase<any>[] = [createCase, viewCase, viewAsUserCase, listCase];
