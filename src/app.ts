@@ -47,6 +47,8 @@ import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
 import { cronRoutes } from './http/routes/cron.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
+import { workflowRoutes } from './http/routes/workflows.ts';
+import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
@@ -75,6 +77,7 @@ export interface Services {
   mailer: Mailer;
   emailFlows: EmailFlows;
   oauth2: OAuth2Service;
+  workflows: WorkflowService;
 }
 
 export interface App {
@@ -124,6 +127,8 @@ export async function buildServices(config: Config): Promise<Services> {
   const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
+  const cron = new CronService(registry, webhooks);
+  const workflows = new WorkflowService({ registry, collections, records, webhooks });
   return {
     config,
     secret,
@@ -137,7 +142,8 @@ export async function buildServices(config: Config): Promise<Services> {
     apiKeys,
     settings,
     webhooks,
-    cron: new CronService(registry, webhooks),
+    cron,
+    workflows,
     mailer,
     emailFlows,
     fileStore,
@@ -189,14 +195,17 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(webhookRoutes(services.webhooks));
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
+  await app.register(workflowRoutes(services.workflows, services.authenticator));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
   await services.webhooks.start(app.log);
   await services.cron.start(app.log);
   services.mailer.log = app.log;
+  await services.workflows.start(app.log);
   app.addHook('onClose', async () => {
     services.cron.stop();
+    await services.workflows.stop();
     await services.webhooks.stop();
     await services.mailer.close();
     await services.registry.close();

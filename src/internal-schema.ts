@@ -11,6 +11,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsTableStep } from './webhooks/logs.ts';
 import { outboxTableStep } from './webhooks/outbox.ts';
+import { workflowTablesStep } from './workflows/store.ts';
 
 /**
  * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
@@ -41,4 +42,5 @@ export const databaseSteps: SchemaStep[] = [
   fulltextTableStep,
   oneTimeTokensTableStep,
   externalAuthsTableStep,
+  workflowTablesStep,
 ];

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 // 252 is the largest multiple of 36 below 256: bytes at or above it are skipped so every character
@@ -40,4 +40,13 @@ export function uuid(): string {
 /** A URL-safe random secret with `bytes` bytes of entropy. */
 export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
+}
+
+/** A record-shaped id derived from `seed`: the same seed always gives the same id, so a step that
+ * creates a record can be re-run after a crash without creating it twice. */
+export function idFromSeed(seed: string, length = 15): string {
+  const digest = createHash('sha256').update(seed).digest();
+  let out = '';
+  for (let i = 0; out.length < length; i++) out += ALPHABET[digest[i % digest.length] % 36];
+  return out;
 }
