@@ -213,6 +213,12 @@ describe('migrations API', () => {
       await release();
     }
     assert.equal(await statusOf(server, version), 'pending');
+
+    // Two applies at once: one runs, the other is refused (by the lock, or as already applied).
+    const statuses = (await Promise.all([apply(server, version), apply(server, version)])).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 409]);
+    assert.equal(await statusOf(server, version), 'applied');
+    assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
     assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
   });
 

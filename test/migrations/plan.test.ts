@@ -6,6 +6,7 @@ import type { DatabaseSchema, InstanceSchema } from '../../src/migrations/model.
 import { planDatabase, planMigration } from '../../src/migrations/plan.ts';
 import { migrationToYaml, parseMigrationText } from '../../src/migrations/schema-file.ts';
 import { transformDatabase } from '../../src/migrations/transform.ts';
+import { isVersion, nextVersion } from '../../src/migrations/versions.ts';
 
 const ctx = { validateRule: () => undefined, validateOptions: [] };
 
@@ -194,5 +195,14 @@ describe('migration files', () => {
   test('a version that is not YYYYMMDD_HHMMSS_mmm is refused', () => {
     assert.throws(() => parseMigrationText('version: 2024-01-02\nname: x\n'), /line 1, column 10.*YYYYMMDD_HHMMSS_mmm/);
     assert.throws(() => parseMigrationText('version: 20241302_030405_006\nname: x\n'), /YYYYMMDD_HHMMSS_mmm/);
+  });
+
+  test('versions are UTC timestamps that move to the next free millisecond', () => {
+    const at = Date.UTC(2024, 0, 2, 3, 4, 5, 998);
+    assert.equal(nextVersion(() => false, at), '20240102_030405_998');
+    const taken = new Set(['20240102_030405_998', '20240102_030405_999']);
+    assert.equal(nextVersion((v) => taken.has(v), at), '20240102_030406_000');
+    assert.equal(isVersion('20240102_030406_000'), true);
+    assert.equal(isVersion('20240230_000000_000'), false);
   });
 });
