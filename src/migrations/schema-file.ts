@@ -57,7 +57,10 @@ function invalidMigration(message: string, path: Path, position: Position | unde
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (typeof v !== 'object' || v === null) return false;
+  // YAML tags (!!binary, !!set, !!omap) make other kinds of objects; a migration has only mappings.
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 function map(value: unknown, path: Path, what: string): Record<string, unknown> {
@@ -297,7 +300,13 @@ export function parseMigrationText(textIn: string, options: { requireVersion?: b
     const message = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
     throw invalidMigration(`${message}.`.replace(/\.\.$/, '.'), [], pos ? { line: pos.line, column: pos.col } : undefined, field);
   }
-  const value = document.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // Aliases that would expand enormously (a "billion laughs" document).
+    throw invalidMigration(`${(err as Error).message}.`, [], undefined, field);
+  }
   try {
     return { migration: readMigration(value, options.requireVersion ?? false), document };
   } catch (err) {

@@ -27,7 +27,7 @@ import { realizeDatabase } from './realize.ts';
 import { migrationToYaml, type ParsedFile, parseMigrationData, parseMigrationText, withVersion } from './schema-file.ts';
 import { readDatabaseSchema, readInstanceSchema } from './snapshot.ts';
 import { inAllTransactions } from './transactions.ts';
-import { type TransformContext, transformDatabase } from './transform.ts';
+import { checkViewRules, type TransformContext, transformDatabase } from './transform.ts';
 import { isVersion, nextVersion } from './versions.ts';
 
 /** A migration as `GET /api/migrations` lists it (API contract §8). */
@@ -422,6 +422,7 @@ export class MigrationService {
             before[name] = await readDatabaseSchema(txs[i]);
             const target = transformDatabase(name, before[name], migration.databases[name].collections, this.transformContext);
             after[name] = await realizeDatabase(txs[i], before[name], target);
+            checkViewRules(name, after[name], this.transformContext);
           }
           await markApplied(systemTx, {
             version,

@@ -312,12 +312,7 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
   const collections: Collection[] = [];
   for (const entry of state.values()) {
     if (entry.kind === 'view') {
-      for (const rule of RULE_NAMES) {
-        const text = entry.collection[rule];
-        if (typeof text !== 'string' || text.trim() === '') continue;
-        const problem = ctx.validateRule(entry.collection, text);
-        if (problem) fail(entry.collection.name, 'update_rules', `${rule}: ${problem}`);
-      }
+      // Its fields are known once the view exists: checkViewRules runs after realizeDatabase.
       collections.push(entry.collection);
       continue;
     }
@@ -363,4 +358,17 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
     ftsOut[c!.name] = { ...config, fields };
   }
   return { collections, fts: ftsOut };
+}
+
+/** Checks the rules of a database's views, whose fields are inferred when the views are created. */
+export function checkViewRules(dbName: string, schema: DatabaseSchema, ctx: TransformContext): void {
+  for (const view of schema.collections) {
+    if (view.type !== 'view') continue;
+    for (const rule of RULE_NAMES) {
+      const text = view[rule];
+      if (typeof text !== 'string' || text.trim() === '') continue;
+      const problem = ctx.validateRule(view, text);
+      if (problem) throw badRequest(`${dbName}.${view.name} (update_rules): ${rule}: ${problem}`);
+    }
+  }
 }

@@ -426,4 +426,28 @@ describe('migrations API', () => {
     assert.deepEqual((await server.admin('GET', '/api/collections/memos/records?search=milk')).body.items.map((r: any) => r.text), ['remember the milk']);
     assert.deepEqual((await server.admin('GET', '/api/collections/memo_view/records')).body.items.map((r: any) => r.loud), ['REMEMBER THE MILK']);
   });
+  test('rules of a view are checked against the fields inferred from its columns', async () => {
+    const collections = server.services.collections;
+    const original = collections.validateRule;
+    // Stands in for the full compile check of the rules domain: the left operand must be a field.
+    collections.validateRule = (c, rule) => {
+      const name = rule.split(/\s*[=!<>~]/)[0].trim();
+      return ['id', 'created', 'updated'].includes(name) || c.fields.some((f) => f.name === name) ? undefined : `unknown field "${name}"`;
+    };
+    try {
+      const view = (name: string, rule: string) =>
+        saveMigration(server, { name, databases: { main: { collections: { [name]: { create_views: [{ name, sql: 'SELECT id, title FROM articles' }], update_rules: { list: rule } } } } } });
+      const good = await view('titled', 'title != ""');
+      assert.equal((await apply(server, good)).status, 200);
+      assert.equal((await server.admin('GET', '/api/collections/titled')).body.listRule, 'title != ""');
+      const bad = await view('untitled', 'nope = 1');
+      const res = await apply(server, bad);
+      assert.equal(res.status, 400);
+      assert.match(res.body.message, /untitled \(update_rules\): listRule: unknown field "nope"/);
+      assert.equal((await server.admin('GET', '/api/collections/untitled')).status, 404);
+      readFile(server.dir, 'main', (db) => assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'untitled'").get(), undefined));
+    } finally {
+      collections.validateRule = original;
+    }
+  });
 });

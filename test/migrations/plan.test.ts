@@ -192,6 +192,15 @@ describe('migration files', () => {
     assert.throws(() => parseMigrationText(yaml), /line 6, column 23.*drop_columns must be a list/);
   });
 
+  test('hostile YAML is a 400: alias bombs, several documents, tagged non-mappings', () => {
+    const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 10; i++) levels.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    assert.throws(() => parseMigrationText(levels.join('\n')), (err: any) => err.status === 400 && /alias/i.test(err.message));
+    assert.throws(() => parseMigrationText('name: a\n---\nname: b\n'), (err: any) => err.status === 400 && /line 2/.test(err.message));
+    const binary = 'name: x\ndatabases: {main: {collections: {p: {add_columns: [{name: t, type: text, options: !!binary aGVsbG8=}]}}}}\n';
+    assert.throws(() => parseMigrationText(binary), (err: any) => err.status === 400 && /options must be a mapping/.test(err.message));
+  });
+
   test('a version that is not YYYYMMDD_HHMMSS_mmm is refused', () => {
     assert.throws(() => parseMigrationText('version: 2024-01-02\nname: x\n'), /line 1, column 10.*YYYYMMDD_HHMMSS_mmm/);
     assert.throws(() => parseMigrationText('version: 20241302_030405_006\nname: x\n'), /YYYYMMDD_HHMMSS_mmm/);
