@@ -48,4 +48,27 @@ describe('HTTP core', () => {
     const res = await server.admin('POST', '/api/collections', { raw: '{"__proto__": {"admin": true}, "name": "p"}', headers: { 'content-type': 'application/json' } });
     assert.equal(res.status, 400);
   });
+
+  test('record endpoints answer malformed JSON with 400 and a 2 MiB body with 413, writing nothing', async () => {
+    await server.admin('POST', '/api/collections', { body: { name: 'bodies', fields: [{ name: 'text', type: 'text' }] } });
+    const json = { 'content-type': 'application/json' };
+    for (const raw of ['{"text": ', '{text: 1}', '{"text": "a"} trailing', '\u0000']) {
+      const res = await server.admin('POST', '/api/collections/bodies/records', { raw, headers: json });
+      assert.equal(res.status, 400, raw);
+      assert.deepEqual(Object.keys(res.body).sort(), ['code', 'data', 'message']);
+    }
+    const big = await server.admin('POST', '/api/collections/bodies/records', { raw: JSON.stringify({ text: 'x'.repeat(2 * 1024 * 1024) }), headers: json });
+    assert.equal(big.status, 413);
+    assert.equal(big.body.code, 413);
+    const list = await server.admin('GET', '/api/collections/bodies/records');
+    assert.equal(list.body.totalItems, 0);
+    const charset = await server.admin('POST', '/api/collections/bodies/records', { raw: '{"text":"ok"}', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    assert.equal(charset.status, 200);
+  });
+
+  test('a wrong method on a known path is a 404 in the error shape', async () => {
+    const res = await server.request('PUT', '/api/health');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, 404);
+  });
 });
