@@ -16,19 +16,14 @@ let stdoutDestination: ReturnType<typeof pino.destination> | undefined;
 /**
  * Standard output for log lines, shared by every app in the process (stdout is one file). Lines are
  * buffered and written a few kilobytes at a time, or at least every quarter second: a system call per
- * request line costs more than the rest of the logging. pino flushes what is left when the process
- * exits.
+ * request line costs more than the rest of the logging. Writes stay synchronous (no thread-pool round
+ * trip per batch), and what is left is written when the process exits.
  */
 function logDestination(): ReturnType<typeof pino.destination> {
   if (!stdoutDestination) {
-    const dest = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
-    setInterval(() => {
-      try {
-        dest.flush();
-      } catch {
-        // The destination was closed by pino's exit handler; nothing is left to write.
-      }
-    }, LOG_FLUSH_MS).unref();
+    const dest = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES });
+    setInterval(() => dest.flush(), LOG_FLUSH_MS).unref();
+    process.on('exit', () => dest.flushSync());
     stdoutDestination = dest;
   }
   return stdoutDestination;
