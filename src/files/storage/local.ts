@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FileStorage, StoredFileInfo } from './types.ts';
@@ -43,7 +43,10 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async delete(key: string): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
+    const target = this.pathOf(key);
+    await rm(target, { force: true });
+    // A record folder goes with its last file (object stores have no folders to leave behind).
+    await rmdir(path.dirname(target)).catch(() => {});
   }
 
   async deletePrefix(prefix: string): Promise<void> {
