@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -7,6 +8,11 @@ import path from 'node:path';
  */
 
 const FILE_NAME = /^(\d{8}_\d{6}_\d{3})_([A-Za-z0-9_-]{1,100})\.yaml$/;
+
+/** The SHA-256 recorded for an applied file, to notice later edits. */
+export function checksum(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
 
 export interface MigrationFileRef {
   version: string;
