@@ -10,7 +10,7 @@ import { fulltextTableStep } from './migrations/fts.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsTableStep } from './webhooks/logs.ts';
-import { outboxTableStep } from './webhooks/outbox.ts';
+import { outboxIndexesStep, outboxTableStep } from './webhooks/outbox.ts';
 import { workflowTablesStep } from './workflows/store.ts';
 
 /**
@@ -43,4 +43,5 @@ export const databaseSteps: SchemaStep[] = [
   oneTimeTokensTableStep,
   externalAuthsTableStep,
   workflowTablesStep,
+  outboxIndexesStep,
 ];

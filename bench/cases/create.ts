@@ -1,8 +1,24 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
 import { randomId } from '../../src/lib/ids.ts';
 import type { BenchCase } from '../case.ts';
 import { collectionIdOf, createPosts, post, type PostRow, postJson, rememberCollection } from './posts.ts';
 
 const NAME = 'bench_create';
+
+/** The baseline's create endpoint for a posts table: the insert and the record JSON back. */
+export function baselineCreate(app: FastifyInstance, db: BetterSqlite3.Database, name: string): void {
+  const collectionId = collectionIdOf(db, name);
+  const insert = db.prepare(
+    `INSERT INTO ${name} (id, created, updated, title, body, views, published) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, created, updated, title, body, views, published`,
+  );
+  app.post(`/api/collections/${name}/records`, async (req) => {
+    const input = req.body as { title: string; body: string; views: number; published: boolean };
+    const now = new Date().toISOString();
+    const row = insert.get(randomId(), now, now, input.title, input.body, input.views, input.published ? 1 : 0) as PostRow;
+    return postJson(row, collectionId, name);
+  });
+}
 
 /** POST a record: validation, insert and the record JSON back. */
 export const createCase: BenchCase = {
@@ -16,18 +32,7 @@ export const createCase: BenchCase = {
     rememberCollection(ctx.baseline, NAME, collection.id);
   },
 
-  baseline(app, db) {
-    const collectionId = collectionIdOf(db, NAME);
-    const insert = db.prepare(
-      `INSERT INTO ${NAME} (id, created, updated, title, body, views, published) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id, created, updated, title, body, views, published`,
-    );
-    app.post(`/api/collections/${NAME}/records`, async (req) => {
-      const input = req.body as { title: string; body: string; views: number; published: boolean };
-      const now = new Date().toISOString();
-      const row = insert.get(randomId(), now, now, input.title, input.body, input.views, input.published ? 1 : 0) as PostRow;
-      return postJson(row, collectionId, NAME);
-    });
-  },
+  baseline: (app, db) => baselineCreate(app, db, NAME),
 
   request: () => ({ method: 'POST', paths: [`/api/collections/${NAME}/records`], body: post(7), expectStatus: 200 }),
 };

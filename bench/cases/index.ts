@@ -1,8 +1,9 @@
 import type { BenchCase } from '../case.ts';
 import { createCase } from './create.ts';
+import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
 import { viewCase } from './view.ts';
 import { viewAsUserCase } from './view-as-user.ts';
 
 /** Every benchmark case, in the order they run. Add new cases here. */
-export const cases: BenchCase<any>[] = [createCase, viewCase, viewAsUserCase, listCase];
+export const cases: BenchCase<any>[] = [createCase, createTriggerCase, viewCase, viewAsUserCase, listCase];

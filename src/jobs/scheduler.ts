@@ -1,5 +1,5 @@
 import { notFound } from '../errors.ts';
-import { uuid } from '../lib/ids.ts';
+import { uuidv7 } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { pagination } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
@@ -93,7 +93,7 @@ export class CronService {
       const job = await findJob(tx, id);
       if (!job?.enabled || (await hasUnfinished(tx, orderKey))) return false;
       const now = new Date();
-      const eventId = uuid();
+      const eventId = uuidv7();
       const body = job.body ?? { id: eventId, event: 'cron.run', database: dbName, job: { id: job.id, name: job.name }, timestamp: now.toISOString() };
       await markRun(tx, id, now.toISOString());
       await this.webhooks.enqueue(tx, dbName, {

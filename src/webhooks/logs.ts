@@ -1,4 +1,4 @@
-import { randomId } from '../lib/ids.ts';
+import { uuidv7 } from '../lib/ids.ts';
 import { join, type Queryable, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
 import type { EventSource } from './outbox.ts';
 
@@ -51,7 +51,7 @@ const COLUMNS = 'id, source, name, collection, action, eventId, url, method, att
 const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export async function insertLog(q: Queryable, log: Omit<WebhookLog, 'id'>): Promise<WebhookLog> {
-  const full = { id: randomId(), ...log };
+  const full = { id: uuidv7(), ...log };
   await q.run(INSERT, [full.id, full.source, full.name, full.collection, full.action, full.eventId, full.url, full.method, full.attempt, full.status, full.statusCode, full.durationMs, full.error, full.created]);
   return full;
 }

@@ -1,15 +1,16 @@
-import { list, type Queryable, type SchemaStep, sql, type Transaction } from '../storage/index.ts';
+import type { Queryable, SchemaStep, Transaction } from '../storage/index.ts';
 import { originOf, type Target } from './target.ts';
 
 /**
  * The transactional outbox (`_webhook_outbox`, one per database). An event is inserted in the same
- * transaction as the change that caused it, so it exists exactly when the change committed. The
- * delivery worker claims due events (`pending` → `sending`) and settles each attempt; finished
- * events (`success`, `failed`) stay until pruned, so a log's event can be sent again.
+ * transaction as the change that caused it, so it exists exactly when the change committed. It stays
+ * `pending` until an attempt settles it (`success`, `failed`, or `pending` again for a retry): which
+ * events are in flight is the delivery worker's memory, so a crash simply leaves them pending and they
+ * are sent again at the next start. Finished events stay until pruned, so a log's event can be resent.
  */
 
 export type EventSource = 'trigger' | 'cron' | 'workflow';
-export type EventStatus = 'pending' | 'sending' | 'success' | 'failed';
+export type EventStatus = 'pending' | 'success' | 'failed';
 
 export interface OutboxEntry {
   /** The event id: the body's `id`, the JWT's `evt` and the `webhook-id` header. */
@@ -82,39 +83,51 @@ const INSERT = `INSERT OR IGNORE INTO _webhook_outbox
   (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`;
 
-/** Writes an event in the caller's transaction. An id already present is left alone, which makes
- * re-running a step that enqueues under a deterministic id harmless. */
-export async function insertEvent(tx: Transaction, e: OutboxEntry, now: Date): Promise<void> {
+/** Writes an event in the caller's transaction and returns its receiver's origin. An id already
+ * present is left alone, which makes re-running a step that enqueues under a deterministic id harmless. */
+export async function insertEvent(tx: Transaction, e: OutboxEntry, now: Date): Promise<string> {
   const iso = now.toISOString();
   const t = e.target;
-  await tx.run(INSERT, [e.id, e.source, e.name, e.collection, e.action, e.orderKey, t.url, t.method, originOf(t.url), JSON.stringify(t.headers), t.secret, e.body, now.getTime(), iso, iso]);
+  const origin = originOf(t.url);
+  await tx.run(INSERT, [e.id, e.source, e.name, e.collection, e.action, e.orderKey, t.url, t.method, origin, JSON.stringify(t.headers), t.secret, e.body, now.getTime(), iso, iso]);
+  return origin;
 }
 
 /**
- * Claims up to `limit` due events (`sending`), oldest first, skipping events whose key has an earlier
- * unfinished event (per-record order) and origins that already have all the connections they may use.
- * `accept` decides per candidate (it tracks per-origin capacity while the batch fills).
+ * Pending indexes by receiver origin, by due time and by order key: the worker reads one origin's
+ * queue head, the backoff timer the earliest future attempt, and the order check a key's earlier
+ * events, none of them scanning the backlog. (Replaces the indexes of the first outbox step.)
  */
-export async function claimDue(db: Queryable, now: number, limit: number, fullOrigins: readonly string[], accept: (row: OutboxRow) => boolean): Promise<OutboxRow[]> {
-  return db.transaction(async (tx) => {
-    const notFull = fullOrigins.length > 0 ? sql` AND o.origin NOT IN (${list(fullOrigins)})` : sql``;
-    const q = sql`SELECT o.* FROM _webhook_outbox o
-      WHERE o.status = 'pending' AND o.nextAttemptAt <= ${now}${notFull}
-        AND NOT EXISTS (SELECT 1 FROM _webhook_outbox p WHERE p.orderKey = o.orderKey AND p.seq < o.seq AND p.status IN ('pending', 'sending'))
-      ORDER BY o.seq LIMIT ${limit * 4}`;
-    const claimed: OutboxRow[] = [];
-    for (const row of await tx.all<OutboxRow>(q.text, q.params)) {
-      if (claimed.length >= limit) break;
-      if (!accept(row)) continue;
-      claimed.push(row);
-    }
-    if (claimed.length > 0) {
-      const ids = claimed.map((r) => r.id);
-      const u = sql`UPDATE _webhook_outbox SET status = 'sending' WHERE id IN (${list(ids)})`;
-      await tx.run(u.text, u.params);
-    }
-    return claimed;
-  });
+export const outboxIndexesStep: SchemaStep = {
+  id: 'webhooks.outbox-indexes',
+  async up(tx) {
+    await tx.exec(`DROP INDEX IF EXISTS _webhook_outbox_pending;
+    DROP INDEX IF EXISTS _webhook_outbox_order;
+    UPDATE _webhook_outbox SET status = 'pending' WHERE status = 'sending';
+    CREATE INDEX _webhook_outbox_origin ON _webhook_outbox (origin, seq) WHERE status = 'pending';
+    CREATE INDEX _webhook_outbox_due ON _webhook_outbox (nextAttemptAt) WHERE status = 'pending';
+    CREATE INDEX _webhook_outbox_order ON _webhook_outbox (orderKey, seq) WHERE status = 'pending';`);
+  },
+};
+
+/**
+ * Up to `limit` due events of one receiver origin, oldest first, leaving out events whose key has an
+ * earlier pending event (one record's events reach a receiver in order; an event in flight is still
+ * pending, so it holds back its successors too).
+ */
+export async function dueEvents(db: Queryable, origin: string, now: number, limit: number): Promise<OutboxRow[]> {
+  return db.all<OutboxRow>(
+    `SELECT o.* FROM _webhook_outbox o
+    WHERE o.status = 'pending' AND o.origin = ? AND o.nextAttemptAt <= ?
+      AND NOT EXISTS (SELECT 1 FROM _webhook_outbox p WHERE p.orderKey = o.orderKey AND p.seq < o.seq AND p.status = 'pending')
+    ORDER BY o.seq LIMIT ?`,
+    [origin, now, limit],
+  );
+}
+
+/** Origins with events due now. */
+export async function dueOrigins(db: Queryable, now: number): Promise<string[]> {
+  return (await db.all<{ origin: string }>("SELECT DISTINCT origin FROM _webhook_outbox WHERE status = 'pending' AND nextAttemptAt <= ?", [now])).map((r) => r.origin);
 }
 
 /** When the next event waiting for a later time (a retry in backoff) becomes due, in ms since epoch.
@@ -128,28 +141,18 @@ export async function settleEvent(tx: Transaction, id: string, status: EventStat
   await tx.run('UPDATE _webhook_outbox SET status = ?, attempts = ?, nextAttemptAt = ?, updated = ? WHERE id = ?', [status, attempts, nextAttemptAt, now, id]);
 }
 
-/** At start: attempts a previous process claimed but never settled (it crashed) go back to the queue. */
-export async function requeueInterrupted(db: Queryable): Promise<number> {
-  return (await db.run("UPDATE _webhook_outbox SET status = 'pending' WHERE status = 'sending'")).changes;
-}
-
 export async function findEvent(db: Queryable, id: string): Promise<OutboxRow | undefined> {
   return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE id = ?', [id]);
 }
 
-/** Queues an event again with a fresh attempt budget, due now; false when it is being sent right now. */
-export async function requeueEvent(db: Queryable, id: string, now: Date): Promise<boolean> {
-  const r = await db.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, updated = ? WHERE id = ? AND status <> 'sending'", [
-    now.getTime(),
-    now.toISOString(),
-    id,
-  ]);
-  return r.changes > 0;
+/** Queues an event again with a fresh attempt budget, due now. */
+export async function requeueEvent(db: Queryable, id: string, now: Date): Promise<void> {
+  await db.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, updated = ? WHERE id = ?", [now.getTime(), now.toISOString(), id]);
 }
 
 /** Whether an event of that key is still waiting or being sent (cron overlap check). */
 export async function hasUnfinished(q: Queryable, orderKey: string): Promise<boolean> {
-  return (await q.get("SELECT 1 AS x FROM _webhook_outbox WHERE orderKey = ? AND status IN ('pending', 'sending') LIMIT 1", [orderKey])) !== undefined;
+  return (await q.get("SELECT 1 AS x FROM _webhook_outbox WHERE orderKey = ? AND status = 'pending' LIMIT 1", [orderKey])) !== undefined;
 }
 
 /** Deletes finished events last touched before `before` (ISO). */

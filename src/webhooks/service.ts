@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { uuid } from '../lib/ids.ts';
+import { uuidv7 } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
@@ -38,10 +38,10 @@ export class WebhookService {
     const triggers = triggersOf(event.collection);
     if (triggers.length === 0) return;
     const now = new Date();
-    let queued = false;
+    const origins = new Set<string>();
     for (const trigger of triggers) {
       if (trigger.action !== event.action) continue;
-      const id = uuid();
+      const id = uuidv7();
       const body: Record<string, unknown> = {
         id,
         event: `record.${event.action}`,
@@ -51,7 +51,7 @@ export class WebhookService {
       };
       if (event.action !== 'create') body.oldRecord = event.oldRecord ?? null;
       body.timestamp = now.toISOString();
-      await insertEvent(
+      const origin = await insertEvent(
         tx,
         {
           id,
@@ -67,19 +67,15 @@ export class WebhookService {
         },
         now,
       );
-      queued = true;
+      origins.add(origin);
     }
-    if (queued) tx.afterCommit(() => this.wake(event.database));
+    if (origins.size > 0) tx.afterCommit(() => this.worker?.wake(event.database, origins));
   };
 
   /** Writes an event in the caller's transaction; delivery starts once it commits. */
   async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {
-    await insertEvent(tx, entry, new Date());
-    tx.afterCommit(() => this.wake(database));
-  }
-
-  wake(database: string): void {
-    this.worker?.wake(database);
+    const origin = await insertEvent(tx, entry, new Date());
+    tx.afterCommit(() => this.worker?.wake(database, [origin]));
   }
 
   /** Starts delivering (recovering what a crash left) and pruning. Only the server calls this. */
@@ -94,7 +90,7 @@ export class WebhookService {
       backoffMs: c.webhookBackoffMs,
       log,
     });
-    await this.worker.start();
+    this.worker.start();
     if (c.webhookLogDays > 0) {
       await this.prune();
       this.pruner = setInterval(() => void this.prune().catch((err) => this.log?.error({ err }, 'pruning webhook logs failed')), PRUNE_EVERY_MS);
@@ -139,8 +135,9 @@ export class WebhookService {
     const log = await findLog(db, logId);
     if (!log) throw notFound('Webhook log not found.');
     if (!(await findEvent(db, log.eventId))) throw notFound('The event of this log has been pruned and cannot be sent again.');
-    if (!(await requeueEvent(db, log.eventId, new Date()))) throw conflict('The event is being sent right now.');
-    this.wake(database);
+    if (this.worker?.isInFlight(log.eventId)) throw conflict('The event is being sent right now.');
+    await requeueEvent(db, log.eventId, new Date());
+    this.worker?.wake(database);
     return { eventId: log.eventId, status: 'pending' };
   }
 }
