@@ -31,6 +31,8 @@ export class DatabaseRegistry {
   private systemDb?: Database;
   private readonly known = new Map<string, DatabaseInfo>();
   private readonly open = new Map<string, Promise<Database>>();
+  /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
+  private readonly ready = new Map<string, Database>();
   private closing = false;
 
   constructor(private readonly options: RegistryOptions) {}
@@ -63,6 +65,12 @@ export class DatabaseRegistry {
     return [...this.known.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** The database of that name if it is open and known, else undefined (then use `get`). Lets the
+   * per-request path skip a promise. */
+  opened(name: string): Database | undefined {
+    return this.ready.get(name);
+  }
+
   /** The open database of that name; 400 for a malformed name, 404 for an unknown one. */
   get(name: string): Promise<Database> {
     const opened = this.open.get(name);
@@ -73,7 +81,12 @@ export class DatabaseRegistry {
     if (!existsSync(file)) return Promise.reject(notFound(`Database "${name}" not found.`));
     const promise = this.openFile(name, file);
     this.open.set(name, promise);
-    promise.catch(() => this.open.delete(name));
+    promise.then(
+      (db) => {
+        if (this.open.get(name) === promise) this.ready.set(name, db);
+      },
+      () => this.open.delete(name),
+    );
     return promise;
   }
 
@@ -93,6 +106,7 @@ export class DatabaseRegistry {
     }
     await this.system.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
     this.known.set(name, info);
+    if (this.open.get(name) === promise) this.ready.set(name, await promise);
     return info;
   }
 
@@ -104,6 +118,7 @@ export class DatabaseRegistry {
     if (!this.known.has(name)) return;
     const opened = this.open.get(name);
     this.open.delete(name);
+    this.ready.delete(name);
     this.known.delete(name);
     const db = await opened?.catch(() => undefined);
     await db?.close();
@@ -114,6 +129,7 @@ export class DatabaseRegistry {
   /** Closes every database; waits for running transactions to finish first. */
   async close(): Promise<void> {
     this.closing = true;
+    this.ready.clear();
     const dbs = await Promise.allSettled([...this.open.values()]);
     for (const r of dbs) if (r.status === 'fulfilled') await r.value.close();
     this.open.clear();

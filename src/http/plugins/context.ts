@@ -58,17 +58,31 @@ class LazyRequestInfo implements RequestInfo {
 
 /**
  * Builds the request context in one place, before any route runs: the database named by x-dbname
- * (400 malformed, 404 unknown, never created) and the caller's identity.
+ * (400 malformed, 404 unknown, never created) and the caller's identity. A request without an
+ * Authorization header is a guest; `authenticate` is asked only about requests that carry one.
+ * When the database is already open and there is no header, the context is built without a promise:
+ * the common anonymous request pays no asynchronous round trip here.
  */
 export function registerContext(app: FastifyInstance, options: ContextOptions): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
-  app.addHook('onRequest', async (req) => {
+
+  const build = async (req: FastifyRequest, dbName: string, needsDatabase: boolean, checksCaller: boolean): Promise<void> => {
+    const db = needsDatabase ? await options.registry.get(dbName) : undefined;
+    const auth = checksCaller ? await options.authenticate!(req, dbName, db) : GUEST;
+    req.ctx = { dbName, db: db as Database, auth, request: new LazyRequestInfo(req) };
+  };
+
+  app.addHook('onRequest', (req, _reply, done) => {
     const header = req.headers['x-dbname'];
     const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
     const needsDatabase = req.routeOptions.url !== undefined && req.routeOptions.config?.database !== false;
-    const db = needsDatabase ? await options.registry.get(dbName) : undefined;
-    const checksCaller = req.routeOptions.config?.authenticate !== false;
-    const auth = options.authenticate && checksCaller ? await options.authenticate(req, dbName, db) : GUEST;
-    req.ctx = { dbName, db: db as Database, auth, request: new LazyRequestInfo(req) };
+    const checksCaller = options.authenticate !== undefined && req.routeOptions.config?.authenticate !== false && req.headers.authorization !== undefined;
+    const db = needsDatabase ? options.registry.opened(dbName) : undefined;
+    if (!checksCaller && (db !== undefined || !needsDatabase)) {
+      req.ctx = { dbName, db: db as Database, auth: GUEST, request: new LazyRequestInfo(req) };
+      done();
+      return;
+    }
+    build(req, dbName, needsDatabase, checksCaller).then(() => done(), done);
   });
 }
