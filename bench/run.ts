@@ -86,7 +86,7 @@ interface CaseResult {
   cairn: Measurement;
 }
 
-function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number): string {
+function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number, loadAverage: number): string {
   const lines = [
     '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms | CPU µs/req baseline / Cairn |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -104,13 +104,14 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
     `${load.connections} connections; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
       `alternating the targets; p99 is the median of the rounds' p99; collection rules \`""\`, ` +
       `guests on both sides except view-as-user (a user's bearer token, which only Cairn checks); Cairn's log level ${logLevel}, output discarded.`,
-    `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}. Run took ${fmt(seconds)} s.`,
+    `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; load average ${fmt(loadAverage, 1)} when the run started (other work on the machine skews the ratios). Run took ${fmt(seconds)} s.`,
   );
   return lines.join('\n');
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const loadAverage = os.loadavg()[0];
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !cases.some((c) => c.name === w));
   if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${cases.map((c) => c.name).join(', ')}`);
@@ -175,7 +176,7 @@ async function main(): Promise<void> {
       }
       results.push({ c, baseline: b, cairn: k });
     }
-    process.stdout.write(`${report(results, load, logLevel, (Date.now() - started) / 1000)}\n`);
+    process.stdout.write(`${report(results, load, logLevel, (Date.now() - started) / 1000, loadAverage)}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });
