@@ -1,6 +1,6 @@
 import { relationTarget } from '../collections/fields/relation.ts';
 import { AUTH_SYSTEM_COLUMNS, BASE_SYSTEM_FIELDS, type Collection, type CollectionOptions, RULE_NAMES, type RuleName } from '../collections/model.ts';
-import { normalizeCollection, type OptionsValidator, type RuleValidator } from '../collections/normalize.ts';
+import { normalizeCollection, type OptionsValidator } from '../collections/normalize.ts';
 import { parseIndex } from '../collections/table-sync.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
@@ -21,9 +21,26 @@ import { viewQuery } from './views.ts';
  * migration generated from this very schema changes nothing. Drops of things already gone are no-ops.
  */
 
+/** Checks a rule against its collection and the other collections of the database (for `@collection.*`). */
+export type MigrationRuleValidator = (collection: Collection, rule: string, others: readonly Collection[]) => string | undefined;
+
 export interface TransformContext {
-  validateRule: RuleValidator;
+  validateRule: MigrationRuleValidator;
   validateOptions: readonly OptionsValidator[];
+}
+
+const NO_RULE_CHECK = () => undefined;
+
+/** Checks the rules of the given collections against the whole resulting schema of their database. */
+function checkRules(dbName: string, targets: readonly Collection[], all: readonly Collection[], ctx: TransformContext): void {
+  for (const c of targets) {
+    for (const rule of RULE_NAMES) {
+      const text = c[rule];
+      if (typeof text !== 'string' || text.trim() === '') continue;
+      const problem = ctx.validateRule(c, text, all);
+      if (problem) throw badRequest(`${dbName}.${c.name} (update_rules): ${rule}: ${problem}`);
+    }
+  }
 }
 
 type FieldBody = Record<string, unknown> & { id?: string; name: string };
@@ -310,6 +327,7 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
     return { id: entry.id, name: entry.name, type: entry.type } as Collection;
   };
   const collections: Collection[] = [];
+  const changed: Collection[] = [];
   for (const entry of state.values()) {
     if (entry.kind === 'view') {
       // Its fields are known once the view exists: checkViewRules runs after realizeDatabase.
@@ -323,13 +341,18 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
     const existing = entry.existing ? { ...entry.existing, fields: entry.existing.fields.filter((f) => !entry.dropped.has(f.id)) } : undefined;
     const body = { id: entry.id, name: entry.name, type: entry.type, system: entry.system, fields: entry.fields, indexes: entry.indexes, options: entry.options, ...entry.rules };
     try {
-      const normalized = normalizeCollection(body, existing, { find: finder, validateRule: ctx.validateRule, validateOptions: ctx.validateOptions });
-      collections.push(entry.created ? { ...normalized, created: entry.created } : normalized);
+      // Rules are checked below, once every collection of the result is known.
+      const normalized = normalizeCollection(body, existing, { find: finder, validateRule: NO_RULE_CHECK, validateOptions: ctx.validateOptions });
+      const result = entry.created ? { ...normalized, created: entry.created } : normalized;
+      collections.push(result);
+      changed.push(result);
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) fail(entry.name, undefined, describeValidation(err, entry.fields));
       throw err;
     }
   }
+
+  checkRules(dbName, changed, collections, ctx);
 
   const final = new Map(collections.map((c) => [lower(c.name), c]));
   for (const c of collections) {
@@ -362,13 +385,10 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
 
 /** Checks the rules of a database's views, whose fields are inferred when the views are created. */
 export function checkViewRules(dbName: string, schema: DatabaseSchema, ctx: TransformContext): void {
-  for (const view of schema.collections) {
-    if (view.type !== 'view') continue;
-    for (const rule of RULE_NAMES) {
-      const text = view[rule];
-      if (typeof text !== 'string' || text.trim() === '') continue;
-      const problem = ctx.validateRule(view, text);
-      if (problem) throw badRequest(`${dbName}.${view.name} (update_rules): ${rule}: ${problem}`);
-    }
-  }
+  checkRules(
+    dbName,
+    schema.collections.filter((c) => c.type === 'view'),
+    schema.collections,
+    ctx,
+  );
 }

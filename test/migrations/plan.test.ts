@@ -111,6 +111,28 @@ describe('migration planner', () => {
     assert.throws(() => transformDatabase('main', from, { posts: { update_rules: { list: 'nope = 1' } } }, strict), /listRule: unknown field "nope"/);
   });
 
+  test('rules are checked against the whole result, collections created alongside included', () => {
+    const seen: string[][] = [];
+    const recording = {
+      validateRule: (_c: Collection, rule: string, others: readonly Collection[]) => {
+        seen.push(others.map((o) => o.name).sort());
+        return rule.includes('@collection.authors') && !others.some((o) => o.name === 'authors') ? 'unknown collection "authors"' : undefined;
+      },
+      validateOptions: [],
+    };
+    const result = transformDatabase(
+      'main',
+      schema([posts([text('title')])]),
+      {
+        authors: { create_table: { name: 'authors', type: 'base', schema: [text('name')] } },
+        posts: { update_rules: { list: '@collection.authors.name ?= "x"' } },
+      },
+      recording,
+    );
+    assert.equal(result.collections.find((c) => c.name === 'posts')!.listRule, '@collection.authors.name ?= "x"');
+    assert.deepEqual(seen, [['authors', 'posts']]);
+  });
+
   test('only the database that changed appears', () => {
     const main = schema([posts([text('title')])]);
     const from: InstanceSchema = { main, analytics: schema([{ name: 'events', type: 'base', fields: [text('kind')] }]) };
