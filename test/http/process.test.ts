@@ -63,9 +63,19 @@ describe('a spawned `cairn serve`: request logs and graceful shutdown', () => {
     const body = JSON.stringify({ text: 'written during shutdown' });
     const half = Math.floor(body.length / 2);
     let finish = () => {};
+    let routed = () => {};
+    const inFlight = new Promise<void>((resolve) => (routed = resolve));
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/collections/notes/records', headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: adminToken } },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/api/collections/notes/records',
+          // The server answers "100 Continue" when it has read the headers and taken up the request:
+          // from then on the request is in flight.
+          headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: adminToken, expect: '100-continue' },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));
@@ -73,13 +83,14 @@ describe('a spawned `cairn serve`: request logs and graceful shutdown', () => {
         },
       );
       req.on('error', reject);
-      req.write(body.slice(0, half));
+      req.on('continue', () => {
+        req.write(body.slice(0, half));
+        routed();
+      });
       // The rest is held back until the server has begun shutting down.
       finish = () => req.end(body.slice(half));
     });
-    // A request on another connection answered after this one was sent: its headers have arrived.
-    // (Had they not, the connection would be refused below and the test would fail, not pass.)
-    await waitFor(async () => (await fetch(`${server.url}/api/health`)).ok, { what: 'the server to answer' });
+    await inFlight;
 
     server.child.kill('SIGTERM');
     await waitFor(() => refuses(server.port), { what: 'the server to stop accepting connections' });
