@@ -34,13 +34,12 @@ import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
+import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
-import { openAccess } from './records/access.ts';
 import { RecordService } from './records/service.ts';
-import { parseFilter } from './rules/index.ts';
-import { FilterError } from './rules/errors.ts';
+import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry } from './storage/index.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
@@ -85,16 +84,6 @@ export interface App {
   services: Services;
 }
 
-function parseOnlyRuleCheck(_collection: unknown, rule: string): string | undefined {
-  try {
-    parseFilter(rule);
-    return undefined;
-  } catch (err) {
-    if (err instanceof FilterError) return err.describe();
-    throw err;
-  }
-}
-
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
@@ -104,11 +93,11 @@ export async function buildServices(config: Config): Promise<Services> {
   const storageDir = path.join(config.dir, 'storage');
   const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
-  const collections = new CollectionService({ validateRule: parseOnlyRuleCheck, validateOptions: [validateTriggers] });
+  const collections = new CollectionService({ validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect), validateOptions: [validateTriggers] });
   const webhooks = new WebhookService({ registry, secret, config });
   const records = new RecordService({
     collections,
-    access: openAccess,
+    access: new RuleAccess(),
     changeHooks: [webhooks.changeHook, fileStore.changeHook],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
@@ -190,6 +179,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(settingsRoutes(services.settings));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
+  await app.register(ruleRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
   await app.register(fileRoutes(services.files, services.registry));
   await app.register(webhookRoutes(services.webhooks));

@@ -3,7 +3,7 @@ import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { collectionsTableStep } from './collections/store.ts';
-import { usersCollectionStep } from './collections/service.ts';
+import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import { cronJobsTableStep } from './jobs/store.ts';
 import { fulltextTableStep } from './migrations/fts.ts';
@@ -35,6 +35,7 @@ export const systemSteps: SchemaStep[] = [
 export const databaseSteps: SchemaStep[] = [
   collectionsTableStep,
   usersCollectionStep,
+  usersRulesStep,
   apiKeysTableStep,
   outboxTableStep,
   logsTableStep,

@@ -1,10 +1,11 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
-import type { RequestContext } from '../context.ts';
+import type { RecordAuth, RequestContext } from '../context.ts';
 import { badRequest, forbidden, unauthorized, validationFailed } from '../errors.ts';
 import { serializeRecord, type RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
+import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import { verifyDummy, verifyPassword } from './passwords.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -39,7 +40,7 @@ export class RecordAuthService {
   /** The auth result for a record row: a fresh token and the record as its owner sees it. */
   async result(ctx: RequestContext, collection: Collection, row: Record<string, unknown>): Promise<AuthResult> {
     const token = await this.tokens.sign({ id: row.id as string, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, tokenKey: String(row.tokenKey) });
-    const user = serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: row.id as string, authCollectionId: collection.id });
+    const user = await this.ownRecord(ctx, collection, row);
     return { token, user, record: user };
   }
 
@@ -48,6 +49,22 @@ export class RecordAuthService {
     const row = await this.loadRow(ctx, collection, 'id', id);
     if (!row) throw unauthorized();
     return this.result(ctx, collection, row);
+  }
+
+  /**
+   * The signed-in record as its owner sees it, as PocketBase returns it whatever the collection's
+   * view rule; the request's `expand` is resolved as that record, so related records follow their
+   * own collections' view rules.
+   */
+  private async ownRecord(ctx: RequestContext, collection: Collection, row: Record<string, unknown>): Promise<RecordJson> {
+    const shape = shapeOf(collection);
+    const id = row.id as string;
+    const user = serializeRecord(row, shape, { privileged: false, authRecordId: id, authCollectionId: collection.id });
+    const expand = ctx.request.query.expand;
+    if (expand === undefined || expand === '') return user;
+    const auth: RecordAuth = { type: 'record', id, collectionId: collection.id, collectionName: collection.name, record: serializeRecord(row, shape, PRIVILEGED_VIEWER) };
+    const [out] = await this.records.output({ ...ctx, auth }, collection, [user], { expand });
+    return out as RecordJson;
   }
 
   private async loadRow(ctx: RequestContext, collection: Collection, where: string, value: string): Promise<Record<string, unknown> | undefined> {
@@ -90,7 +107,7 @@ export class RecordAuthService {
     const collection = await this.collections.get(ctx.db, auth.collectionId);
     const row = await this.loadRow(ctx, collection, 'id', auth.id);
     if (!row) throw unauthorized();
-    return serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: auth.id, authCollectionId: collection.id });
+    return this.ownRecord(ctx, collection, row);
   }
 
   /** Creates a user in the default auth collection from the registration keys only. */

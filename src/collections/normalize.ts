@@ -15,14 +15,19 @@ const MAX_FIELDS = 500;
 /** Looks up collections of the same database by name or id while a save is validated. */
 export type CollectionFinder = (nameOrId: string) => Collection | undefined;
 
-/** Checks a rule's text; returns a message for an invalid rule. Replaced by the rules domain. */
-export type RuleValidator = (collection: Collection, rule: string) => string | undefined;
+/**
+ * Checks a rule's text against the collection being saved and the other collections of its
+ * database; returns a message for an invalid rule. Provided by the rules domain.
+ */
+export type RuleValidator = (collection: Collection, rule: string, others: readonly Collection[]) => string | undefined;
 
 /** Checks collection options (webhook triggers, auth settings); returns errors by option name. */
 export type OptionsValidator = (collection: Collection) => Record<string, FieldError> | undefined;
 
 export interface NormalizeContext {
   find: CollectionFinder;
+  /** The other collections of the database, for rules that reach them. */
+  all?: readonly Collection[];
   validateRule: RuleValidator;
   validateOptions: readonly OptionsValidator[];
 }
@@ -274,7 +279,7 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
     for (const rule of RULE_NAMES) {
       const text = collection[rule];
       if (typeof text !== 'string' || text.trim() === '') continue;
-      const problem = ctx.validateRule(collection, text);
+      const problem = ctx.validateRule(collection, text, ctx.all ?? []);
       if (problem) errors[rule] = err('validation_invalid_rule', problem);
     }
     for (const validate of ctx.validateOptions) {

@@ -76,7 +76,7 @@ export class CollectionService {
   }
 
   private normalizeContext(set: CollectionSet): NormalizeContext {
-    return { find: (n) => set.find(n), validateRule: this.validateRule, validateOptions: this.validateOptions };
+    return { find: (n) => set.find(n), all: set.list, validateRule: this.validateRule, validateOptions: this.validateOptions };
   }
 
   async create(db: Database, body: unknown): Promise<Collection> {
@@ -136,6 +136,13 @@ export class CollectionService {
   }
 }
 
+/**
+ * The default rule of `users` for list, view and update: a user reaches their own record only. The
+ * collection name is checked too, because ids are unique per collection only (a record of another
+ * auth collection could carry the same id).
+ */
+export const USERS_OWN_RECORD_RULE = 'id = @request.auth.id && @request.auth.collectionName = "users"';
+
 /** Internal schema step creating the default `users` auth collection of every database. */
 export const usersCollectionStep: SchemaStep = {
   id: 'collections.users',
@@ -152,15 +159,25 @@ export const usersCollectionStep: SchemaStep = {
           { name: 'role', type: 'text', options: { max: 255 } },
         ],
         // A user sees and edits their own record; `role` and `verified` stay admin-only (records layer).
-        listRule: 'id = @request.auth.id',
-        viewRule: 'id = @request.auth.id',
+        listRule: USERS_OWN_RECORD_RULE,
+        viewRule: USERS_OWN_RECORD_RULE,
         createRule: '',
-        updateRule: 'id = @request.auth.id',
+        updateRule: USERS_OWN_RECORD_RULE,
         deleteRule: null,
       },
       undefined,
       { find: () => undefined, validateRule: () => undefined, validateOptions: [] },
     );
     await createCollectionIn(tx, { ...collection, created: now, updated: now });
+  },
+};
+
+/** Databases created with the first default rules of `users` get the current ones (unless changed). */
+export const usersRulesStep: SchemaStep = {
+  id: 'collections.users.own-record-rules',
+  async up(tx) {
+    for (const rule of ['listRule', 'viewRule', 'updateRule']) {
+      await tx.run(`UPDATE _collections SET ${rule} = ? WHERE name = 'users' AND ${rule} = ?`, [USERS_OWN_RECORD_RULE, 'id = @request.auth.id']);
+    }
   },
 };

@@ -1,10 +1,8 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
-import { isPrivileged, type RequestContext } from '../context.ts';
+import type { RequestContext } from '../context.ts';
 import type { Resolver } from '../rules/compile.ts';
 import type { Sql } from '../storage/index.ts';
-import { RecordFieldResolver } from './resolver.ts';
-import { ROOT_ALIAS } from './shape.ts';
 
 export type RecordAction = 'list' | 'view' | 'create' | 'update' | 'delete';
 
@@ -23,15 +21,3 @@ export interface RecordAccess {
   /** Whether the caller sees hidden fields and may write admin-only fields (`role`, `verified`). */
   privileged(ctx: RequestContext): boolean;
 }
-
-/** Access without rules: every caller may do everything. Used until rules are enforced. */
-export const openAccess: RecordAccess = {
-  condition: () => null,
-  filterResolver: (ctx, collection, collections) =>
-    new RecordFieldResolver(collection, ROOT_ALIAS, {
-      dialect: ctx.db.dialect,
-      lookup: (n) => collections.find(n),
-      allowHidden: isPrivileged(ctx.auth),
-    }),
-  privileged: (ctx) => isPrivileged(ctx.auth),
-};

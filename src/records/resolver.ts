@@ -12,6 +12,7 @@ export const MAX_RELATION_DEPTH = 6;
 
 const JSON_KEY = /^[A-Za-z0-9_-]+$/;
 const BACK_RELATION = /^([A-Za-z][A-Za-z0-9_]*)_via_([A-Za-z][A-Za-z0-9_]*)$/;
+const PATH_MODIFIERS = ['length', 'each', 'lower'];
 
 /** Columns that every record has, filterable and sortable though not in `fields`. */
 const SYSTEM_COLUMNS: Record<string, ValueType> = { id: 'text', created: 'date', updated: 'date' };
@@ -25,7 +26,7 @@ export type CollectionLookup = (name: string) => Collection | undefined;
 export interface FieldResolverOptions {
   dialect: Dialect;
   lookup: CollectionLookup;
-  /** Hidden fields are usable only by administrators. */
+  /** Hidden fields (and emails that are not public) are usable only by administrators and rules. */
   allowHidden: boolean;
   /** Resolves names starting with `@` (request data, other collections); without it they are refused. */
   special?: Resolver;
@@ -35,25 +36,56 @@ interface Column {
   valueType: ValueType;
   field?: FieldDef;
   multiple: boolean;
+  /** The email of an auth record, which callers without `allowHidden` only see where it is public. */
+  masked?: boolean;
+}
+
+/** What values of a field are compared as. */
+export function fieldValueType(field: FieldDef): ValueType {
+  return VALUE_TYPES[field.type] ?? 'text';
 }
 
 function columnOf(collection: Collection, name: string, allowHidden: boolean): Column | undefined {
   const system = SYSTEM_COLUMNS[name];
   if (system) return { valueType: system, multiple: false };
-  if (collection.type === 'auth' && AUTH_COLUMNS[name]) return { valueType: AUTH_COLUMNS[name], multiple: false };
+  if (collection.type === 'auth' && AUTH_COLUMNS[name]) return { valueType: AUTH_COLUMNS[name], multiple: false, masked: name === 'email' && !allowHidden };
   const field = collection.fields.find((f) => f.name === name);
   if (!field || (field.hidden && !allowHidden)) return undefined;
   const type = typeOf(field);
-  return { valueType: VALUE_TYPES[field.type] ?? 'text', field, multiple: type.multiple(field) };
+  return { valueType: fieldValueType(field), field, multiple: type.multiple(field) };
 }
 
 /**
- * Resolves field names and relation paths of a collection for the filter compiler. Paths become
- * correlated subqueries against the row aliased `rootAlias`: single relations give a scalar,
- * multiple relations and multiple-value fields give a set.
+ * One step of a path: a source (table or JSON array) joined to the previous one. `key` names the
+ * path prefix it stands for, so two operands going through the same prefix share the joined row.
+ */
+export interface Hop {
+  key: string;
+  /** `table alias` or `json_each(…) alias`. */
+  from: Sql;
+  on?: Sql;
+  /** Whether the hop can yield several rows for one starting row. */
+  many: boolean;
+}
+
+/** Where a path starts: a row of `collection` reachable as `ref`, after `hops` (empty for the record itself). */
+export interface PathStart {
+  collection: Collection;
+  ref: Sql;
+  hops: Hop[];
+  key: string;
+}
+
+/**
+ * Resolves field names and relation paths of a collection for the filter compiler, as PocketBase
+ * does. Paths through single relations are scalar subqueries. Paths through multiple relations,
+ * back-relations, multiple-value fields and `@collection` are joined rows: the compiled condition is
+ * wrapped in `EXISTS (SELECT 1 FROM … LEFT JOIN …)`, and operands going through the same path prefix
+ * refer to the same joined row, so `tags.name ?= "a" && tags.active ?= true` needs one tag with both.
  */
 export class RecordFieldResolver implements Resolver {
-  private aliasCounter = 0;
+  private readonly aliases = new Map<string, string>();
+  private readonly joins = new Map<string, Hop>();
 
   constructor(
     private readonly root: Collection,
@@ -61,44 +93,63 @@ export class RecordFieldResolver implements Resolver {
     private readonly options: FieldResolverOptions,
   ) {}
 
+  get lookup(): CollectionLookup {
+    return this.options.lookup;
+  }
+
+  get dialect(): Dialect {
+    return this.options.dialect;
+  }
+
   resolve(name: string, position: number): ResolvedOperand {
     if (name.startsWith('@')) {
       if (this.options.special) return this.options.special.resolve(name, position);
       throw new FilterError(`unknown identifier ${JSON.stringify(name)}`, position);
     }
-    return this.resolvePath(this.root, sql`${raw(this.rootAlias)}`, name, position, true);
+    return this.resolvePath({ collection: this.root, ref: sql`${raw(this.rootAlias)}`, hops: [], key: '' }, name, position);
   }
 
-  /** A fresh alias for a subquery source, unique within this resolver. */
-  nextAlias(prefix: string): string {
-    return `${prefix}${++this.aliasCounter}`;
+  wrap(condition: Sql): Sql {
+    if (this.joins.size === 0) return condition;
+    const joins = [...this.joins.values()].map((h) => sql` LEFT JOIN ${h.from} ON ${h.on ?? sql`1`}`);
+    this.joins.clear();
+    return sql`EXISTS (SELECT 1 FROM (SELECT 1) ${raw('_j0')}${join(joins, '')} WHERE ${condition})`;
   }
 
-  /**
-   * Resolves `path` (with an optional `:modifier`) starting at `start`, a row of `collection`
-   * reachable as `startRef`. With `correlated` false the start row itself is part of the set (used by
-   * `@collection.*`), and the result is always a set.
-   */
-  resolvePath(collection: Collection, startRef: Sql, path: string, position: number, correlated: boolean, fromItems: Sql[] = []): ResolvedOperand {
+  /** The alias of a path prefix: the same prefix always gets the same alias within this resolver. */
+  aliasFor(key: string, prefix: string): string {
+    let alias = this.aliases.get(key);
+    if (alias === undefined) {
+      alias = `${prefix}${this.aliases.size + 1}`;
+      this.aliases.set(key, alias);
+    }
+    return alias;
+  }
+
+  /** Resolves `path` (with an optional `:modifier`) from `start`. */
+  resolvePath(start: PathStart, path: string, position: number): ResolvedOperand {
     const [base, modifier, ...extra] = path.split(':');
-    if (extra.length > 0 || (modifier !== undefined && !['length', 'each', 'lower'].includes(modifier))) {
+    if (extra.length > 0 || (modifier !== undefined && !PATH_MODIFIERS.includes(modifier))) {
       throw new FilterError(`unknown modifier in ${JSON.stringify(path)}`, position);
     }
     const segments = base.split('.');
     if (segments.some((s) => s === '')) throw new FilterError(`invalid field path ${JSON.stringify(path)}`, position);
 
     const { dialect, lookup, allowHidden } = this.options;
-    const from: Sql[] = [...fromItems];
-    const where: Sql[] = [];
-    let isSet = !correlated;
-    let current = collection;
-    let ref = startRef;
-    let hops = 0;
+    const hops: Hop[] = [...start.hops];
+    let current = start.collection;
+    let ref = start.ref;
+    let key = start.key;
+    let depth = 0;
+    const hop = () => {
+      if (++depth > MAX_RELATION_DEPTH) throw new FilterError(`relation path deeper than ${MAX_RELATION_DEPTH}`, position);
+    };
 
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i];
       const last = i === segments.length - 1;
       const column = columnOf(current, segment, allowHidden);
+      key = `${key}.${segment}`;
 
       if (!column) {
         const back = BACK_RELATION.exec(segment);
@@ -107,63 +158,59 @@ export class RecordFieldResolver implements Resolver {
         if (!back || !source || !via || relationTarget(via).toLowerCase() !== current.name.toLowerCase() || last) {
           throw new FilterError(`unknown field ${JSON.stringify(segments.slice(0, i + 1).join('.'))}`, position);
         }
-        if (++hops > MAX_RELATION_DEPTH) throw new FilterError(`relation path deeper than ${MAX_RELATION_DEPTH}`, position);
+        hop();
         // `comments_via_post`: the records of `comments` whose `post` points at the current row.
-        const r = this.nextAlias('r');
-        from.push(sql`${ident(source.name)} ${raw(r)}`);
-        if (typeOf(via).multiple(via)) {
-          const j = this.nextAlias('j');
-          where.push(sql`EXISTS (SELECT 1 FROM ${raw(dialect.jsonEach(`${r}.${quoteIdent(via.name)}`, j))} WHERE ${raw(j)}.value = ${ref}.id)`);
-        } else {
-          where.push(sql`${raw(r)}.${ident(via.name)} = ${ref}.id`);
-        }
-        isSet = true;
+        const r = this.aliasFor(key, 'r');
+        const on = typeOf(via).multiple(via)
+          ? sql`EXISTS (SELECT 1 FROM ${raw(dialect.jsonEach(`${r}.${quoteIdent(via.name)}`, `${r}_v`))} WHERE ${raw(r)}_v.value = ${ref}.id)`
+          : sql`${raw(r)}.${ident(via.name)} = ${ref}.id`;
+        hops.push({ key, from: sql`${ident(source.name)} ${raw(r)}`, on, many: true });
         current = source;
         ref = sql`${raw(r)}`;
         continue;
       }
 
-      const columnRef = sql`${ref}.${ident(segment)}`;
+      const columnRef = column.masked
+        ? sql`(CASE WHEN ${ref}."emailVisibility" = 1 THEN ${ref}."email" END)`
+        : sql`${ref}.${ident(segment)}`;
       if (column.field?.type === 'json' && !last) {
         // The remaining segments are a path inside the JSON value.
         const keys = segments.slice(i + 1);
         if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(path)}`, position);
         const jsonPath = '$' + keys.map((k) => (/^\d+$/.test(k) ? `[${k}]` : `."${k}"`)).join('');
-        return this.finish(from, where, isSet, sql`json_extract(${columnRef}, ${jsonPath})`, 'json', modifier, position, path);
+        if (modifier === 'length' || modifier === 'each') throw new FilterError(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(path)}`, position);
+        return this.operand(hops, sql`json_extract(${columnRef}, ${jsonPath})`, 'json', modifier);
       }
 
       if (last) {
         if (modifier === 'length') {
           if (!column.multiple) throw new FilterError(`":length" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-          return this.finish(from, where, isSet, sql`${raw(dialect.jsonArrayLength(columnRef.text))}`, 'number', undefined, position, path);
+          return this.operand(hops, sql`${raw(dialect.jsonArrayLength(columnRef.text))}`, 'number', undefined);
         }
         if (column.multiple) {
-          const j = this.nextAlias('j');
-          from.push(sql`${raw(dialect.jsonEach(columnRef.text, j))}`);
           const each = modifier === 'each';
-          const operand = this.finish(from, where, true, sql`${raw(j)}.value`, column.valueType, modifier === 'lower' ? 'lower' : undefined, position, path);
-          return each ? { ...operand, each: true } : operand;
+          const jkey = each ? `${key}:each` : `${key}[]`;
+          const j = this.aliasFor(jkey, 'j');
+          hops.push({ key: jkey, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
+          return this.operand(hops, sql`${raw(j)}.value`, column.valueType, each ? undefined : modifier, each);
         }
         if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-        return this.finish(from, where, isSet, columnRef, column.valueType, modifier, position, path);
+        return this.operand(hops, columnRef, column.valueType, modifier);
       }
 
       if (column.field?.type !== 'relation') {
         throw new FilterError(`${JSON.stringify(segment)} is not a relation field, so ${JSON.stringify(path)} cannot be followed`, position);
       }
-      if (++hops > MAX_RELATION_DEPTH) throw new FilterError(`relation path deeper than ${MAX_RELATION_DEPTH}`, position);
+      hop();
       const target = lookup(relationTarget(column.field));
       if (!target) throw new FilterError(`the collection related by ${JSON.stringify(segment)} no longer exists`, position);
-      const r = this.nextAlias('r');
+      const r = this.aliasFor(key, 'r');
       if (column.multiple) {
-        const j = this.nextAlias('j');
-        from.push(sql`${raw(dialect.jsonEach(columnRef.text, j))}`);
-        from.push(sql`${ident(target.name)} ${raw(r)}`);
-        where.push(sql`${raw(r)}.id = ${raw(j)}.value`);
-        isSet = true;
+        const j = this.aliasFor(`${key}[]`, 'j');
+        hops.push({ key: `${key}[]`, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
+        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: sql`${raw(r)}.id = ${raw(j)}.value`, many: true });
       } else {
-        from.push(sql`${ident(target.name)} ${raw(r)}`);
-        where.push(sql`${raw(r)}.id = ${columnRef}`);
+        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: sql`${raw(r)}.id = ${columnRef}`, many: false });
       }
       current = target;
       ref = sql`${raw(r)}`;
@@ -171,23 +218,22 @@ export class RecordFieldResolver implements Resolver {
     throw new FilterError(`invalid field path ${JSON.stringify(path)}`, position);
   }
 
-  private finish(
-    from: Sql[],
-    where: Sql[],
-    isSet: boolean,
-    value: Sql,
-    valueType: ValueType,
-    modifier: string | undefined,
-    position: number,
-    path: string,
-  ): ResolvedOperand {
-    if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field in ${JSON.stringify(path)}`, position);
-    let v = value;
-    if (modifier === 'lower') v = sql`LOWER(${v})`;
-    if (from.length === 0) return { kind: 'scalar', sql: v, valueType };
-    const whereSql = where.length > 0 ? sql` WHERE ${join(where, ' AND ')}` : sql``;
-    const select = sql`SELECT ${v} AS v FROM ${join(from, ', ')}${whereSql}`;
-    if (isSet) return { kind: 'set', sql: select, valueType };
-    return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType };
+  /**
+   * The operand for `value` read at the end of `hops`: the value itself when there are none, a
+   * scalar subquery when every hop yields at most one row, a `:each` set, or a joined value.
+   */
+  private operand(hops: Hop[], value: Sql, valueType: ValueType, modifier: string | undefined, eachSet = false): ResolvedOperand {
+    const v = modifier === 'lower' ? sql`LOWER(${value})` : value;
+    if (hops.length === 0) return { kind: 'scalar', sql: v, valueType };
+    const on = hops.flatMap((h) => (h.on ? [h.on] : []));
+    const where = on.length > 0 ? sql` WHERE ${join(on, ' AND ')}` : sql``;
+    const select = sql`SELECT ${v} AS v FROM ${join(
+      hops.map((h) => h.from),
+      ', ',
+    )}${where}`;
+    if (eachSet) return { kind: 'set', sql: select, valueType, each: true };
+    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType };
+    for (const h of hops) if (!this.joins.has(h.key)) this.joins.set(h.key, h);
+    return { kind: 'scalar', sql: v, valueType, every: select };
   }
 }

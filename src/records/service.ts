@@ -2,7 +2,8 @@ import type { Collection } from '../collections/model.ts';
 import type { RequestContext } from '../context.ts';
 import type { RecordDeps } from './deps.ts';
 import type { ListQuery } from './query-params.ts';
-import { type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
+import { finishRecords, type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
+import type { RecordJson } from './serialize.ts';
 import { createRecord, deleteRecord, updateRecord } from './write.ts';
 
 /** The records domain, as routes, auth flows and workflows call it. */
@@ -27,5 +28,10 @@ export class RecordService {
 
   delete(ctx: RequestContext, collection: Collection, id: string): Promise<void> {
     return deleteRecord(this.deps, ctx, collection, id);
+  }
+
+  /** Applies `expand` and `fields` to records about to be returned, under the caller's access rules. */
+  output(ctx: RequestContext, collection: Collection, records: RecordJson[], options: OutputOptions): Promise<unknown[]> {
+    return finishRecords(this.deps, ctx, collection, records, options);
   }
 }

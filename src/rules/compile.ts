@@ -1,7 +1,8 @@
 import { normalizeDate } from '../lib/time.ts';
-import { type Sql, sql, raw } from '../storage/sql.ts';
+import { join, raw, type Sql, sql } from '../storage/sql.ts';
 import type { Dialect } from '../storage/types.ts';
 import { baseOperator, type ComparisonOperator, type Expr, isAnyOf, type Literal, type Operand } from './ast.ts';
+import { Deferred } from './deferred.ts';
 import { FilterError } from './errors.ts';
 
 /** What a value is compared as; decides how literals on the other side are coerced. */
@@ -9,7 +10,7 @@ export type ValueType = 'text' | 'number' | 'bool' | 'date' | 'json';
 
 /**
  * An operand after resolution. A `scalar` is one SQL value; a `set` is a subquery selecting the
- * column `v` (the elements of a multiple field, or the values reached through a multiple relation).
+ * column `v` (elements of a request array, or of a multiple field under `:each`).
  */
 export interface ResolvedOperand {
   kind: 'scalar' | 'set';
@@ -17,20 +18,36 @@ export interface ResolvedOperand {
   valueType?: ValueType;
   /** For sets: every element must match, even under an any-of operator (`:each`). */
   each?: boolean;
-  /** Set for values known when compiling (literals, request data): their value. */
-  constant?: { value: unknown };
+  /**
+   * For a scalar read from a joined row (a path through a multiple relation, `@collection.*`): a
+   * subquery of the values of all such rows. Under the plain operators every one of them must match
+   * too (PocketBase's multi-match); the any-of operators need one matching row.
+   */
+  every?: Sql;
+  /** Set for values known when compiling (literals, request data): the value, and the deferred
+   * parameter that carries it when the SQL is cached and bound per request. */
+  constant?: { value: unknown; param?: Deferred };
 }
 
 /** Turns identifiers (fields, relation paths, `@request.*`, …) into SQL. Throws FilterError. */
 export interface Resolver {
   resolve(name: string, position: number): ResolvedOperand;
+  /** Called once with the compiled condition: wraps it in the joins the resolved names need. */
+  wrap?(condition: Sql): Sql;
 }
 
 export interface CompileOptions {
   dialect: Dialect;
   /** The time `@now` and the date macros refer to. */
   now?: Date;
+  /** Date macros become deferred parameters (see deferred.ts), for SQL that is cached. */
+  deferMacros?: boolean;
 }
+
+type Condition = (left: Sql, right: Sql) => Sql;
+
+const ALWAYS = sql`(1 = 1)`;
+const NEVER = sql`(1 = 0)`;
 
 /** Compiles a parsed expression to a parameterized SQL condition. */
 export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOptions): Sql {
@@ -47,7 +64,13 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
   function resolveIdentifier(op: Operand): ResolvedOperand | undefined {
     if (op.type !== 'identifier') return undefined;
     const macro = dateMacro(op.name, now);
-    if (macro !== undefined) return constant(macro, typeof macro === 'number' ? 'number' : 'date');
+    if (macro !== undefined) {
+      const valueType = typeof macro === 'number' ? 'number' : 'date';
+      if (!options.deferMacros) return constant(macro, valueType);
+      const name = op.name;
+      const param = new Deferred((env) => dateMacro(name, env.now));
+      return { kind: 'scalar', sql: sql`${param}`, valueType, constant: { value: macro, param } };
+    }
     return resolver.resolve(op.name, op.position);
   }
 
@@ -58,55 +81,70 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
     const left = resolvedLeft ?? constant(coerceLiteral(leftOp as Literal, resolvedRight?.valueType), undefined);
     const right = resolvedRight ?? constant(coerceLiteral(rightOp as Literal, resolvedLeft?.valueType), undefined);
     const base = baseOperator(operator);
+    const anyOf = isAnyOf(operator);
 
-    // `x = null` and `x = ""` both ask "is x empty", as in PocketBase.
-    if ((base === '=' || base === '!=') && (isEmptyConstant(left) !== isEmptyConstant(right))) {
-      const subject = isEmptyConstant(left) ? right : left;
-      const empty = subject.kind === 'set' ? sql`NOT EXISTS (${subject.sql})` : sql`COALESCE(${subject.sql}, '') = ''`;
-      return base === '=' ? empty : sql`NOT (${empty})`;
-    }
-
-    const rightValue = base === '~' || base === '!~' ? likePattern(right) : right;
-    if (left.kind === 'scalar' && rightValue.kind === 'scalar') {
-      return compare(base, left.sql, rightValue.sql);
-    }
-
-    const sources: Sql[] = [];
-    const l = left.kind === 'set' ? (sources.push(sql`(${left.sql}) ${raw('sa')}`), sql`sa.v`) : left.sql;
-    const r = rightValue.kind === 'set' ? (sources.push(sql`(${rightValue.sql}) ${raw('sb')}`), sql`sb.v`) : rightValue.sql;
-    const from = sources.length === 2 ? sql`${sources[0]}, ${sources[1]}` : sources[0];
-    const cond = compare(base, l, r);
-    const every = left.each === true || rightValue.each === true || !isAnyOf(operator);
-    if (!every) return sql`EXISTS (SELECT 1 FROM ${from} WHERE ${cond})`;
-    // "All elements match" (PocketBase's default for multiple values): at least one element, and no
-    // element for which the comparison fails.
-    return sql`(EXISTS (SELECT 1 FROM ${from}) AND NOT EXISTS (SELECT 1 FROM ${from} WHERE NOT COALESCE(${cond}, FALSE)))`;
-  }
-
-  function compare(op: ReturnType<typeof baseOperator>, l: Sql, r: Sql): Sql {
-    switch (op) {
-      case '=':
-        return sql`${l} IS ${r}`;
-      case '!=':
-        return sql`${l} IS NOT ${r}`;
-      case '>':
-        return sql`${l} > ${r}`;
-      case '>=':
-        return sql`${l} >= ${r}`;
-      case '<':
-        return sql`${l} < ${r}`;
-      case '<=':
-        return sql`${l} <= ${r}`;
-      case '~':
-      case '!~': {
-        const likeSql = dialect.like('\u0000L', '\u0000R', op === '!~');
-        const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
-        return sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`;
+    if (base === '=' || base === '!=') {
+      const equal = base === '=';
+      const leftEmpty = isEmptyConstant(left);
+      const rightEmpty = isEmptyConstant(right);
+      // `x = null` and `x = ""` both ask "is x empty", as in PocketBase.
+      if (leftEmpty && rightEmpty) return equal ? ALWAYS : NEVER;
+      if (leftEmpty || rightEmpty) {
+        const subject = leftEmpty ? right : left;
+        if (subject.kind === 'set') return equal ? sql`NOT EXISTS (${subject.sql})` : sql`EXISTS (${subject.sql})`;
+        const isEmpty = (v: Sql) => (equal ? sql`COALESCE(${v}, '') = ''` : sql`COALESCE(${v}, '') != ''`);
+        return assemble(left, right, (l, r) => isEmpty(leftEmpty ? r : l), anyOf);
       }
+      // A known non-empty value compares directly (and can use an index); two unknowns compare as
+      // PocketBase does, with NULL and '' equal.
+      const known = left.constant !== undefined || right.constant !== undefined;
+      const cond: Condition = known
+        ? (l, r) => (equal ? sql`${l} = ${r}` : sql`${l} IS NOT ${r}`)
+        : (l, r) => (equal ? sql`COALESCE(${l}, '') = COALESCE(${r}, '')` : sql`COALESCE(${l}, '') IS NOT COALESCE(${r}, '')`);
+      return assemble(left, right, cond, anyOf);
     }
+    if (base === '~' || base === '!~') {
+      const likeSql = dialect.like('\u0000L', '\u0000R', base === '!~');
+      const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
+      return assemble(left, likePattern(right), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
+    }
+    return assemble(left, right, (l, r) => sql`${l} ${raw(base)} ${r}`, anyOf);
   }
 
-  return walk(expr);
+  return resolver.wrap ? resolver.wrap(walk(expr)) : walk(expr);
+}
+
+/**
+ * Applies `cond` to two operands. Sets are quantified: any element under an any-of operator, else
+ * every element (and at least one). Joined values (`every`) under a plain operator must also hold
+ * for every joined row.
+ */
+function assemble(left: ResolvedOperand, right: ResolvedOperand, cond: Condition, anyOf: boolean): Sql {
+  const main = sources(left, right, false);
+  let out: Sql;
+  if (main.from.length === 0) out = cond(main.l, main.r);
+  else {
+    const from = join(main.from, ', ');
+    const c = cond(main.l, main.r);
+    out =
+      anyOf && !left.each && !right.each
+        ? sql`EXISTS (SELECT 1 FROM ${from} WHERE ${c})`
+        : sql`(EXISTS (SELECT 1 FROM ${from}) AND NOT EXISTS (SELECT 1 FROM ${from} WHERE NOT COALESCE(${c}, FALSE)))`;
+  }
+  if (anyOf || (left.every === undefined && right.every === undefined)) return out;
+  const all = sources(left, right, true);
+  return sql`(${out} AND NOT EXISTS (SELECT 1 FROM ${join(all.from, ', ')} WHERE NOT COALESCE(${cond(all.l, all.r)}, FALSE)))`;
+}
+
+function sources(left: ResolvedOperand, right: ResolvedOperand, useEvery: boolean): { from: Sql[]; l: Sql; r: Sql } {
+  const from: Sql[] = [];
+  const pick = (op: ResolvedOperand, alias: string): Sql => {
+    const set = useEvery && op.every !== undefined ? op.every : op.kind === 'set' ? op.sql : undefined;
+    if (set === undefined) return op.sql;
+    from.push(sql`(${set}) ${raw(alias)}`);
+    return sql`${raw(alias)}.v`;
+  };
+  return { l: pick(left, 'sa'), r: pick(right, 'sb'), from };
 }
 
 function splitTwice(text: string, a: string, b: string): [string, string, string] {
@@ -120,19 +158,25 @@ function constant(value: unknown, valueType: ValueType | undefined): ResolvedOpe
 }
 
 function isEmptyConstant(op: ResolvedOperand): boolean {
-  return op.constant !== undefined && (op.constant.value === null || op.constant.value === '');
+  return op.constant !== undefined && (op.constant.value === null || op.constant.value === undefined || op.constant.value === '');
 }
 
 /** `~` wraps a plain value in `%…%` (a contains-match); a value that already has `%` is used as the
  * pattern the caller wrote. */
+function likeText(value: unknown): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  return text.includes('%') ? text : `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
 function likePattern(op: ResolvedOperand): ResolvedOperand {
   if (op.constant !== undefined) {
-    const text = op.constant.value === null ? '' : String(op.constant.value);
-    const pattern = text.includes('%') ? text : `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-    return constant(pattern, 'text');
+    const value = likeText(op.constant.value);
+    const param = op.constant.param?.map(likeText);
+    return { kind: 'scalar', sql: sql`${param ?? value}`, valueType: 'text', constant: { value, param } };
   }
-  if (op.kind === 'set') return op;
-  return { ...op, sql: sql`('%' || ${op.sql} || '%')` };
+  const wrapSet = (s: Sql) => sql`SELECT ('%' || v || '%') AS v FROM (${s})`;
+  if (op.kind === 'set') return { ...op, sql: wrapSet(op.sql) };
+  return { ...op, sql: sql`('%' || ${op.sql} || '%')`, every: op.every && wrapSet(op.every) };
 }
 
 function coerceLiteral(lit: Literal, hint: ValueType | undefined): unknown {

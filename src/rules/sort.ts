@@ -26,9 +26,13 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
       terms.push(sql`${raw(dialect.randomOrder())}`);
     } else if (name === '@rowid') {
       terms.push(sql`${raw(dialect.insertionOrder(rootAlias))} ${direction}`);
+    } else if (name.startsWith('@')) {
+      throw new FilterError(`cannot sort by ${JSON.stringify(name)}`, at);
     } else {
       const operand = resolver.resolve(name, at);
-      if (operand.kind !== 'scalar') throw new FilterError(`cannot sort by the multiple-value field ${JSON.stringify(name)}`, at);
+      if (operand.kind !== 'scalar' || operand.every !== undefined) {
+        throw new FilterError(`cannot sort by ${JSON.stringify(name)}: it has several values per record`, at);
+      }
       terms.push(sql`${operand.sql} ${direction}`);
     }
     if (terms.length > MAX_SORT_TERMS) throw new FilterError(`more than ${MAX_SORT_TERMS} sort terms`, at);

@@ -1,0 +1,135 @@
+import type { Collection, RuleName } from '../../collections/model.ts';
+import type { CollectionSet } from '../../collections/service.ts';
+import { isPrivileged, type RequestContext } from '../../context.ts';
+import { forbidden } from '../../errors.ts';
+import type { RecordAccess, RecordAction } from '../../records/access.ts';
+import { RecordFieldResolver } from '../../records/resolver.ts';
+import { ROOT_ALIAS } from '../../records/shape.ts';
+import type { Sql } from '../../storage/sql.ts';
+import type { Resolver } from '../compile.ts';
+import { FilterError } from '../errors.ts';
+import { RuleProgram, ruleResolver } from './program.ts';
+import { RefusedSpecialNames } from './request-names.ts';
+import type { NameScope } from './request-ref.ts';
+import { describe, requestInputs } from './request-values.ts';
+
+export const RULE_OF: Record<RecordAction, RuleName> = {
+  list: 'listRule',
+  view: 'viewRule',
+  create: 'createRule',
+  update: 'updateRule',
+  delete: 'deleteRule',
+};
+
+/** The names rules and filters are checked against, for a collection of `collections`. */
+export function scopeOf(collection: Collection, collections: CollectionSet): NameScope {
+  return {
+    collection,
+    authCollections: collections.list.filter((c) => c.type === 'auth'),
+    lookup: (name) => collections.find(name),
+  };
+}
+
+type Compiled = RuleProgram | FilterError;
+
+/**
+ * Enforces collection rules (API contract §6, PocketBase semantics): `null` is for administrators
+ * only (403 for everyone else), `""` lets everyone through, an expression is a condition on the
+ * record. Administrators and `admin`-role API keys bypass rules; every other caller, other API
+ * keys included, is subject to them.
+ *
+ * Programs are cached per collection object. Collection objects are immutable and replaced whenever
+ * any collection of their database changes, so the cache forgets stale rules by itself.
+ */
+export class RuleAccess implements RecordAccess {
+  private readonly programs = new WeakMap<Collection, Partial<Record<RecordAction, Compiled>>>();
+
+  privileged(ctx: RequestContext): boolean {
+    return isPrivileged(ctx.auth);
+  }
+
+  condition(ctx: RequestContext, collection: Collection, action: RecordAction, collections: CollectionSet): Sql | null {
+    if (isPrivileged(ctx.auth)) return null;
+    const rule = collection[RULE_OF[action]];
+    if (rule === null) throw forbidden('Only administrators can perform this action.');
+    if (rule.trim() === '') return null;
+    const program = this.program(collection, action, rule, collections, ctx);
+    try {
+      if (program instanceof FilterError) throw program;
+      return program.condition(ctx);
+    } catch (err) {
+      // A rule that no longer compiles (a collection it names was removed) closes the action.
+      if (err instanceof FilterError) throw forbidden(`The ${action} rule of "${collection.name}" cannot be evaluated: ${err.describe()}.`);
+      throw err;
+    }
+  }
+
+  private program(collection: Collection, action: RecordAction, rule: string, collections: CollectionSet, ctx: RequestContext): Compiled {
+    let byAction = this.programs.get(collection);
+    if (!byAction) {
+      byAction = {};
+      this.programs.set(collection, byAction);
+    }
+    let program = byAction[action];
+    if (program === undefined) {
+      try {
+        program = RuleProgram.build(rule, scopeOf(collection, collections), ctx.db.dialect);
+      } catch (err) {
+        if (!(err instanceof FilterError)) throw err;
+        program = err;
+      }
+      byAction[action] = program;
+    }
+    return program;
+  }
+
+  /**
+   * The resolver for the caller's own `filter` and `sort`. Administrators may use `@request.*` and
+   * `@collection.*` there; everyone else gets PocketBase's 403 for them.
+   */
+  filterResolver(ctx: RequestContext, collection: Collection, collections: CollectionSet): Resolver {
+    if (!isPrivileged(ctx.auth)) {
+      return new RecordFieldResolver(collection, ROOT_ALIAS, {
+        dialect: ctx.db.dialect,
+        lookup: (n) => collections.find(n),
+        allowHidden: false,
+        special: new RefusedSpecialNames(() => forbidden('Only administrators can use @request and @collection in filter and sort.')),
+      });
+    }
+    const scope = scopeOf(collection, collections);
+    const inputs = requestInputs(ctx, scope.lookup);
+    const values: unknown[] = [];
+    return ruleResolver(
+      collection,
+      scope,
+      ctx.db.dialect,
+      (ref) => {
+        const value = describe(ref, inputs, collection, scope.lookup);
+        return { index: values.push(value) - 1, value };
+      },
+      false,
+    );
+  }
+}
+
+/**
+ * Checks rule text as saving a collection does: parsed and compiled against the collection (as it
+ * will be saved) and the other collections of its database. Returns a message with the position.
+ */
+export function checkRule(collection: Collection, rule: string, others: readonly Collection[], dialect: RequestContext['db']['dialect']): string | undefined {
+  const lower = collection.name.toLowerCase();
+  const rest = others.filter((c) => c.id !== collection.id && c.name.toLowerCase() !== lower);
+  const all = [...rest, collection];
+  const scope: NameScope = {
+    collection,
+    authCollections: all.filter((c) => c.type === 'auth'),
+    lookup: (name) => all.find((c) => c.name.toLowerCase() === name.toLowerCase() || c.id === name),
+  };
+  try {
+    RuleProgram.build(rule, scope, dialect);
+    return undefined;
+  } catch (err) {
+    if (err instanceof FilterError) return err.describe();
+    throw err;
+  }
+}
