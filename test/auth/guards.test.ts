@@ -9,6 +9,8 @@ const MANAGEMENT: Array<[string, string, unknown?]> = [
   ['GET', '/api/collections/users'],
   ['PATCH', '/api/collections/users', { listRule: '' }],
   ['DELETE', '/api/collections/users'],
+  ['GET', '/api/collections/users/rules'],
+  ['PUT', '/api/collections/users/rules', { delete: null }],
   ['GET', '/api/databases'],
   ['POST', '/api/databases', { name: 'guarded' }],
   ['GET', '/api/keys'],
