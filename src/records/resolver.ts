@@ -14,12 +14,26 @@ const JSON_KEY = /^[A-Za-z0-9_-]+$/;
 const BACK_RELATION = /^([A-Za-z][A-Za-z0-9_]*)_via_([A-Za-z][A-Za-z0-9_]*)$/;
 const PATH_MODIFIERS = ['length', 'each', 'lower'];
 
+// Maps, not object literals: names come from requests, and `__proto__` must not find anything.
 /** Columns that every record has, filterable and sortable though not in `fields`. */
-const SYSTEM_COLUMNS: Record<string, ValueType> = { id: 'text', created: 'date', updated: 'date' };
+const SYSTEM_COLUMNS = new Map<string, ValueType>([
+  ['id', 'text'],
+  ['created', 'date'],
+  ['updated', 'date'],
+]);
 /** Auth columns that filters may use; password hashes and token keys are never reachable. */
-const AUTH_COLUMNS: Record<string, ValueType> = { email: 'text', emailVisibility: 'bool', verified: 'bool' };
+const AUTH_COLUMNS = new Map<string, ValueType>([
+  ['email', 'text'],
+  ['emailVisibility', 'bool'],
+  ['verified', 'bool'],
+]);
 
-const VALUE_TYPES: Record<string, ValueType> = { number: 'number', bool: 'bool', date: 'date', json: 'json' };
+const VALUE_TYPES = new Map<string, ValueType>([
+  ['number', 'number'],
+  ['bool', 'bool'],
+  ['date', 'date'],
+  ['json', 'json'],
+]);
 
 export type CollectionLookup = (name: string) => Collection | undefined;
 
@@ -42,13 +56,14 @@ interface Column {
 
 /** What values of a field are compared as. */
 export function fieldValueType(field: FieldDef): ValueType {
-  return VALUE_TYPES[field.type] ?? 'text';
+  return VALUE_TYPES.get(field.type) ?? 'text';
 }
 
 function columnOf(collection: Collection, name: string, allowHidden: boolean): Column | undefined {
-  const system = SYSTEM_COLUMNS[name];
+  const system = SYSTEM_COLUMNS.get(name);
   if (system) return { valueType: system, multiple: false };
-  if (collection.type === 'auth' && AUTH_COLUMNS[name]) return { valueType: AUTH_COLUMNS[name], multiple: false, masked: name === 'email' && !allowHidden };
+  const auth = collection.type === 'auth' ? AUTH_COLUMNS.get(name) : undefined;
+  if (auth) return { valueType: auth, multiple: false, masked: name === 'email' && !allowHidden };
   const field = collection.fields.find((f) => f.name === name);
   if (!field || (field.hidden && !allowHidden)) return undefined;
   const type = typeOf(field);

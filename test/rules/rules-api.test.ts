@@ -73,6 +73,7 @@ describe('the access-rule resource, injection attempts and auth results', () => 
       [{ delete: '@request.auth.nope = 1' }, 'delete', /Invalid delete rule: unknown field "nope"/],
       [{ create: 42 }, 'create', /must be null or a string/],
       [{ lists: '' }, 'lists', /Unknown rule "lists"/],
+      [{ constructor: '' }, 'constructor', /Unknown rule "constructor"/],
       [{ view: '@collection.missing.id ?= owner' }, 'view', /unknown collection "missing"/],
     ];
     for (const [body, key, message] of bad) {

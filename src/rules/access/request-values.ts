@@ -39,7 +39,12 @@ export function bindValueOf(v: RequestValue): unknown {
   }
 }
 
-const AUTH_KEY_TYPES: Record<string, ValueType> = { created: 'date', updated: 'date', verified: 'bool', emailVisibility: 'bool' };
+const AUTH_KEY_TYPES = new Map<string, ValueType>([
+  ['created', 'date'],
+  ['updated', 'date'],
+  ['verified', 'bool'],
+  ['emailVisibility', 'bool'],
+]);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -174,13 +179,18 @@ function jsonAt(value: unknown, path: string[]): unknown {
       }
     }
     if (typeof v !== 'object' || v === null) return undefined;
-    v = (v as Record<string, unknown>)[key];
+    v = own(v as Record<string, unknown>, key);
   }
   return v;
 }
 
-function has(obj: Record<string, unknown>, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key) && obj[key] !== undefined;
+/** Own properties only: request names never reach `constructor` or `__proto__` of a value. */
+function has(obj: Record<string, unknown> | undefined, key: string): obj is Record<string, unknown> {
+  return obj !== undefined && Object.prototype.hasOwnProperty.call(obj, key) && obj[key] !== undefined;
+}
+
+function own(obj: Record<string, unknown> | undefined, key: string): unknown {
+  return has(obj, key) ? obj[key] : undefined;
 }
 
 /** What `ref` stands for in this request. Never throws: names were checked when the rule was saved. */
@@ -194,7 +204,7 @@ export function describe(ref: RequestRef, inputs: RequestInputs, collection: Col
       return valueFor(ref, value === undefined ? undefined : String(value), value !== undefined, 'text');
     }
     case 'headers': {
-      const value = inputs.headers[ref.key.toLowerCase()];
+      const value = own(inputs.headers, ref.key.toLowerCase()) as string | undefined;
       return valueFor(ref, value, value !== undefined, 'text');
     }
     case 'body': {
@@ -215,13 +225,13 @@ export function describe(ref: RequestRef, inputs: RequestInputs, collection: Col
     }
     case 'auth': {
       const { view, collection: authCollection } = inputs.auth;
-      const field = AUTH_KEY_TYPES[ref.key] || ref.key === 'type' || ref.key === 'roles' ? undefined : authCollection?.fields.find((f) => f.name === ref.key);
-      const value = view?.[ref.key];
+      const field = AUTH_KEY_TYPES.has(ref.key) || ref.key === 'type' || ref.key === 'roles' ? undefined : authCollection?.fields.find((f) => f.name === ref.key);
+      const value = own(view, ref.key);
       if (ref.rest.length > 0) {
         if (field?.type === 'relation') return relationValue(field, value, lookup);
         return { kind: 'scalar', value: null, valueType: 'text' };
       }
-      return valueFor(ref, value, value !== undefined, field ? fieldValueType(field) : AUTH_KEY_TYPES[ref.key]);
+      return valueFor(ref, value, value !== undefined, field ? fieldValueType(field) : AUTH_KEY_TYPES.get(ref.key));
     }
   }
 }

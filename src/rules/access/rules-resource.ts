@@ -14,13 +14,13 @@ export interface RulesJson {
   delete: string | null;
 }
 
-const KEYS: Record<Exclude<keyof RulesJson, 'collection'>, RuleName> = {
-  list: 'listRule',
-  view: 'viewRule',
-  create: 'createRule',
-  update: 'updateRule',
-  delete: 'deleteRule',
-};
+const KEYS = new Map<string, RuleName>([
+  ['list', 'listRule'],
+  ['view', 'viewRule'],
+  ['create', 'createRule'],
+  ['update', 'updateRule'],
+  ['delete', 'deleteRule'],
+]);
 
 export function rulesOf(collection: Collection): RulesJson {
   return {
@@ -46,7 +46,7 @@ export async function updateRules(collections: CollectionService, db: Database, 
   const patch: Partial<Record<RuleName, string | null>> = {};
   const problems: string[] = [];
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    const ruleName = KEYS[key as keyof typeof KEYS];
+    const ruleName = KEYS.get(key);
     if (!ruleName) {
       if (key === 'collection' && value === existing.name) continue;
       errors[key] = { code: 'validation_unknown_rule', message: 'Rules are list, view, create, update and delete.' };
