@@ -31,7 +31,7 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
     } else {
       const operand = resolver.resolve(name, at);
       if (operand.kind !== 'scalar' || operand.every !== undefined) {
-        throw new FilterError(`cannot sort by ${JSON.stringify(name)}: it has several values per record`, at);
+        throw new FilterError(`cannot sort by ${JSON.stringify(name)}: multiple-value fields and paths have several values per record`, at);
       }
       terms.push(sql`${operand.sql} ${direction}`);
     }
