@@ -2,8 +2,19 @@ import type { BenchCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
+import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
 import { viewCase } from './view.ts';
 import { viewAsUserCase } from './view-as-user.ts';
 
 /** Every benchmark case, in the order they run. Add new cases here. */
-export const cases: BenchCase<any>[] = [createCase, createTriggerCase, viewCase, viewAsUserCase, listCase];
+export const cases: BenchCase<any>[] = [
+  createCase,
+  createTriggerCase,
+  viewCase,
+  viewAsUserCase,
+  viewAsOwnerCase,
+  viewOwnerRuleCase,
+  listCase,
+  listAsOwnerCase,
+  listOwnerRuleCase,
+];

@@ -10,7 +10,7 @@ import { bindSql } from '../deferred.ts';
 import { parseCached } from '../index.ts';
 import { SpecialNames, type RequestValueSource } from './request-names.ts';
 import { type NameScope, parseRequestRef, type RequestRef } from './request-ref.ts';
-import { bindValueOf, describe, describeStatically, type RequestValue, requestInputs, shapeOf } from './request-values.ts';
+import { bindValueOf, describe, describeStatically, RequestInputs, type RequestValue, shapeOf } from './request-values.ts';
 
 /** Distinct request shapes kept per rule; beyond that the oldest compiled forms are dropped. */
 const MAX_VARIANTS = 64;
@@ -79,8 +79,8 @@ export class RuleProgram {
 
   /** The rule's condition for this request, over the record aliased `t0`. Throws FilterError. */
   condition(ctx: RequestContext): Sql {
-    const inputs = this.refs.length > 0 ? requestInputs(ctx, this.scope.lookup) : undefined;
-    const values = this.refs.map((r) => describe(r, inputs!, this.collection, this.scope.lookup));
+    const inputs = new RequestInputs(ctx, this.scope.lookup);
+    const values = this.refs.map((r) => describe(r, inputs, this.collection, this.scope.lookup));
     const key = values.map(shapeOf).join('|');
     let compiled = this.variants.get(key);
     if (compiled === undefined) {

@@ -51,30 +51,40 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * `@request.auth` as rules see it. `type` names the kind of caller: "authRecord" for a signed-in
- * record, "apikey" for an API key, "admin" for an administrator; guests have no auth at all (every
- * key is empty). `roles` is an API key's roles, and for a record its `roles` field or else its
+ * `@request.auth.<key>` as rules see it. `type` names the kind of caller: "authRecord" for a
+ * signed-in record, "apikey" for an API key, "admin" for an administrator; guests have no auth at all
+ * (every key is empty). `roles` is an API key's roles, and for a record its `roles` field or else its
  * `role` as a one-element list, so `@request.auth.roles ?= "editor"` works for both.
  */
-export function authView(auth: Auth): Record<string, unknown> | undefined {
+export function authValue(auth: Auth, key: string): unknown {
   switch (auth.type) {
     case 'guest':
       return undefined;
     case 'admin':
-      return { id: auth.id, type: 'admin', email: auth.email, roles: ['admin'] };
+      return key === 'id' ? auth.id : key === 'type' ? 'admin' : key === 'email' ? auth.email : key === 'roles' ? ['admin'] : undefined;
     case 'apikey':
-      return { id: auth.id, type: 'apikey', roles: auth.roles };
+      return key === 'id' ? auth.id : key === 'type' ? 'apikey' : key === 'roles' ? auth.roles : undefined;
     case 'record': {
+      switch (key) {
+        case 'id':
+          return auth.id;
+        case 'collectionId':
+          return auth.collectionId;
+        case 'collectionName':
+          return auth.collectionName;
+        case 'type':
+          return 'authRecord';
+      }
       const r = auth.record;
-      const roles = Array.isArray(r.roles) ? r.roles : typeof r.role === 'string' && r.role !== '' ? [r.role] : [];
-      return { ...r, roles, id: auth.id, collectionId: auth.collectionId, collectionName: auth.collectionName, type: 'authRecord' };
+      if (key === 'roles' && !Array.isArray(own(r, 'roles'))) return typeof r.role === 'string' && r.role !== '' ? [r.role] : [];
+      return own(r, key);
     }
   }
 }
 
-/** The parts of one request rules read, extracted once per request and only when asked for. */
+/** The parts of one request rules read, extracted only when asked for. */
 export class RequestInputs {
-  private authMemo?: { view: Record<string, unknown> | undefined; collection: Collection | undefined };
+  private authCollectionMemo?: { collection: Collection | undefined };
   private headersMemo?: Record<string, string>;
 
   constructor(
@@ -86,12 +96,14 @@ export class RequestInputs {
     return this.ctx.request.method.toUpperCase();
   }
 
-  get auth(): { view: Record<string, unknown> | undefined; collection: Collection | undefined } {
-    this.authMemo ??= {
-      view: authView(this.ctx.auth),
-      collection: this.ctx.auth.type === 'record' ? this.lookup(this.ctx.auth.collectionId) : undefined,
-    };
-    return this.authMemo;
+  auth(key: string): unknown {
+    return authValue(this.ctx.auth, key);
+  }
+
+  /** The caller's auth collection, for signed-in records. */
+  get authCollection(): Collection | undefined {
+    this.authCollectionMemo ??= { collection: this.ctx.auth.type === 'record' ? this.lookup(this.ctx.auth.collectionId) : undefined };
+    return this.authCollectionMemo.collection;
   }
 
   get body(): Record<string, unknown> {
@@ -115,17 +127,6 @@ export class RequestInputs {
     }
     return this.headersMemo;
   }
-}
-
-const inputsByRequest = new WeakMap<RequestContext, RequestInputs>();
-
-export function requestInputs(ctx: RequestContext, lookup: CollectionLookup): RequestInputs {
-  let inputs = inputsByRequest.get(ctx);
-  if (!inputs) {
-    inputs = new RequestInputs(ctx, lookup);
-    inputsByRequest.set(ctx, inputs);
-  }
-  return inputs;
 }
 
 function listOf(value: unknown): unknown[] {
@@ -224,9 +225,8 @@ export function describe(ref: RequestRef, inputs: RequestInputs, collection: Col
       return valueFor(ref, value, present, field ? fieldValueType(field) : undefined);
     }
     case 'auth': {
-      const { view, collection: authCollection } = inputs.auth;
-      const field = AUTH_KEY_TYPES.has(ref.key) || ref.key === 'type' || ref.key === 'roles' ? undefined : authCollection?.fields.find((f) => f.name === ref.key);
-      const value = own(view, ref.key);
+      const field = AUTH_KEY_TYPES.has(ref.key) || ref.key === 'type' || ref.key === 'roles' ? undefined : inputs.authCollection?.fields.find((f) => f.name === ref.key);
+      const value = inputs.auth(ref.key);
       if (ref.rest.length > 0) {
         if (field?.type === 'relation') return relationValue(field, value, lookup);
         return { kind: 'scalar', value: null, valueType: 'text' };

@@ -11,7 +11,7 @@ import { FilterError } from '../errors.ts';
 import { RuleProgram, ruleResolver } from './program.ts';
 import { RefusedSpecialNames } from './request-names.ts';
 import type { NameScope } from './request-ref.ts';
-import { describe, requestInputs } from './request-values.ts';
+import { describe, RequestInputs } from './request-values.ts';
 
 export const RULE_OF: Record<RecordAction, RuleName> = {
   list: 'listRule',
@@ -97,7 +97,7 @@ export class RuleAccess implements RecordAccess {
       });
     }
     const scope = scopeOf(collection, collections);
-    const inputs = requestInputs(ctx, scope.lookup);
+    const inputs = new RequestInputs(ctx, scope.lookup);
     const values: unknown[] = [];
     return ruleResolver(
       collection,
