@@ -4,7 +4,8 @@
 // Environment: BENCH_DURATION (seconds measured per target and case, default 6), BENCH_ROUNDS
 // (alternating rounds those seconds are split into, default 3), BENCH_WARMUP (seconds of unmeasured
 // load per target before that, default 1), BENCH_CONNECTIONS (default 50),
-// BENCH_VERBOSE=1 (show the servers' output), BENCH_PROFILE=DIR (write both servers' CPU profiles
+// BENCH_RATE (requests per second instead of as many as possible: compares CPU time per request at
+// equal load), BENCH_VERBOSE=1 (show the servers' output), BENCH_PROFILE=DIR (write both servers' CPU profiles
 // there, to open in Chrome DevTools), BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info).
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -101,7 +102,7 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
   const cpus = os.cpus();
   lines.push(
     '',
-    `${load.connections} connections; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
+    `${load.connections} connections${load.rate > 0 ? ` at ${load.rate} requests/s` : ''}; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
       `alternating the targets; p99 is the median of the rounds' p99; collection rules \`""\`, ` +
       `guests on both sides except view-as-user (a user's bearer token, which only Cairn checks); Cairn's log level ${logLevel}, output discarded.`,
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; load average ${fmt(loadAverage, 1)} when the run started (other work on the machine skews the ratios). Run took ${fmt(seconds)} s.`,
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
     duration: numberEnv('BENCH_DURATION', 6),
     warmup: numberEnv('BENCH_WARMUP', 1),
     rounds: Math.max(1, Math.round(numberEnv('BENCH_ROUNDS', 3))),
+    rate: numberEnv('BENCH_RATE', 0),
   };
 
   const logLevel = process.env.BENCH_LOG_LEVEL || 'info';

@@ -10,6 +10,9 @@ export interface LoadOptions {
   /** Measured rounds per target, alternating targets, so a burst of load from elsewhere on the
    * machine hits both sides alike instead of skewing the ratio. */
   rounds: number;
+  /** Requests per second to send instead of as many as possible (0: no cap). At a fixed rate both
+   * servers batch alike, so their CPU time per request compares their work alone. */
+  rate: number;
 }
 
 export interface Measurement {
@@ -35,7 +38,7 @@ interface Round {
   statuses: Record<string, number>;
 }
 
-async function round(target: Target, connections: number, seconds: number): Promise<Round> {
+async function round(target: Target, connections: number, seconds: number, rate: number): Promise<Round> {
   const { url, request } = target;
   const cpuBefore = target.cpuSeconds?.();
   const headers: Record<string, string> = { ...request.headers };
@@ -47,6 +50,7 @@ async function round(target: Target, connections: number, seconds: number): Prom
     url,
     connections,
     duration: seconds,
+    ...(rate > 0 ? { overallRate: rate } : {}),
     requests: [
       {
         method: request.method,
@@ -84,15 +88,15 @@ export interface Target {
 /** Warms both targets up, then measures them in alternating rounds (A B, B A, A B, …). */
 export async function compare(a: Target, b: Target, options: LoadOptions): Promise<[Measurement, Measurement]> {
   if (options.warmup > 0) {
-    await round(a, options.connections, options.warmup);
-    await round(b, options.connections, options.warmup);
+    await round(a, options.connections, options.warmup, options.rate);
+    await round(b, options.connections, options.warmup, options.rate);
   }
   const perRound = Math.max(1, options.duration / options.rounds);
   const ra: Round[] = [];
   const rb: Round[] = [];
   for (let i = 0; i < options.rounds; i++) {
     const order: Array<[Target, Round[]]> = i % 2 === 0 ? [[a, ra], [b, rb]] : [[b, rb], [a, ra]];
-    for (const [t, out] of order) out.push(await round(t, options.connections, perRound));
+    for (const [t, out] of order) out.push(await round(t, options.connections, perRound, options.rate));
   }
   return [summarize(ra), summarize(rb)];
 }
