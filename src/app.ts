@@ -20,7 +20,7 @@ import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
-import { registerErrorHandling } from './http/plugins/errors.ts';
+import { frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
@@ -154,6 +154,7 @@ export async function buildApp(config: Config): Promise<App> {
     trustProxy: config.trustProxy ?? false,
     // Shutdown finishes in-flight requests and closes idle keep-alive connections.
     forceCloseConnections: 'idle',
+    frameworkErrors,
   });
 
   try {

@@ -194,7 +194,10 @@ export class RecordFieldResolver implements Resolver {
         if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(path)}`, position);
         const jsonPath = '$' + keys.map((k) => (/^\d+$/.test(k) ? `[${k}]` : `."${k}"`)).join('');
         if (modifier === 'length' || modifier === 'each') throw new FilterError(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(path)}`, position);
-        return this.operand(hops, sql`json_extract(${columnRef}, ${jsonPath})`, 'json', modifier);
+        // json_extract raises on text that is not JSON (or nested too deep for SQLite), which an
+        // adopted column may hold: such a value reads as null instead of failing the query.
+        const json = sql`CASE WHEN json_valid(${columnRef}) THEN ${columnRef} END`;
+        return this.operand(hops, sql`json_extract(${json}, ${jsonPath})`, 'json', modifier);
       }
 
       if (last) {

@@ -110,6 +110,19 @@ describe('field types: values validated on every write, options validated on sav
     });
   }
 
+  test('json values nested deeper than SQLite can read are refused, however deep', async () => {
+    for (const depth of [600, 100_000]) {
+      const raw = `{"meta": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
+      const res = await server.admin('POST', '/api/collections/items/records', { raw, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, `depth ${depth}`);
+      assert.equal(res.body.data.meta.code, 'validation_invalid_json');
+    }
+    const ok = await create({ meta: JSON.parse(`${'['.repeat(20)}1${']'.repeat(20)}`) });
+    assert.equal(ok.status, 200, 'moderate nesting is fine');
+    const filtered = await server.admin('GET', `/api/collections/items/records?filter=${encodeURIComponent('meta.a.b = 1')}&sort=meta.a`);
+    assert.equal(filtered.status, 200);
+  });
+
   test('a failed write stores nothing, and an update is validated the same way', async () => {
     const before = (await server.admin('GET', '/api/collections/items/records?perPage=1')).body.totalItems;
     const res = await create({ title: 'fine', score: 'bad', status: 'nope' });

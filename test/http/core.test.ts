@@ -71,4 +71,13 @@ describe('HTTP core', () => {
     assert.equal(res.status, 404);
     assert.equal(res.body.code, 404);
   });
+
+  test('a path segment longer than any name or id is a 404, a malformed URL a 400, both in the error shape', async () => {
+    const long = await server.admin('GET', `/api/collections/${'x'.repeat(5000)}/records`);
+    assert.equal(long.status, 404);
+    assert.deepEqual(long.body, { code: 404, message: "The requested resource wasn't found.", data: {} });
+    const malformed = await server.admin('GET', '/api/collections/%E0%A4%A/records');
+    assert.equal(malformed.status, 400);
+    assert.deepEqual(Object.keys(malformed.body).sort(), ['code', 'data', 'message']);
+  });
 });

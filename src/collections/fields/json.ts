@@ -2,6 +2,21 @@ import { readInt } from './options.ts';
 import { type FieldType, invalid, ok } from './types.ts';
 
 const DEFAULT_MAX_SIZE = 2_000_000;
+/** Deepest nesting accepted: SQLite's JSON functions refuse values nested over 1000 levels, and
+ * serializing very deep values would exhaust the stack. */
+export const MAX_JSON_DEPTH = 500;
+
+/** Whether a parsed JSON value nests deeper than `limit` (iterative, so any depth is safe to check). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 export const jsonField: FieldType = {
   name: 'json',
@@ -14,6 +29,7 @@ export const jsonField: FieldType = {
 
   prepare(value, field) {
     if (value === undefined) return ok(null);
+    if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return invalid('validation_invalid_json', `Must be nested no deeper than ${MAX_JSON_DEPTH} levels.`);
     const text = JSON.stringify(value);
     if (text === undefined) return invalid('validation_invalid_json', 'Must be a valid json value.');
     const maxSize = (field.options.maxSize as number | null) ?? DEFAULT_MAX_SIZE;

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, internal, isApiError, notFound, tooLarge, unsupportedMediaType } from '../../errors.ts';
 import { FilterError } from '../../rules/errors.ts';
 
@@ -30,6 +30,16 @@ function fromFastify(err: FastifyError): ApiError | undefined {
     return new ApiError(err.statusCode, err.message);
   }
   return undefined;
+}
+
+/**
+ * Errors Fastify's router raises before any route or error handler runs (a malformed URL, a path
+ * segment longer than any name or id): Fastify's option `frameworkErrors`, so they too leave in the
+ * error shape. A segment too long to be a name or an id names nothing: 404.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const apiError = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : badRequest('Malformed URL.');
+  void reply.status(apiError.status).send(apiError.toJSON());
 }
 
 /** Every error leaves as `{code, message, data}`; 5xx details stay in the log. */
