@@ -185,6 +185,9 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
       errors.name = err('validation_collection_rename', 'Renaming a collection is not supported: the name is fixed once created.');
     } else if (!isValidName(body.name)) {
       errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+    } else if (/^sqlite_/i.test(body.name)) {
+      // SQLite keeps these table names for itself.
+      errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" are reserved.');
     } else {
       name = body.name;
     }
@@ -242,6 +245,9 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
         const parsed = parseIndex(text);
         if (!parsed) indexErrors[i] = err('validation_invalid_index', 'Must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.');
         else if (parsed.table.toLowerCase() !== name.toLowerCase()) indexErrors[i] = err('validation_invalid_index', `The index must be on "${name}".`);
+        // Cairn's own indexes (created, unique fields) start with "_": a user index of such a name
+        // would be taken for one of them, and dropping it would drop Cairn's.
+        else if (parsed.name.startsWith('_') || /^sqlite_/i.test(parsed.name)) indexErrors[i] = err('validation_invalid_index', 'Index names starting with "_" or "sqlite_" are reserved.');
       });
       if (Object.keys(indexErrors).length > 0) errors.indexes = indexErrors;
       else indexes = body.indexes as string[];

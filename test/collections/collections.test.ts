@@ -140,6 +140,10 @@ describe('collections API', () => {
       [{ name: 'x_rule', listRule: 'title = ' }, (d) => assert.equal(d.listRule.code, 'validation_invalid_rule')],
       [{ name: 'x_rule2', listRule: 42 }, (d) => assert.equal(d.listRule.code, 'validation_invalid_rule')],
       [{ name: 'x_idx', indexes: ['DROP TABLE posts'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index')],
+      [{ name: 'x_idx2', indexes: ['CREATE INDEX _x_idx2_created_idx ON x_idx2 (created)'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index')],
+      [{ name: 'x_idx3', indexes: ['CREATE INDEX i ON x_idx3 ((SELECT 1))'] }, (d) => assert.equal(d.indexes.code, 'validation_invalid_index')],
+      [{ name: 'sqlite_master' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
+      [{ name: 'SQLite_stat1' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
     ];
     for (const [body, check] of cases) {
       const res = await server.admin('POST', '/api/collections', { body });
