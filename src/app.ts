@@ -20,7 +20,7 @@ import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
-import { frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
@@ -155,6 +155,9 @@ export async function buildApp(config: Config): Promise<App> {
     // Shutdown finishes in-flight requests and closes idle keep-alive connections.
     forceCloseConnections: 'idle',
     frameworkErrors,
+    clientErrorHandler,
+    // Stored file names reach 255 characters (files/names.ts); the router's default is 100.
+    routerOptions: { maxParamLength: 255 },
   });
 
   try {

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApiError, badRequest, internal, isApiError, notFound, tooLarge, unsupportedMediaType } from '../../errors.ts';
 import { FilterError } from '../../rules/errors.ts';
 
@@ -40,6 +42,21 @@ function fromFastify(err: FastifyError): ApiError | undefined {
 export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
   const apiError = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : badRequest('Malformed URL.');
   void reply.status(apiError.status).send(apiError.toJSON());
+}
+
+/**
+ * Requests Node's HTTP parser refuses (headers over its limit, bytes that are not HTTP): Fastify's
+ * option `clientErrorHandler`, answering on the socket in the error shape instead of Fastify's own.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message = status === 431 ? 'Request headers too large.' : status === 408 ? 'Request timeout.' : 'Malformed HTTP request.';
+  const body = JSON.stringify(new ApiError(status, message).toJSON());
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /** Every error leaves as `{code, message, data}`; 5xx details stay in the log. */
