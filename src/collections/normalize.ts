@@ -1,6 +1,6 @@
 import { type FieldError, validationFailed } from '../errors.ts';
 import { randomId, uuid } from '../lib/ids.ts';
-import { isValidName } from '../lib/identifiers.ts';
+import { isValidCollectionName, isValidName } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
 import { fieldType, fieldTypeNames } from './fields/registry.ts';
 import { relationField } from './fields/relation.ts';
@@ -185,7 +185,7 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
       errors.name = err('validation_collection_rename', 'Renaming a collection is not supported: the name is fixed once created.');
     } else if (!isValidName(body.name)) {
       errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
-    } else if (/^sqlite_/i.test(body.name)) {
+    } else if (!isValidCollectionName(body.name)) {
       // SQLite keeps these table names for itself.
       errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" are reserved.');
     } else {

@@ -13,6 +13,11 @@ export function isValidName(name: unknown): name is string {
   return typeof name === 'string' && NAME_PATTERN.test(name);
 }
 
+/** Collection names become table (or view) names, and SQLite keeps `sqlite_*` for its own tables. */
+export function isValidCollectionName(name: unknown): name is string {
+  return isValidName(name) && !name.toLowerCase().startsWith('sqlite_');
+}
+
 export function isValidDatabaseName(name: unknown): name is string {
   return typeof name === 'string' && DATABASE_NAME_PATTERN.test(name);
 }

@@ -1,6 +1,6 @@
 import { Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, stringify } from 'yaml';
 import { ApiError } from '../errors.ts';
-import { isValidDatabaseName, isValidName } from '../lib/identifiers.ts';
+import { isValidCollectionName, isValidDatabaseName, isValidName } from '../lib/identifiers.ts';
 import {
   type CollectionOps,
   type CreateTableSpec,
@@ -139,7 +139,9 @@ function namedSql(value: unknown, path: Path, what: string): { name: string; sql
     const p = [...path, i];
     const raw = map(v, p, `Each entry of ${what}`);
     onlyKeys(raw, ['name', 'sql'], p, `${what} property`);
-    return { name: identifier(raw.name, [...p, 'name'], 'The name'), sql: text(raw.sql, [...p, 'sql'], 'The SQL', MAX_SQL) };
+    const name = identifier(raw.name, [...p, 'name'], 'The name');
+    if (!isValidCollectionName(name)) throw new Problem([...p, 'name'], 'Names starting with "sqlite_" are reserved by SQLite.');
+    return { name, sql: text(raw.sql, [...p, 'sql'], 'The SQL', MAX_SQL) };
   });
 }
 
@@ -219,7 +221,7 @@ function databases(value: unknown, path: Path): Migration['databases'] {
     const ops: Record<string, CollectionOps> = {};
     for (const [name, v] of Object.entries(collections)) {
       const cp = [...p, 'collections', name];
-      if (!isValidName(name)) throw new Problem(cp, `"${name}" is not a valid collection name.`, true);
+      if (!isValidCollectionName(name)) throw new Problem(cp, `"${name}" is not a valid collection name (letters, digits and underscores, not "sqlite_…").`, true);
       ops[name] = collectionOps(v, cp);
     }
     out[db] = { collections: ops };
