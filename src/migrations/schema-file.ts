@@ -282,6 +282,11 @@ function locatorFor(doc: Document, counter: LineCounter): Locator {
   };
 }
 
+/** The yaml library reports absurdly nested input as the stack overflow it caused; say what it means. */
+function yamlMessage(message: string): string {
+  return message.includes('Maximum call stack size exceeded') ? 'The document is nested too deeply' : message;
+}
+
 export interface ParsedFile {
   migration: Migration;
   /** The document, kept to write a version into the text without losing comments. */
@@ -299,7 +304,7 @@ export function parseMigrationText(textIn: string, options: { requireVersion?: b
   const first = document.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    const message = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+    const message = yamlMessage(first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''));
     throw invalidMigration(`${message}.`.replace(/\.\.$/, '.'), [], pos ? { line: pos.line, column: pos.col } : undefined, field);
   }
   let value: unknown;
@@ -307,7 +312,7 @@ export function parseMigrationText(textIn: string, options: { requireVersion?: b
     value = document.toJS({ maxAliasCount: 100 });
   } catch (err) {
     // Aliases that would expand enormously (a "billion laughs" document).
-    throw invalidMigration(`${(err as Error).message}.`, [], undefined, field);
+    throw invalidMigration(`${yamlMessage((err as Error).message)}.`, [], undefined, field);
   }
   try {
     return { migration: readMigration(value, options.requireVersion ?? false), document };
