@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Collection, FieldDef } from '../collections/model.ts';
 import { ApiError, badRequest, isApiError } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { detectFileType, SNIFF_BYTES } from './content-type.ts';
 import { fileOptions } from './field.ts';
 import { storedName } from './names.ts';
@@ -41,7 +42,7 @@ class ByteBudget {
 }
 
 /** A body the multipart parser cannot read is the client's fault; its own limit errors stay 413. */
-function malformed(err: unknown): unknown {
+export function malformedMultipart(err: unknown): unknown {
   if (isApiError(err) || (err as { statusCode?: number }).statusCode === 413) return err;
   const reason = err instanceof Error && err.message ? `: ${err.message}` : '';
   return badRequest(`Failed to load the submitted data: invalid multipart body${reason}.`);
@@ -55,7 +56,7 @@ async function* readParts(parts: AsyncIterable<UploadPart>): AsyncGenerator<Uplo
     try {
       next = await it.next();
     } catch (err) {
-      throw malformed(err);
+      throw malformedMultipart(err);
     }
     if (next.done) return;
     yield next.value;
@@ -107,7 +108,7 @@ async function stage(part: Extract<UploadPart, { type: 'file' }>, field: FieldDe
   } catch (err) {
     await unlink(tempPath).catch(() => {});
     // Not our limit and not a file system error: the body ended (or broke) in the middle of the file.
-    if (!isApiError(err) && (err as NodeJS.ErrnoException).syscall === undefined) throw malformed(err);
+    if (!isApiError(err) && (err as NodeJS.ErrnoException).syscall === undefined) throw malformedMultipart(err);
     throw err;
   }
   if (size > maxSize) {
@@ -192,6 +193,7 @@ export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: 
 function parsePayload(raw: unknown): Record<string, unknown> {
   let value = raw;
   if (typeof raw === 'string') {
+    if (jsonTooDeep(raw)) throw badRequest(`Failed to load the submitted data: "${JSON_PAYLOAD}" is nested deeper than ${MAX_JSON_DEPTH} levels.`);
     try {
       value = JSON.parse(raw);
     } catch {

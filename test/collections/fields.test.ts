@@ -115,7 +115,9 @@ describe('field types: values validated on every write, options validated on sav
       const raw = `{"meta": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
       const res = await server.admin('POST', '/api/collections/items/records', { raw, headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 400, `depth ${depth}`);
-      assert.equal(res.body.data.meta.code, 'validation_invalid_json');
+      // Past 1000 levels the JSON body parser refuses the whole body before any field sees it.
+      if (depth < 1000) assert.equal(res.body.data.meta.code, 'validation_invalid_json');
+      else assert.match(res.body.message, /nested deeper than 1000 levels/);
     }
     const ok = await create({ meta: JSON.parse(`${'['.repeat(20)}1${']'.repeat(20)}`) });
     assert.equal(ok.status, 200, 'moderate nesting is fine');
