@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, unsupportedMediaType } from '../../errors.ts';
+import { malformedMultipart } from '../../files/uploads.ts';
 import type { MigrationService } from '../../migrations/service.ts';
 import { requireAdmin } from '../guards.ts';
 import { DEFAULT_UPLOAD_LIMIT } from '../plugins/multipart.ts';
@@ -14,11 +15,16 @@ const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
 /** A file sent as the multipart field `file` or as a raw body of one of the route's content types. */
 async function uploadedFile(req: FastifyRequest, kind: string): Promise<Buffer> {
   if (req.isMultipart()) {
-    const part = await req.file();
+    let part: Awaited<ReturnType<FastifyRequest['file']>>;
+    try {
+      part = await req.file();
+    } catch (err) {
+      throw malformedMultipart(err);
+    }
     if (!part || part.fieldname !== 'file') {
       throw badRequest(`Send the ${kind} in the multipart field "file".`, { file: { code: 'validation_required', message: 'Missing file.' } });
     }
-    return part.toBuffer();
+    return part.toBuffer().catch((err: unknown) => Promise.reject(malformedMultipart(err)));
   }
   if (Buffer.isBuffer(req.body)) return req.body;
   throw unsupportedMediaType(`Send the ${kind} as multipart/form-data (field "file") or as a raw ${kind === 'archive' ? 'application/zip' : 'application/yaml'} body.`);
