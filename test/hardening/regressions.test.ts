@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { jsonText, deep } from './cases.ts';
+import { send } from './http.ts';
+
+const ERROR_KEYS = ['code', 'data', 'message'];
+
+/** Writes `raw` on a fresh connection and returns everything the server sends back before closing. */
+async function rawExchange(url: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  let received = '';
+  socket.on('data', (d) => (received += d));
+  socket.end(raw);
+  await once(socket, 'close');
+  return received;
+}
+
+function errorOf(response: string): { status: number; body: Record<string, unknown> } {
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]);
+  const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+  return { status, body };
+}
+
+/** Problems the hardening sweep found, each pinned where it was fixed. */
+describe('hardening regressions', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await createCollection(server, { name: 'docs', listRule: '', viewRule: '', createRule: '', fields: [{ name: 'doc', type: 'file', options: { maxSelect: 1 } }, { name: 'meta', type: 'json' }] });
+  });
+  after(() => server.close());
+
+  test('a file uploaded with a long name can be downloaded (stored names are longer than the router allowed)', async () => {
+    const form = new FormData();
+    form.append('doc', new Blob(['hello']), `${'a'.repeat(150)}.txt`);
+    const created = await server.admin('POST', '/api/collections/docs/records', { raw: form });
+    assert.equal(created.status, 200, created.text);
+    assert.ok(created.body.doc.length > 100);
+    const download = await server.request('GET', `/api/files/docs/${created.body.id}/${created.body.doc}`);
+    assert.equal(download.status, 200);
+    assert.equal(download.text, 'hello');
+  });
+
+  test('router errors (bad percent-encoding, an over-long parameter) leave in the error shape', async () => {
+    const bad = await send(server.url, { method: 'GET', path: '/api/collections/%ZZ/records' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(Object.keys(bad.json as object).sort(), ERROR_KEYS);
+    assert.equal((bad.json as { code: number }).code, 400);
+    const long = await send(server.url, { method: 'GET', path: `/api/collections/docs/records/${'x'.repeat(300)}` });
+    assert.equal(long.status, 404);
+    assert.deepEqual(long.json, { code: 404, message: "The requested resource wasn't found.", data: {} });
+  });
+
+  test("requests Node's HTTP parser refuses get the error shape too", async () => {
+    const big = errorOf(await rawExchange(server.url, `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    assert.equal(big.status, 431);
+    assert.deepEqual(Object.keys(big.body).sort(), ERROR_KEYS);
+    assert.equal(big.body.code, 431);
+    const garbage = errorOf(await rawExchange(server.url, 'NOT HTTP AT ALL\r\n\r\n'));
+    assert.equal(garbage.status, 400);
+    assert.deepEqual(garbage.body, { code: 400, message: 'Malformed HTTP request.', data: {} });
+  });
+
+  test('collection names starting with sqlite_ are a 400, through the API and through migrations', async () => {
+    for (const name of ['sqlite_master', 'SQLite_stat1', 'sqlite_x']) {
+      const res = await server.admin('POST', '/api/collections', { body: { name, fields: [{ name: 'title', type: 'text' }] } });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.data.name.code, 'validation_reserved_name');
+    }
+    const migration = await server.admin('POST', '/api/migrations/save', {
+      body: { name: 'reserved', databases: { main: { collections: { sqlite_stat1: { create_table: { name: 'sqlite_stat1', fields: [{ name: 'a', type: 'text' }] } } } } } },
+    });
+    assert.equal(migration.status, 400, migration.text);
+    const view = await server.admin('POST', '/api/migrations/save', {
+      body: { name: 'reserved_view', databases: { main: { collections: { docs: { create_views: [{ name: 'sqlite_v', sql: 'SELECT id FROM docs' }] } } } } },
+    });
+    assert.equal(view.status, 400, view.text);
+    assert.equal((await server.admin('GET', '/api/migrations')).body.items.length, 0);
+  });
+
+  test('JSON nested too deeply is a 400 before anything walks it, in a JSON body and in @jsonPayload', async () => {
+    const before = (await server.admin('GET', '/api/collections/docs')).body;
+    const options = await send(server.url, {
+      method: 'PATCH',
+      path: '/api/collections/docs',
+      headers: { authorization: server.adminToken, 'content-type': 'application/json' },
+      body: jsonText({ options: deep() }),
+    });
+    assert.equal(options.status, 400, options.text);
+    assert.match((options.json as { message: string }).message, /nested deeper than 1000 levels/);
+    assert.deepEqual((await server.admin('GET', '/api/collections/docs')).body, before);
+
+    const ok = await server.admin('POST', '/api/collections/docs/records', { body: { meta: JSON.parse('['.repeat(100) + ']'.repeat(100)) } });
+    assert.equal(ok.status, 200, ok.text);
+
+    const form = new FormData();
+    form.append('@jsonPayload', jsonText({ meta: deep() }));
+    const payload = await server.request('POST', '/api/collections/docs/records', { raw: form });
+    assert.equal(payload.status, 400, payload.text);
+    assert.equal((await server.admin('GET', '/api/collections/docs/records')).body.totalItems, 2);
+  });
+
+  test('migration uploads and imports with a broken multipart body are a 400', async () => {
+    for (const route of ['upload', 'import']) {
+      for (const [type, body] of [
+        ['multipart/form-data', 'x'],
+        ['multipart/form-data; boundary=b', '--b\r\nContent-Disposition: form-data; name="file"; filename="m.yaml"\r\n\r\nversion: 1'],
+      ]) {
+        const res = await send(server.url, { method: 'POST', path: `/api/migrations/${route}`, headers: { authorization: server.adminToken, 'content-type': type }, body });
+        assert.equal(res.status, 400, `${route} ${type}: ${res.text}`);
+        assert.deepEqual(Object.keys(res.json as object).sort(), ERROR_KEYS);
+      }
+    }
+  });
+
+  test('a migration nested too deeply for the YAML parser is a 400 that says so', async () => {
+    const res = await send(server.url, {
+      method: 'POST',
+      path: '/api/migrations/upload',
+      headers: { authorization: server.adminToken, 'content-type': 'application/yaml' },
+      body: `version: 20240101_000000_000\nname: deep\ndescription: ${'['.repeat(5000)}`,
+    });
+    assert.equal(res.status, 400);
+    assert.match((res.json as { message: string }).message, /nested too deeply/);
+    assert.doesNotMatch(res.text, /call stack/);
+  });
+});
