@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 
@@ -244,5 +247,31 @@ describe('the users collection by default', () => {
       update: 'id = @request.auth.id && @request.auth.collectionName = "users"',
       delete: null,
     });
+  });
+});
+
+describe('databases created with the first default users rules', () => {
+  test('get the current defaults when they open, unless an administrator changed them', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cairn-rules-upgrade-'));
+    try {
+      const first = await startServer({ dir });
+      const db = await first.services.registry.get('main');
+      // The state of a database created before the step existed.
+      await db.run(`UPDATE _collections SET listRule = 'id = @request.auth.id', viewRule = 'id = @request.auth.id', updateRule = 'id = @request.auth.id && verified = true' WHERE name = 'users'`);
+      await db.run(`DELETE FROM _cairn_schema WHERE id = 'collections.users.own-record-rules'`);
+      await first.close();
+
+      const second = await startServer({ dir });
+      try {
+        const rules = await second.admin('GET', '/api/collections/users/rules');
+        assert.equal(rules.body.list, 'id = @request.auth.id && @request.auth.collectionName = "users"');
+        assert.equal(rules.body.view, 'id = @request.auth.id && @request.auth.collectionName = "users"');
+        assert.equal(rules.body.update, 'id = @request.auth.id && verified = true', 'a changed rule is kept');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
