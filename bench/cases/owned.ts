@@ -5,8 +5,8 @@ import { collectionIdOf, post, type PostRow, postJson, rememberCollection } from
  * What an owner rule costs: pairs of cases answering the same records to the same signed-in user (a
  * bearer token on both sides), one through the rule `owner = @request.auth.id`, one through an open
  * rule. For lists the open side asks for the same records with `filter=owner="<id>"`: one in
- * `LIST_SHARE` records belongs to the caller. The owner field is indexed with the sort column, as
- * docs/rules.md advises.
+ * `LIST_SHARE` records belongs to the caller. Cairn indexes the owner field of the rule with
+ * `created` by itself; the open side gets the same index explicitly.
  */
 const OWNER_RULE = 'owner = @request.auth.id';
 const LIST_RECORDS = 10_000;
@@ -58,7 +58,7 @@ function ownedCase(kind: 'list' | 'view', withRule: boolean): BenchCase<State> {
           { name: 'published', type: 'bool' },
           { name: 'owner', type: 'relation', options: { toCollection: 'users' } },
         ],
-        indexes: [`CREATE INDEX idx_${name}_owner ON ${name} (owner, created)`],
+        indexes: withRule ? [] : [`CREATE INDEX idx_${name}_owner ON ${name} (owner, created)`],
         listRule: rule,
         viewRule: rule,
       });

@@ -1,8 +1,9 @@
 import { badRequest } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
+import { ownerFields } from '../rules/owner-fields.ts';
 import type { ColumnKind, Queryable } from '../storage/index.ts';
 import { typeOf } from './fields/registry.ts';
-import type { Collection, FieldDef } from './model.ts';
+import { type Collection, type FieldDef, RULE_NAMES } from './model.ts';
 
 /**
  * Keeps a collection's table in step with its metadata. Only additive DDL happens here: tables and
@@ -38,6 +39,26 @@ function fieldColumn(field: FieldDef): ColumnSpec {
 
 function columnsOf(c: Collection): ColumnSpec[] {
   return [...SYSTEM_COLUMNS, ...(c.type === 'auth' ? AUTH_COLUMNS : []), ...c.fields.map(fieldColumn)];
+}
+
+/**
+ * Single-value fields the collection's rules compare with the caller's id (`author =
+ * @request.auth.id`): every list and view under such a rule filters on them, newest first by default.
+ */
+function ruleOwnerFields(c: Collection | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!c) return out;
+  for (const rule of RULE_NAMES) {
+    for (const name of ownerFields(c[rule])) {
+      const field = c.fields.find((f) => f.name === name);
+      if (field && !typeOf(field).multiple(field)) out.add(name);
+    }
+  }
+  return out;
+}
+
+function ownerIndexName(table: string, field: string): string {
+  return `_${table}_${field}_owner_idx`;
 }
 
 /** Name of the index that enforces a field's `unique` flag. */
@@ -124,6 +145,14 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     if (!kept.has(old.id) && old.unique && !uniqueNames.has(old.name.toLowerCase())) {
       await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(uniqueIndexName(table, old.name))}`);
     }
+  }
+
+  const owners = ruleOwnerFields(next);
+  for (const field of owners) {
+    await db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(ownerIndexName(table, field))} ON ${quoteIdent(table)} (${quoteIdent(field)}, created)`);
+  }
+  for (const field of ruleOwnerFields(previous)) {
+    if (!owners.has(field)) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(ownerIndexName(table, field))}`);
   }
 
   const nextIndexes = next.indexes.map((text) => parseIndex(text)!);

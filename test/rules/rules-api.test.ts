@@ -65,6 +65,22 @@ describe('the access-rule resource, injection attempts and auth results', () => 
     assert.equal((await server.admin('PUT', '/api/collections/nope/rules', { body: { list: '' } })).status, 404);
   });
 
+  test('owner fields of rules are indexed with created, and the index goes with the rule', async () => {
+    const db = await server.services.registry.get('main');
+    const indexes = async () =>
+      (await db.all<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items' AND name LIKE '%owner%'")).map((r) => r.name);
+    // The create rule of the test before compares owner with the caller's id.
+    assert.deepEqual(await indexes(), ['_items_owner_owner_idx']);
+    await server.admin('PUT', '/api/collections/items/rules', { body: { create: null } });
+    assert.deepEqual(await indexes(), []);
+    await server.admin('PUT', '/api/collections/items/rules', { body: { view: '@request.auth.id = owner || title = "x"' } });
+    assert.deepEqual(await indexes(), ['_items_owner_owner_idx']);
+    const plan = await db.all<{ detail: string }>('EXPLAIN QUERY PLAN SELECT id FROM items t0 WHERE t0.owner = ? ORDER BY t0.created DESC', ['x']);
+    assert.ok(plan.some((p) => p.detail.includes('_items_owner_owner_idx')), JSON.stringify(plan));
+    await server.admin('PUT', '/api/collections/items/rules', { body: { view: '' } });
+    assert.deepEqual(await indexes(), []);
+  });
+
   test('an invalid rule is a 400 naming the rule and the position, and nothing changes', async () => {
     const before = (await server.admin('GET', '/api/collections/items/rules')).body;
     const bad: Array<[Record<string, unknown>, string, RegExp]> = [
