@@ -9,8 +9,8 @@ import { cronJobsTableStep } from './jobs/store.ts';
 import { fulltextTableStep } from './migrations/fts.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
-import { logsTableStep } from './webhooks/logs.ts';
-import { outboxIndexesStep, outboxTableStep } from './webhooks/outbox.ts';
+import { logsEventSeqStep, logsTableStep } from './webhooks/logs.ts';
+import { outboxTableStep, outboxV2Step } from './webhooks/outbox.ts';
 import { workflowTablesStep } from './workflows/store.ts';
 
 /**
@@ -44,5 +44,6 @@ export const databaseSteps: SchemaStep[] = [
   oneTimeTokensTableStep,
   externalAuthsTableStep,
   workflowTablesStep,
-  outboxIndexesStep,
+  outboxV2Step,
+  logsEventSeqStep,
 ];

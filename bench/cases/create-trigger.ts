@@ -1,5 +1,5 @@
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { waitFor } from '../../test/helpers/wait.ts';
 import type { BenchCase } from '../case.ts';
 import { baselineCreate } from './create.ts';
@@ -7,28 +7,30 @@ import { createPosts, post, rememberCollection } from './posts.ts';
 
 const NAME = 'bench_create_hook';
 
-/** A webhook receiver on loopback, in the bench process, answering 204 to everything. */
-async function startReceiver(): Promise<{ url: string; received: () => number }> {
-  let received = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received++;
-      res.writeHead(204).end();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  // Lives as long as the bench process, without keeping it alive at the end.
-  server.unref();
-  const address = server.address();
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`, received: () => received };
+// A receiver answering 204 to everything, counting what it got (GET /count). It runs in its own
+// process: inside the bench process it would take CPU from the load generator and slow both targets.
+const RECEIVER = `
+const http = require('node:http');
+let received = 0;
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET') return res.end(String(received));
+  req.resume();
+  req.on('end', () => { received++; res.writeHead(204).end(); });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+`;
+
+async function startReceiver(): Promise<string> {
+  const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  process.on('exit', () => child.kill());
+  const [port] = await once(child.stdout!, 'data');
+  return `http://127.0.0.1:${String(port).trim()}`;
 }
 
 /**
  * The create case with one webhook trigger on the collection: each create also writes an outbox event
- * in its transaction, and Cairn delivers it (claim, POST to the receiver, log) while the load runs.
- * Compared with `create`, it shows what the outbox and delivery cost (docs/performance.md).
+ * in its transaction, and Cairn delivers it (POST to the receiver, log) while the load runs. Compared
+ * with `create`, it shows what the outbox and delivery cost (docs/performance.md).
  */
 export const createTriggerCase: BenchCase = {
   name: 'create-trigger',
@@ -39,10 +41,10 @@ export const createTriggerCase: BenchCase = {
   async prepare(ctx) {
     const receiver = await startReceiver();
     const collection = await createPosts(ctx.cairn, NAME);
-    await ctx.cairn.admin('PATCH', `/api/collections/${NAME}`, { options: { triggers: [{ action: 'create', url: receiver.url, method: 'POST' }] } });
+    await ctx.cairn.admin('PATCH', `/api/collections/${NAME}`, { options: { triggers: [{ action: 'create', url: `${receiver}/hook`, method: 'POST' }] } });
     // Checks the trigger works before measuring it.
     await ctx.cairn.admin('POST', `/api/collections/${NAME}/records`, post(0));
-    await waitFor(() => receiver.received() > 0, { what: 'the first webhook at the bench receiver' });
+    await waitFor(async () => Number(await (await fetch(`${receiver}/count`)).text()) > 0, { what: 'the first webhook at the bench receiver' });
     ctx.copyToBaseline(NAME);
     rememberCollection(ctx.baseline, NAME, collection.id);
   },

@@ -54,9 +54,9 @@ export function idFromSeed(seed: string, length = 15): string {
 /** A UUID version 7 (RFC 9562): a millisecond timestamp, then random bits. Ids made one after the
  * other sort in creation order, so inserting them touches the end of an index, not a random page. */
 export function uuidv7(): string {
-  const bytes = randomBytes(16);
-  const ms = Date.now();
-  bytes.writeUIntBE(ms, 0, 6);
+  const bytes = Buffer.allocUnsafe(16);
+  bytes.writeUIntBE(Date.now(), 0, 6);
+  for (let i = 6; i < 16; i++) bytes[i] = nextByte();
   bytes[6] = 0x70 | (bytes[6] & 0x0f);
   bytes[8] = 0x80 | (bytes[8] & 0x3f);
   const hex = bytes.toString('hex');

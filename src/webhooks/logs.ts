@@ -47,13 +47,21 @@ export const logsTableStep: SchemaStep = {
   },
 };
 
-const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, created';
-const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** Logs also keep their event's outbox seq (not part of the API), by which a retry finds the event. */
+export const logsEventSeqStep: SchemaStep = {
+  id: 'webhooks.logs-event-seq',
+  async up(tx) {
+    await tx.exec('ALTER TABLE _webhook_logs ADD COLUMN eventSeq INTEGER DEFAULT 0 NOT NULL');
+  },
+};
 
-export async function insertLog(q: Queryable, log: Omit<WebhookLog, 'id'>): Promise<WebhookLog> {
-  const full = { id: uuidv7(), ...log };
-  await q.run(INSERT, [full.id, full.source, full.name, full.collection, full.action, full.eventId, full.url, full.method, full.attempt, full.status, full.statusCode, full.durationMs, full.error, full.created]);
-  return full;
+export type NewLog = Omit<WebhookLog, 'id'> & { eventSeq: number };
+
+const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, created';
+const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}, eventSeq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export async function insertLog(q: Queryable, log: NewLog): Promise<void> {
+  await q.run(INSERT, [uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.created, log.eventSeq]);
 }
 
 export interface LogFilter {
@@ -87,8 +95,8 @@ export async function listLogs(db: Queryable, filter: LogFilter, page: number, p
   return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items };
 }
 
-export async function findLog(db: Queryable, id: string): Promise<WebhookLog | undefined> {
-  return db.get<WebhookLog>(`SELECT ${COLUMNS} FROM _webhook_logs WHERE id = ?`, [id]);
+export async function findLog(db: Queryable, id: string): Promise<(WebhookLog & { eventSeq: number }) | undefined> {
+  return db.get<WebhookLog & { eventSeq: number }>(`SELECT ${COLUMNS}, eventSeq FROM _webhook_logs WHERE id = ?`, [id]);
 }
 
 /** Deletes logs written before `before` (ISO). */

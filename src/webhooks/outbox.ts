@@ -49,10 +49,10 @@ export interface OutboxRow {
   created: string;
 }
 
+/** The first outbox table; `outboxV2Step` rebuilds it. */
 export const outboxTableStep: SchemaStep = {
   id: 'webhooks.outbox',
   async up(tx) {
-    // AUTOINCREMENT: `seq` orders events and must never be reused after pruning.
     await tx.exec(`CREATE TABLE _webhook_outbox (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       id TEXT NOT NULL UNIQUE,
@@ -79,75 +79,114 @@ export const outboxTableStep: SchemaStep = {
   },
 };
 
-const INSERT = `INSERT OR IGNORE INTO _webhook_outbox
-  (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`;
-
-/** Writes an event in the caller's transaction and returns its receiver's origin. An id already
- * present is left alone, which makes re-running a step that enqueues under a deterministic id harmless. */
-export async function insertEvent(tx: Transaction, e: OutboxEntry, now: Date): Promise<string> {
-  const iso = now.toISOString();
-  const t = e.target;
-  const origin = originOf(t.url);
-  await tx.run(INSERT, [e.id, e.source, e.name, e.collection, e.action, e.orderKey, t.url, t.method, origin, JSON.stringify(t.headers), t.secret, e.body, now.getTime(), iso, iso]);
-  return origin;
-}
-
 /**
- * Pending indexes by receiver origin, by due time and by order key: the worker reads one origin's
- * queue head, the backoff timer the earliest future attempt, and the order check a key's earlier
- * events, none of them scanning the backlog. (Replaces the indexes of the first outbox step.)
+ * Rebuilds the outbox with the fewest indexes a record change has to update, since each costs every
+ * change a page write: no uniqueness index on `id` (ids are UUIDv7; retries find an event by seq),
+ * no AUTOINCREMENT (its counter is one more page per insert; pruning keeps the newest row instead, so
+ * a seq is never handed out twice), and one partial index on pending events by seq, which the worker
+ * reads from (it keeps its own view of what is pending, src/webhooks/queue.ts). Rows an earlier
+ * version left `sending` become `pending`.
  */
-export const outboxIndexesStep: SchemaStep = {
-  id: 'webhooks.outbox-indexes',
+export const outboxV2Step: SchemaStep = {
+  id: 'webhooks.outbox-v2',
   async up(tx) {
-    await tx.exec(`DROP INDEX IF EXISTS _webhook_outbox_pending;
-    DROP INDEX IF EXISTS _webhook_outbox_order;
-    UPDATE _webhook_outbox SET status = 'pending' WHERE status = 'sending';
-    CREATE INDEX _webhook_outbox_origin ON _webhook_outbox (origin, seq) WHERE status = 'pending';
-    CREATE INDEX _webhook_outbox_due ON _webhook_outbox (nextAttemptAt) WHERE status = 'pending';
-    CREATE INDEX _webhook_outbox_order ON _webhook_outbox (orderKey, seq) WHERE status = 'pending';`);
+    await tx.exec(`CREATE TABLE _webhook_outbox_v2 (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL,
+      source TEXT NOT NULL,
+      name TEXT DEFAULT '' NOT NULL,
+      collection TEXT DEFAULT '' NOT NULL,
+      action TEXT DEFAULT '' NOT NULL,
+      orderKey TEXT NOT NULL,
+      url TEXT NOT NULL,
+      method TEXT NOT NULL,
+      origin TEXT NOT NULL,
+      headers JSON DEFAULT '{}' NOT NULL,
+      secret TEXT DEFAULT '' NOT NULL,
+      body TEXT,
+      status TEXT DEFAULT 'pending' NOT NULL,
+      attempts INTEGER DEFAULT 0 NOT NULL,
+      nextAttemptAt INTEGER NOT NULL,
+      created TEXT NOT NULL,
+      updated TEXT NOT NULL
+    );
+    INSERT INTO _webhook_outbox_v2
+      SELECT seq, id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body,
+        CASE status WHEN 'sending' THEN 'pending' ELSE status END, attempts, nextAttemptAt, created, updated
+      FROM _webhook_outbox;
+    DROP TABLE _webhook_outbox;
+    ALTER TABLE _webhook_outbox_v2 RENAME TO _webhook_outbox;
+    CREATE INDEX _webhook_outbox_pending ON _webhook_outbox (seq) WHERE status = 'pending';
+    CREATE INDEX _webhook_outbox_finished ON _webhook_outbox (updated) WHERE status IN ('success', 'failed');`);
   },
 };
 
+/** A pending event as the worker's queue holds it. */
+export interface PendingRow {
+  seq: number;
+  id: string;
+  origin: string;
+  orderKey: string;
+  nextAttemptAt: number;
+  attempts: number;
+}
+
+const INSERT = `INSERT INTO _webhook_outbox
+  (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) RETURNING seq`;
+
+// Triggers are parsed once per collection object, so their targets are reused: their origin and
+// encoded headers are worked out once too.
+const targetCache = new WeakMap<Target, { origin: string; headers: string }>();
+
+function encoded(t: Target): { origin: string; headers: string } {
+  let e = targetCache.get(t);
+  if (!e) targetCache.set(t, (e = { origin: originOf(t.url), headers: JSON.stringify(t.headers) }));
+  return e;
+}
+
+/** Writes an event in the caller's transaction and returns what the worker's queue needs of it. */
+export async function insertEvent(tx: Transaction, e: OutboxEntry, now: Date): Promise<PendingRow> {
+  const iso = now.toISOString();
+  const t = e.target;
+  const { origin, headers } = encoded(t);
+  const due = now.getTime();
+  const row = await tx.get<{ seq: number }>(INSERT, [e.id, e.source, e.name, e.collection, e.action, e.orderKey, t.url, t.method, origin, headers, t.secret, e.body, due, iso, iso]);
+  return { seq: row!.seq, id: e.id, origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
+}
+
 /**
- * Up to `limit` due events of one receiver origin, oldest first, leaving out events whose key has an
- * earlier pending event (one record's events reach a receiver in order; an event in flight is still
- * pending, so it holds back its successors too).
+ * Pending events after `afterSeq`, oldest first, at most `limit`, and the outbox's last seq, read in
+ * one transaction so that no commit falls between the two.
  */
-export async function dueEvents(db: Queryable, origin: string, now: number, limit: number): Promise<OutboxRow[]> {
-  return db.all<OutboxRow>(
-    `SELECT o.* FROM _webhook_outbox o
-    WHERE o.status = 'pending' AND o.origin = ? AND o.nextAttemptAt <= ?
-      AND NOT EXISTS (SELECT 1 FROM _webhook_outbox p WHERE p.orderKey = o.orderKey AND p.seq < o.seq AND p.status = 'pending')
-    ORDER BY o.seq LIMIT ?`,
-    [origin, now, limit],
-  );
+export async function loadPending(db: Queryable, afterSeq: number, limit: number): Promise<{ rows: PendingRow[]; top: number }> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.all<PendingRow>(
+      "SELECT seq, id, origin, orderKey, nextAttemptAt, attempts FROM _webhook_outbox WHERE status = 'pending' AND seq > ? ORDER BY seq LIMIT ?",
+      [afterSeq, limit],
+    );
+    const top = Number((await tx.get<{ top: number | null }>('SELECT MAX(seq) AS top FROM _webhook_outbox'))?.top ?? 0);
+    return { rows, top };
+  });
 }
 
-/** Origins with events due now. */
-export async function dueOrigins(db: Queryable, now: number): Promise<string[]> {
-  return (await db.all<{ origin: string }>("SELECT DISTINCT origin FROM _webhook_outbox WHERE status = 'pending' AND nextAttemptAt <= ?", [now])).map((r) => r.origin);
+export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow | undefined> {
+  return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE seq = ?', [seq]);
 }
 
-/** When the next event waiting for a later time (a retry in backoff) becomes due, in ms since epoch.
- * Events already due but not started wait for a slot or an earlier event, not for a time. */
-export async function nextDue(db: Queryable, now: number): Promise<number | undefined> {
-  const row = await db.get<{ t: number | null }>("SELECT MIN(nextAttemptAt) AS t FROM _webhook_outbox WHERE status = 'pending' AND nextAttemptAt > ?", [now]);
-  return row?.t ?? undefined;
+export async function settleEvent(tx: Transaction, seq: number, status: EventStatus, attempts: number, nextAttemptAt: number, now: string): Promise<void> {
+  await tx.run('UPDATE _webhook_outbox SET status = ?, attempts = ?, nextAttemptAt = ?, updated = ? WHERE seq = ?', [status, attempts, nextAttemptAt, now, seq]);
 }
 
-export async function settleEvent(tx: Transaction, id: string, status: EventStatus, attempts: number, nextAttemptAt: number, now: string): Promise<void> {
-  await tx.run('UPDATE _webhook_outbox SET status = ?, attempts = ?, nextAttemptAt = ?, updated = ? WHERE id = ?', [status, attempts, nextAttemptAt, now, id]);
-}
-
-export async function findEvent(db: Queryable, id: string): Promise<OutboxRow | undefined> {
+/** The event of a log: by its seq, checked against its id (logs written before seqs were kept: by id). */
+export async function findEvent(db: Queryable, seq: number, id: string): Promise<OutboxRow | undefined> {
+  if (seq > 0) return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE seq = ? AND id = ?', [seq, id]);
   return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE id = ?', [id]);
 }
 
 /** Queues an event again with a fresh attempt budget, due now. */
-export async function requeueEvent(db: Queryable, id: string, now: Date): Promise<void> {
-  await db.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, updated = ? WHERE id = ?", [now.getTime(), now.toISOString(), id]);
+export async function requeueEvent(db: Queryable, seq: number, now: Date): Promise<void> {
+  await db.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, updated = ? WHERE seq = ?", [now.getTime(), now.toISOString(), seq]);
 }
 
 /** Whether an event of that key is still waiting or being sent (cron overlap check). */
@@ -155,7 +194,10 @@ export async function hasUnfinished(q: Queryable, orderKey: string): Promise<boo
   return (await q.get("SELECT 1 AS x FROM _webhook_outbox WHERE orderKey = ? AND status = 'pending' LIMIT 1", [orderKey])) !== undefined;
 }
 
-/** Deletes finished events last touched before `before` (ISO). */
+/** Deletes finished events last touched before `before` (ISO). The newest event always stays: seqs
+ * are rowids, and SQLite would hand out the seq of a deleted newest row again. */
 export async function pruneFinished(db: Queryable, before: string): Promise<number> {
-  return (await db.run("DELETE FROM _webhook_outbox WHERE status IN ('success', 'failed') AND updated < ?", [before])).changes;
+  return (
+    await db.run("DELETE FROM _webhook_outbox WHERE status IN ('success', 'failed') AND updated < ? AND seq < (SELECT MAX(seq) FROM _webhook_outbox)", [before])
+  ).changes;
 }

@@ -6,7 +6,7 @@ import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
 import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
-import { findEvent, insertEvent, type OutboxEntry, pruneFinished, requeueEvent } from './outbox.ts';
+import { findEvent, insertEvent, type OutboxEntry, type PendingRow, pruneFinished, requeueEvent } from './outbox.ts';
 import { triggersOf } from './triggers.ts';
 import { DeliveryWorker } from './worker.ts';
 
@@ -38,7 +38,7 @@ export class WebhookService {
     const triggers = triggersOf(event.collection);
     if (triggers.length === 0) return;
     const now = new Date();
-    const origins = new Set<string>();
+    const events: PendingRow[] = [];
     for (const trigger of triggers) {
       if (trigger.action !== event.action) continue;
       const id = uuidv7();
@@ -51,7 +51,7 @@ export class WebhookService {
       };
       if (event.action !== 'create') body.oldRecord = event.oldRecord ?? null;
       body.timestamp = now.toISOString();
-      const origin = await insertEvent(
+      const queued = await insertEvent(
         tx,
         {
           id,
@@ -67,15 +67,15 @@ export class WebhookService {
         },
         now,
       );
-      origins.add(origin);
+      events.push(queued);
     }
-    if (origins.size > 0) tx.afterCommit(() => this.worker?.wake(event.database, origins));
+    if (events.length > 0) tx.afterCommit(() => this.worker?.committed(event.database, events));
   };
 
   /** Writes an event in the caller's transaction; delivery starts once it commits. */
   async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {
-    const origin = await insertEvent(tx, entry, new Date());
-    tx.afterCommit(() => this.worker?.wake(database, [origin]));
+    const queued = await insertEvent(tx, entry, new Date());
+    tx.afterCommit(() => this.worker?.committed(database, [queued]));
   }
 
   /** Starts delivering (recovering what a crash left) and pruning. Only the server calls this. */
@@ -134,10 +134,14 @@ export class WebhookService {
   async retry(db: Database, database: string, logId: string): Promise<{ eventId: string; status: 'pending' }> {
     const log = await findLog(db, logId);
     if (!log) throw notFound('Webhook log not found.');
-    if (!(await findEvent(db, log.eventId))) throw notFound('The event of this log has been pruned and cannot be sent again.');
     if (this.worker?.isInFlight(log.eventId)) throw conflict('The event is being sent right now.');
-    await requeueEvent(db, log.eventId, new Date());
-    this.worker?.wake(database);
+    // Attempts already made are written first, so the requeue is not overwritten by one of them.
+    await this.worker?.save(database);
+    const event = await findEvent(db, log.eventSeq, log.eventId);
+    if (!event) throw notFound('The event of this log has been pruned and cannot be sent again.');
+    const now = new Date();
+    await requeueEvent(db, event.seq, now);
+    this.worker?.requeued(database, { seq: event.seq, id: event.id, origin: event.origin, orderKey: event.orderKey, nextAttemptAt: now.getTime(), attempts: 0 });
     return { eventId: log.eventId, status: 'pending' };
   }
 }

@@ -2,8 +2,9 @@ import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
-import { insertLog } from './logs.ts';
-import { dueEvents, dueOrigins, type EventStatus, nextDue, type OutboxRow, settleEvent } from './outbox.ts';
+import { insertLog, type NewLog } from './logs.ts';
+import { eventBySeq, type EventStatus, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
+import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
 // Attempts in flight at once, over all databases and receivers: bounds sockets and memory whatever
 // the backlog.
@@ -15,6 +16,10 @@ const MAX_PER_ORIGIN = 8;
 // missed wake-up left behind.
 const POLL_MS = 2000;
 const MAX_SHUTDOWN_GRACE_MS = 2000;
+// Settled attempts are written together: a commit costs about as much as a request on a busy disk,
+// so under load one commit serves many deliveries; idle, an attempt is written within 10 ms.
+const SAVE_DELAY_MS = 10;
+const SAVE_BATCH = 256;
 
 export interface WorkerOptions {
   registry: DatabaseRegistry;
@@ -26,32 +31,58 @@ export interface WorkerOptions {
   log: Logger;
 }
 
-/** Which origins of a database a pass should look at. */
+/** Which origins of a database a pass should look at; `all` also reads the outbox for new events. */
 type Wanted = Set<string> | 'all';
 
+/** A settled attempt waiting to be written: the event's next state and the attempt's log. */
 interface Settlement {
-  row: OutboxRow;
-  result: DeliveryResult;
-  resolve(retryAt: number | undefined): void;
-  reject(err: unknown): void;
+  seq: number;
+  status: EventStatus;
+  attempts: number;
+  next: number;
+  log: NewLog;
+}
+
+interface SaveBatch {
+  db: Database;
+  items: Settlement[];
+  timer: NodeJS.Timeout;
+}
+
+function queued(row: PendingRow): QueuedEvent {
+  return { seq: row.seq, id: row.id, origin: row.origin, orderKey: row.orderKey, due: row.nextAttemptAt, attempts: row.attempts, inFlight: false };
+}
+
+async function writeSettlements(db: Database, items: Settlement[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    for (const s of items) {
+      await settleEvent(tx, s.seq, s.status, s.attempts, s.next, s.log.created);
+      await insertLog(tx, s.log);
+    }
+  });
 }
 
 /**
- * Delivers outbox events of every database. Work is found by receiver origin: a commit wakes the
- * origins of the events it wrote, a settled attempt wakes its own origin (the next event of the same
- * record may now go), and a backoff timer or the poll wakes every origin. A pass claims, per woken
- * origin, as many due events as that origin has free slots, so a backlog for a saturated receiver
- * costs nothing until one of its attempts ends.
+ * Delivers outbox events of every database. It keeps the pending events of each database in memory
+ * (PendingQueue): committed events are handed over by the change hook after commit, anything else
+ * (a restart, another process, a backlog beyond the queue's limit) is read from the outbox by seq.
+ * Work is found per receiver origin: a commit wakes the origins of its events, a finished attempt its
+ * own origin (the next event of that record may now go), backoff timers and the poll wake all. An
+ * event stays `pending` in the outbox until its attempt's outcome is written, so a crash leaves it to
+ * the next start.
  */
 export class DeliveryWorker {
   private readonly sender: Sender;
-  private readonly shutdown = new AbortController();
+  private readonly queues = new Map<string, PendingQueue>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perOrigin = new Map<string, number>();
   private readonly passes = new Map<string, Promise<void>>();
   private readonly wanted = new Map<string, Wanted>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly settling = new Map<string, Settlement[]>();
+  private readonly batches = new Map<string, SaveBatch>();
+  /** Seqs of events settled in memory whose outcome is not yet in the outbox, per database. */
+  private readonly unsaved = new Map<string, Set<number>>();
+  private readonly writing = new Set<Promise<void>>();
   /** A pass left due work aside because all slots were taken: the next freed slot looks everywhere. */
   private starved = false;
   private poller?: NodeJS.Timeout;
@@ -78,7 +109,30 @@ export class DeliveryWorker {
     for (const { name } of this.o.registry.list()) this.wake(name);
   }
 
-  /** Asks for a delivery pass over some origins of a database (all when none are named). */
+  /** Hands over events that just committed (from the change hook's afterCommit). */
+  committed(dbName: string, rows: PendingRow[]): void {
+    if (!this.running) return;
+    const q = this.queues.get(dbName);
+    // Not read yet: the first pass reads them from the outbox.
+    if (!q) return this.wake(dbName);
+    for (const row of rows) q.offer(queued(row));
+    // An event the queue could not take is read back from the outbox by a full pass.
+    this.wake(dbName, q.complete ? rows.map((r) => r.origin) : undefined);
+  }
+
+  /** An event put back in the queue (retry of a log): due now, with a fresh set of attempts. */
+  requeued(dbName: string, row: PendingRow): void {
+    const q = this.queues.get(dbName);
+    if (!this.running || !q) return;
+    const existing = q.get(row.seq);
+    if (existing) {
+      existing.due = row.nextAttemptAt;
+      existing.attempts = row.attempts;
+    } else if (row.seq <= q.loadedUpTo) q.insert(queued(row));
+    this.wake(dbName, [row.origin]);
+  }
+
+  /** Asks for a delivery pass over some origins of a database (all, and a read of the outbox, when none are named). */
   wake(dbName: string, origins?: Iterable<string>): void {
     if (!this.running) return;
     const current = this.wanted.get(dbName);
@@ -89,6 +143,47 @@ export class DeliveryWorker {
       this.wanted.set(dbName, set);
     }
     this.schedule(dbName);
+  }
+
+  /** Writes the settled attempts of a database now (of all databases without a name); resolves once
+   * everything settled so far is in the outbox. */
+  async save(dbName?: string): Promise<void> {
+    for (const name of dbName === undefined ? [...this.batches.keys()] : [dbName]) {
+      const batch = this.batches.get(name);
+      if (!batch) continue;
+      this.batches.delete(name);
+      clearTimeout(batch.timer);
+      const written: Promise<void> = writeSettlements(batch.db, batch.items)
+        .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
+        .finally(() => {
+          const unsaved = this.unsavedOf(name);
+          for (const item of batch.items) unsaved.delete(item.seq);
+          this.writing.delete(written);
+        });
+      this.writing.add(written);
+    }
+    await Promise.allSettled([...this.writing]);
+  }
+
+  /**
+   * Stops starting attempts, lets those in flight finish for up to half the timeout (at most 2 s),
+   * then interrupts the rest, which stay pending without using up an attempt; writes every outcome.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearInterval(this.poller);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.passes.values()]);
+    const attempts = [...this.inFlight.values()];
+    if (attempts.length > 0) {
+      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(MAX_SHUTDOWN_GRACE_MS, Math.floor(this.o.timeoutMs / 2)));
+      await Promise.allSettled(attempts);
+      clearTimeout(grace);
+    }
+    await this.save();
+    await this.sender.close();
   }
 
   /** Passes of one database never overlap; wake-ups during a pass are served by the next one. */
@@ -105,24 +200,36 @@ export class DeliveryWorker {
     this.passes.set(dbName, pass);
   }
 
+  private queueOf(dbName: string): PendingQueue {
+    let q = this.queues.get(dbName);
+    if (!q) this.queues.set(dbName, (q = new PendingQueue()));
+    return q;
+  }
+
+  private unsavedOf(dbName: string): Set<number> {
+    let set = this.unsaved.get(dbName);
+    if (!set) this.unsaved.set(dbName, (set = new Set()));
+    return set;
+  }
+
   /**
-   * Stops claiming, lets attempts in flight finish for up to half the timeout (at most 2 s), then
-   * interrupts the rest, which go back to the queue without using up an attempt.
+   * Reads pending events past what the queue holds, up to its limit. Events settled in memory but not
+   * yet saved still read as pending: they are left out. (An event offered while this reads may be
+   * dropped by the offer; the offer then asked for another pass of this kind, which reads it.)
    */
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    clearInterval(this.poller);
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    await Promise.allSettled([...this.passes.values()]);
-    const attempts = [...this.inFlight.values()];
-    if (attempts.length > 0) {
-      const grace = setTimeout(() => this.shutdown.abort(), Math.min(MAX_SHUTDOWN_GRACE_MS, Math.floor(this.o.timeoutMs / 2)));
-      await Promise.allSettled(attempts);
-      clearTimeout(grace);
+  private async fill(dbName: string, db: Database, q: PendingQueue): Promise<void> {
+    const room = QUEUE_LIMIT - q.size;
+    if (room <= 0) return;
+    const { rows, top } = await loadPending(db, q.loadedUpTo, room);
+    const unsaved = this.unsavedOf(dbName);
+    for (const row of rows) if (!unsaved.has(row.seq)) q.insert(queued(row));
+    if (rows.length === room) {
+      q.loadedUpTo = rows[rows.length - 1].seq;
+      q.complete = false;
+    } else {
+      q.loadedUpTo = Math.max(q.loadedUpTo, top);
+      q.complete = true;
     }
-    await this.sender.close();
   }
 
   private async pass(dbName: string): Promise<void> {
@@ -130,23 +237,20 @@ export class DeliveryWorker {
     this.wanted.delete(dbName);
     if (!wanted || !this.running) return;
     const db = await this.o.registry.get(dbName);
-    const origins = wanted === 'all' ? await dueOrigins(db, Date.now()) : wanted;
-    for (const origin of origins) {
+    const q = this.queueOf(dbName);
+    if (wanted === 'all') await this.fill(dbName, db, q);
+    const now = Date.now();
+    for (const origin of wanted === 'all' ? q.origins() : wanted) {
       const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, MAX_PER_ORIGIN - (this.perOrigin.get(origin) ?? 0));
       if (room <= 0) {
-        // A saturated origin is woken by its own next settled attempt; others wait for any free slot.
+        // A saturated origin is woken by its own next finished attempt; others wait for any free slot.
         if (this.inFlight.size >= MAX_IN_FLIGHT) this.starved = true;
         continue;
       }
-      // Events in flight are still pending: read past them.
-      const busy = this.perOrigin.get(origin) ?? 0;
-      for (const row of await dueEvents(db, origin, Date.now(), room + busy)) {
-        if (!this.inFlight.has(row.id)) this.launch(dbName, db, row);
-      }
-      if (!this.running) return;
+      for (const e of q.startable(origin, now, room)) this.launch(dbName, db, q, e);
     }
     if (wanted === 'all') {
-      const due = await nextDue(db, Date.now());
+      const due = q.nextDue(now);
       if (due !== undefined) this.armTimer(dbName, due);
     }
   }
@@ -167,90 +271,105 @@ export class DeliveryWorker {
     this.timers.set(dbName, { at, timer });
   }
 
-  private launch(dbName: string, db: Database, row: OutboxRow): void {
-    this.perOrigin.set(row.origin, (this.perOrigin.get(row.origin) ?? 0) + 1);
-    const attempt = (async () => {
-      const result = await this.sender.send(requestFor(row, dbName, this.o.secret, new Date()), this.shutdown.signal);
-      const retryAt = await this.settle(dbName, db, row, result);
-      if (retryAt !== undefined) this.armTimer(dbName, retryAt);
-    })()
-      // The event stays claimed; the next start queues it again.
-      .catch((err) => this.o.log.error({ err, database: dbName, eventId: row.id }, 'recording a webhook attempt failed'))
+  private launch(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent): void {
+    e.inFlight = true;
+    this.perOrigin.set(e.origin, (this.perOrigin.get(e.origin) ?? 0) + 1);
+    const attempt = this.attempt(dbName, db, q, e)
+      .catch((err) => {
+        e.inFlight = false;
+        this.o.log.error({ err, database: dbName, eventId: e.id }, 'webhook attempt failed');
+      })
       .finally(() => {
-        const n = (this.perOrigin.get(row.origin) ?? 1) - 1;
-        if (n > 0) this.perOrigin.set(row.origin, n);
-        else this.perOrigin.delete(row.origin);
-        this.inFlight.delete(row.id);
-        if (this.starved) {
+        const n = (this.perOrigin.get(e.origin) ?? 1) - 1;
+        if (n > 0) this.perOrigin.set(e.origin, n);
+        else this.perOrigin.delete(e.origin);
+        this.inFlight.delete(e.id);
+        if (this.starved || (!q.complete && q.size < QUEUE_LIMIT / 2)) {
           this.starved = false;
           this.wakeAll();
-        } else this.wake(dbName, [row.origin]);
+        } else this.wake(dbName, [e.origin]);
       });
-    this.inFlight.set(row.id, attempt);
+    this.inFlight.set(e.id, attempt);
   }
 
   /**
-   * Records the attempt and the event's next state; resolves with when to retry, if it will be.
-   * Attempts settling in the same turn of the event loop share one transaction: under load that is
-   * one commit for many deliveries instead of one each.
+   * One attempt. Its outcome takes effect in memory at once (the slot is freed, the record's next
+   * event may go) and reaches the outbox with the next saved batch.
    */
-  private settle(dbName: string, db: Database, row: OutboxRow, result: DeliveryResult): Promise<number | undefined> {
-    return new Promise((resolve, reject) => {
-      let batch = this.settling.get(dbName);
-      if (!batch) {
-        batch = [];
-        this.settling.set(dbName, batch);
-        setImmediate(() => {
-          const items = this.settling.get(dbName)!;
-          this.settling.delete(dbName);
-          this.writeSettlements(db, items).then(
-            (retries) => items.forEach((item, i) => item.resolve(retries[i])),
-            (err) => items.forEach((item) => item.reject(err)),
-          );
-        });
-      }
-      batch.push({ row, result, resolve, reject });
-    });
+  private async attempt(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent): Promise<void> {
+    const row = await eventBySeq(db, e.seq);
+    if (row?.status !== 'pending') {
+      // Already settled: a copy read back from the outbox before its outcome was saved.
+      q.remove(e);
+      return;
+    }
+    const result = await this.sender.send(requestFor(row, dbName, this.o.secret, new Date()));
+    const s = this.decide(row, e.attempts, result);
+    e.inFlight = false;
+    if (s.status === 'pending') {
+      e.attempts = s.attempts;
+      e.due = s.next;
+      if (!result.interrupted) this.armTimer(dbName, s.next);
+    } else q.remove(e);
+    this.queueSave(dbName, db, s);
   }
 
-  private async writeSettlements(db: Database, items: Settlement[]): Promise<Array<number | undefined>> {
+  /** What an attempt means for its event: its next state, and the attempt's log. */
+  private decide(row: OutboxRow, attemptsBefore: number, result: DeliveryResult): Settlement {
     const now = new Date();
-    const iso = now.toISOString();
-    return db.transaction(async (tx) => {
-      const retries: Array<number | undefined> = [];
-      for (const { row, result } of items) {
-        const attempt = row.attempts + 1;
-        let status: EventStatus;
-        let attempts = attempt;
-        let next = now.getTime();
-        if (result.ok) status = 'success';
-        else if (result.interrupted) {
-          status = 'pending';
-          attempts = row.attempts;
-        } else if (attempt >= this.o.maxAttempts) status = 'failed';
-        else {
-          status = 'pending';
-          next += backoffDelay(this.o.backoffMs, attempt);
-        }
-        await settleEvent(tx, row.id, status, attempts, next, iso);
-        await insertLog(tx, {
-          source: row.source,
-          name: row.name,
-          collection: row.collection,
-          action: row.action,
-          eventId: row.id,
-          url: row.url,
-          method: row.method,
-          attempt,
-          status: status === 'pending' ? 'retrying' : status === 'success' ? 'success' : 'failed',
-          statusCode: result.statusCode,
-          durationMs: result.durationMs,
-          error: result.error,
-          created: iso,
-        });
-        retries.push(status === 'pending' && !result.interrupted ? next : undefined);
-      }
-      return retries;
-    });
+    const attempt = attemptsBefore + 1;
+    let status: EventStatus;
+    let attempts = attempt;
+    let next = now.getTime();
+    if (result.ok) status = 'success';
+    else if (result.interrupted) {
+      // Stopped by shutdown, not by the receiver: the attempt does not count.
+      status = 'pending';
+      attempts = attemptsBefore;
+    } else if (attempt >= this.o.maxAttempts) status = 'failed';
+    else {
+      status = 'pending';
+      next += backoffDelay(this.o.backoffMs, attempt);
+    }
+    return {
+      seq: row.seq,
+      status,
+      attempts,
+      next,
+      log: {
+        source: row.source,
+        name: row.name,
+        collection: row.collection,
+        action: row.action,
+        eventId: row.id,
+        eventSeq: row.seq,
+        url: row.url,
+        method: row.method,
+        attempt,
+        status: status === 'pending' ? 'retrying' : status,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        created: now.toISOString(),
+      },
+    };
+  }
+
+  /**
+   * Adds a settled attempt to its database's next batch (written after SAVE_DELAY_MS, or at once when
+   * SAVE_BATCH are waiting). Until then the event is listed as unsaved, so that reading the outbox
+   * does not take it for pending. A crash before the write means the attempt is made again: delivery
+   * is at least once.
+   */
+  private queueSave(dbName: string, db: Database, s: Settlement): void {
+    this.unsavedOf(dbName).add(s.seq);
+    let batch = this.batches.get(dbName);
+    if (!batch) {
+      const timer = setTimeout(() => void this.save(dbName), SAVE_DELAY_MS);
+      batch = { db, items: [], timer };
+      this.batches.set(dbName, batch);
+    }
+    batch.items.push(s);
+    if (batch.items.length >= SAVE_BATCH) void this.save(dbName);
   }
 }

@@ -1,0 +1,105 @@
+/** What the delivery worker keeps in memory about a pending outbox event. */
+export interface QueuedEvent {
+  seq: number;
+  id: string;
+  origin: string;
+  orderKey: string;
+  /** When the next attempt may start (ms since epoch). */
+  due: number;
+  /** Attempts made so far. The worker's count is ahead of the outbox until its batch is saved. */
+  attempts: number;
+  inFlight: boolean;
+}
+
+/** Most pending events of one database held in memory; the rest wait in the outbox, loaded in order as
+ * room frees up (a receiver down for days must not fill the process's memory). */
+export const QUEUE_LIMIT = 10_000;
+
+function insertSorted(list: QueuedEvent[], e: QueuedEvent): void {
+  let i = list.length;
+  while (i > 0 && list[i - 1].seq > e.seq) i--;
+  list.splice(i, 0, e);
+}
+
+function removeFrom(map: Map<string, QueuedEvent[]>, key: string, e: QueuedEvent): void {
+  const list = map.get(key);
+  if (!list) return;
+  const i = list.indexOf(e);
+  if (i >= 0) list.splice(i, 1);
+  if (list.length === 0) map.delete(key);
+}
+
+/**
+ * The pending events of one database, indexed the way the worker asks: per receiver origin (what can
+ * go to this receiver now?) and per order key (is this the earliest pending event of its record?).
+ * It holds every pending event with `seq <= loadedUpTo` (up to QUEUE_LIMIT); `complete` says whether
+ * `loadedUpTo` is the outbox's last seq, so that the next committed event (`loadedUpTo + 1`) can be
+ * added directly instead of being read back from the database.
+ */
+export class PendingQueue {
+  private readonly bySeq = new Map<number, QueuedEvent>();
+  private readonly byOrigin = new Map<string, QueuedEvent[]>();
+  private readonly byKey = new Map<string, QueuedEvent[]>();
+  loadedUpTo = 0;
+  complete = false;
+
+  get size(): number {
+    return this.bySeq.size;
+  }
+
+  has(seq: number): boolean {
+    return this.bySeq.has(seq);
+  }
+
+  get(seq: number): QueuedEvent | undefined {
+    return this.bySeq.get(seq);
+  }
+
+  /** Adds an event read from the outbox or requeued (any position). */
+  insert(e: QueuedEvent): void {
+    if (this.bySeq.has(e.seq)) return;
+    this.bySeq.set(e.seq, e);
+    insertSorted(this.byOrigin.get(e.origin) ?? this.byOrigin.set(e.origin, []).get(e.origin)!, e);
+    insertSorted(this.byKey.get(e.orderKey) ?? this.byKey.set(e.orderKey, []).get(e.orderKey)!, e);
+  }
+
+  /**
+   * A just-committed event. Taken when it directly follows what is loaded; otherwise (another process
+   * wrote in between, or the queue is full) the queue stops being complete and the next load reads
+   * the outbox from `loadedUpTo` on.
+   */
+  offer(e: QueuedEvent): void {
+    if (e.seq <= this.loadedUpTo) return;
+    if (this.complete && e.seq === this.loadedUpTo + 1 && this.size < QUEUE_LIMIT) {
+      this.insert(e);
+      this.loadedUpTo = e.seq;
+    } else this.complete = false;
+  }
+
+  remove(e: QueuedEvent): void {
+    if (!this.bySeq.delete(e.seq)) return;
+    removeFrom(this.byOrigin, e.origin, e);
+    removeFrom(this.byKey, e.orderKey, e);
+  }
+
+  origins(): string[] {
+    return [...this.byOrigin.keys()];
+  }
+
+  /** Up to `limit` events of `origin` that may start now: due, not in flight, first of their key. */
+  startable(origin: string, now: number, limit: number): QueuedEvent[] {
+    const out: QueuedEvent[] = [];
+    for (const e of this.byOrigin.get(origin) ?? []) {
+      if (out.length >= limit) break;
+      if (!e.inFlight && e.due <= now && this.byKey.get(e.orderKey)![0] === e) out.push(e);
+    }
+    return out;
+  }
+
+  /** The earliest time after `now` at which a waiting event becomes due. */
+  nextDue(now: number): number | undefined {
+    let next: number | undefined;
+    for (const e of this.bySeq.values()) if (!e.inFlight && e.due > now && (next === undefined || e.due < next)) next = e.due;
+    return next;
+  }
+}
