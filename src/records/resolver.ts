@@ -44,6 +44,12 @@ export interface FieldResolverOptions {
   allowHidden: boolean;
   /** Resolves names starting with `@` (request data, other collections); without it they are refused. */
   special?: Resolver;
+  /**
+   * The condition a related row (of `collection`, reached as `ref`) must meet to count in a path, or
+   * null when every row counts. Callers' own filters and sorts get the rules domain's, so a path
+   * never reads a record the caller may not view; rules, written by administrators, see everything.
+   */
+  related?: (collection: Collection, ref: Sql) => Sql | null;
 }
 
 interface Column {
@@ -179,7 +185,7 @@ export class RecordFieldResolver implements Resolver {
         const on = typeOf(via).multiple(via)
           ? sql`EXISTS (SELECT 1 FROM ${raw(dialect.jsonEach(`${r}.${quoteIdent(via.name)}`, `${r}_v`))} WHERE ${raw(r)}_v.value = ${ref}.id)`
           : sql`${raw(r)}.${ident(via.name)} = ${ref}.id`;
-        hops.push({ key, from: sql`${ident(source.name)} ${raw(r)}`, on, many: true });
+        hops.push({ key, from: sql`${ident(source.name)} ${raw(r)}`, on: this.visibleOnly(on, source, r), many: true });
         current = source;
         ref = sql`${raw(r)}`;
         continue;
@@ -226,14 +232,20 @@ export class RecordFieldResolver implements Resolver {
       if (column.multiple) {
         const j = this.aliasFor(`${key}[]`, 'j');
         hops.push({ key: `${key}[]`, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
-        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: sql`${raw(r)}.id = ${raw(j)}.value`, many: true });
+        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${raw(j)}.value`, target, r), many: true });
       } else {
-        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: sql`${raw(r)}.id = ${columnRef}`, many: false });
+        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${columnRef}`, target, r), many: false });
       }
       current = target;
       ref = sql`${raw(r)}`;
     }
     throw new FilterError(`invalid field path ${JSON.stringify(path)}`, position);
+  }
+
+  /** The join condition of a hop into `collection` (aliased `alias`), narrowed to rows that count. */
+  private visibleOnly(on: Sql, collection: Collection, alias: string): Sql {
+    const visible = this.options.related?.(collection, sql`${raw(alias)}`);
+    return visible ? sql`${on} AND ${visible}` : on;
   }
 
   /**

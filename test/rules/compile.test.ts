@@ -178,7 +178,10 @@ describe('filter compiler against SQLite', () => {
     const guest = f.ctx();
     await assert.rejects(() => f.filter('posts', 'secret = "s1"', guest), FilterError);
     assert.deepEqual(await f.filter('posts', 'author.email = "bob@example.com"', guest), []);
-    assert.deepEqual(await f.filter('posts', 'author.email = "alice@example.com"', guest), ['Hello', Q]);
+    // Related records count only where the caller may view them: alice's public email matches for
+    // alice (she may view her own record), not for a guest.
+    assert.deepEqual(await f.filter('posts', 'author.email = "alice@example.com"', guest), []);
+    assert.deepEqual(await f.filter('posts', 'author.email = "alice@example.com"', f.ctx(await f.user('alice'))), ['Hello', Q]);
   });
 
   test('only administrators use @request and @collection in their own filters (403)', async () => {

@@ -1,11 +1,11 @@
 import type { Collection, RuleName } from '../../collections/model.ts';
 import type { CollectionSet } from '../../collections/service.ts';
 import { isPrivileged, type RequestContext } from '../../context.ts';
-import { forbidden } from '../../errors.ts';
+import { forbidden, isApiError } from '../../errors.ts';
 import type { RecordAccess, RecordAction } from '../../records/access.ts';
 import { RecordFieldResolver } from '../../records/resolver.ts';
-import { ROOT_ALIAS } from '../../records/shape.ts';
-import type { Sql } from '../../storage/sql.ts';
+import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
+import { raw, type Sql, sql } from '../../storage/sql.ts';
 import type { Resolver } from '../compile.ts';
 import { FilterError } from '../errors.ts';
 import { RuleProgram, ruleResolver } from './program.ts';
@@ -31,6 +31,8 @@ export function scopeOf(collection: Collection, collections: CollectionSet): Nam
 }
 
 type Compiled = RuleProgram | FilterError;
+
+const NONE = sql`(1 = 0)`;
 
 /**
  * Enforces collection rules (API contract §6, PocketBase semantics): `null` is for administrators
@@ -84,6 +86,23 @@ export class RuleAccess implements RecordAccess {
   }
 
   /**
+   * Related records count in a caller's filter or sort only where the caller may view them, as expand
+   * shows them: otherwise `author.name = "x"` or `secrets_via_post.value ~ "a%"` would read, one
+   * guess at a time, records the caller may not see (PocketBase v0.22 only masks emails there).
+   */
+  private viewable(ctx: RequestContext, target: Collection, collections: CollectionSet, ref: Sql): Sql | null {
+    let condition: Sql | null;
+    try {
+      condition = this.condition(ctx, target, 'view', collections);
+    } catch (err) {
+      if (isApiError(err) && err.status === 403) return NONE;
+      throw err;
+    }
+    if (!condition) return null;
+    return sql`${ref}.id IN (SELECT ${raw(ROOT_ALIAS)}.id FROM ${raw(shapeOf(target).table)} ${raw(ROOT_ALIAS)} WHERE ${condition})`;
+  }
+
+  /**
    * The resolver for the caller's own `filter` and `sort`. Administrators may use `@request.*` and
    * `@collection.*` there; everyone else gets PocketBase's 403 for them.
    */
@@ -94,6 +113,7 @@ export class RuleAccess implements RecordAccess {
         lookup: (n) => collections.find(n),
         allowHidden: false,
         special: new RefusedSpecialNames(() => forbidden('Only administrators can use @request and @collection in filter and sort.')),
+        related: (target, ref) => this.viewable(ctx, target, collections, ref),
       });
     }
     const scope = scopeOf(collection, collections);
