@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { SignJWT } from 'jose';
 import { deriveKey } from '../../src/auth/secret.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
@@ -41,6 +43,12 @@ export interface Fixture {
   badTokens: Record<string, string>;
   /** Every stored secret (hashes, token keys, client secrets) that no answer may contain. */
   secrets(): Promise<string[]>;
+  /**
+   * Row counts of what write routes create or delete (records, users, collections, keys, admins, cron
+   * jobs, workflows, databases, migrations and their files) and the settings: a refused request must
+   * leave them as they were.
+   */
+  writes(): Promise<string>;
   /** The state that must survive every hostile request: the canary collection and record, the databases. */
   snapshot(): Promise<string>;
 }
@@ -86,6 +94,8 @@ export async function startFixture(): Promise<Fixture> {
   const sweep = await ok(server.admin('POST', '/api/collections/sweep/records', { raw: form }));
   const spareRecord = await ok(server.admin('POST', '/api/collections/sweep/records', { body: { title: 'spare', parent: sweep.id } }));
 
+  // Workflow runs write here in the background, away from the collections whose counts are probed.
+  await createCollection(server, { name: 'inbox', fields: [{ name: 'title', type: 'text' }] });
   await createCollection(server, {
     name: 'hooked',
     fields: [{ name: 'title', type: 'text' }],
@@ -97,12 +107,13 @@ export async function startFixture(): Promise<Fixture> {
   const reader = await ok(server.admin('POST', '/api/keys', { body: { name: 'reader', roles: ['reader'] } }));
   const spareKey = await ok(server.admin('POST', '/api/keys', { body: { name: 'spare', roles: [] } }));
   const revoked = await ok(server.admin('POST', '/api/keys', { body: { name: 'revoked', roles: ['admin'] } }));
+  const otherDbKey = await ok(server.admin('POST', '/api/keys', { body: { name: 'elsewhere', roles: ['admin'] }, db: 'other' }));
   await ok(server.admin('DELETE', `/api/keys/${revoked.id}`));
 
   const cron = await ok(server.admin('POST', '/api/webhooks/cron', { body: { name: 'yearly', schedule: '0 0 1 1 *', url: 'http://127.0.0.1:9/', method: 'POST' } }));
   await ok(
     server.admin('POST', '/api/workflows', {
-      body: { name: 'wf', secret: WORKFLOW_SECRET, steps: [{ type: 'create_record', collection: 'sweep', data: { title: '{{event.title}}' } }] },
+      body: { name: 'wf', secret: WORKFLOW_SECRET, steps: [{ type: 'create_record', collection: 'inbox', data: { title: '{{event.title}}' } }] },
     }),
   );
   const run = await ok(server.request('POST', '/api/workflows/wf/events', { body: { title: 'from a workflow' }, headers: { authorization: `Bearer ${WORKFLOW_SECRET}` } }));
@@ -139,6 +150,8 @@ export async function startFixture(): Promise<Fixture> {
     'file token': `Bearer ${fileToken}`,
     'deleted key': `Bearer ${revoked.key}`,
     'deleted key token': `Bearer ${revoked.token}`,
+    'admin key of another database': `Bearer ${otherDbKey.key}`,
+    'admin key token of another database': `Bearer ${otherDbKey.token}`,
   };
 
   const system = server.services.registry.system;
@@ -151,6 +164,17 @@ export async function startFixture(): Promise<Fixture> {
     for (const r of await main.all<{ keyHash: string; tokenKey: string }>('SELECT keyHash, tokenKey FROM _api_keys')) out.push(r.keyHash, r.tokenKey);
     for (const r of await main.all<{ secretHash: string }>('SELECT secretHash FROM _workflows')) out.push(r.secretHash);
     return out.filter((s) => typeof s === 'string' && s.length >= 8);
+  };
+
+  const writes = async (): Promise<string> => {
+    const main = await server.services.registry.get('main');
+    const count = async (db: typeof main, table: string) => (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n;
+    const parts = await Promise.all([
+      ...['sweep', 'users', '_collections', '_api_keys', '_cron_jobs', '_workflows'].map((t) => count(main, t)),
+      ...['_admins', '_databases', '_migrations'].map((t) => count(system, t)),
+      system.all('SELECT name, value FROM _settings ORDER BY name'),
+    ]);
+    return JSON.stringify([...parts, readdirSync(path.join(server.dir, 'migrations')).sort()]);
   };
 
   const snapshot = async (): Promise<string> => {
@@ -170,6 +194,7 @@ export async function startFixture(): Promise<Fixture> {
     readerKey: reader.key,
     badTokens,
     secrets,
+    writes,
     snapshot,
     ids: {
       sweepRecord: sweep.id,

@@ -9,7 +9,7 @@ import { registeredRoutes, routeTable, shapeOf } from './routes.ts';
 /**
  * The owners' robustness rules, checked on every registered route: hostile bodies, types, sizes,
  * databases, tokens, path and query parameters never get a 5xx, always get the error shape without
- * internals or secrets, and leave the canary data as it was.
+ * internals or secrets, a refused write writes nothing, and the canary data stays as it was.
  */
 describe('hardening sweep', () => {
   let f: Fixture;
@@ -39,8 +39,10 @@ describe('hardening sweep', () => {
       const callers = { admin: f.server.adminToken, user: f.user.token, readerKey: f.readerKey, badTokens: f.badTokens };
       for (const c of casesFor(spec, callers)) {
         count++;
+        const writes = c.request.method === 'GET' || c.request.method === 'HEAD' ? undefined : await f.writes();
         const reply = await send(f.server.url, c.request);
         const found = replyProblems(reply, c.request.method, secrets, f.server.dir);
+        if (writes !== undefined && reply.status >= 400 && (await f.writes()) !== writes) found.push(`refused with ${reply.status} but wrote: ${reply.text.slice(0, 160)}`);
         if (c.expect && !c.expect.includes(reply.status)) found.push(`status ${reply.status}, expected ${c.expect.join(' or ')}: ${reply.text.slice(0, 160)}`);
         for (const p of found) problems.push(`${spec.route} [${c.label}]: ${p}`);
       }
