@@ -172,33 +172,40 @@ export function casesFor(spec: RouteSpec, callers: Callers): Case[] {
     add('text/plain body', { token: callers.admin, headers: { 'content-type': 'text/plain' }, body: 'a=1' }, [415]);
     for (const raw of PROTO) add(`prototype pollution ${raw}`, { token: callers.admin, headers: JSON_TYPE, body: raw }, [400]);
   }
-  if (hasBody && spec.body) {
-    // 400, or the route's own refusal when it has one before reading the body (`init` once an admin exists).
-    for (const raw of NON_OBJECTS) {
-      const allowed = spec.arrayBody && raw.startsWith('[');
-      add(`JSON ${raw} body`, { token: caller, headers: JSON_TYPE, body: raw }, allowed ? undefined : [400, 403]);
-    }
-    add('JSON null body', { token: caller, headers: JSON_TYPE, body: 'null' });
-    for (const key of spec.body) {
-      for (const value of WRONG_VALUES) {
-        const shown = typeof value === 'string' ? value.slice(0, 12) : JSON.stringify(value)?.slice(0, 12);
-        add(`${key} = ${shown}`, { token: caller, headers: JSON_TYPE, body: jsonText({ [key]: value }) });
-        if (spec.base) add(`${key} = ${shown} in a valid body`, { token: caller, headers: JSON_TYPE, body: jsonText({ ...spec.base, [key]: value }) });
+  // Bodies from the route's own caller and, on record routes, from a signed-in user too (whose writes
+  // go through the rules and the admin-only fields).
+  const callersOf: Array<[string, string | undefined]> = [['', caller]];
+  if (spec.records) callersOf.push(['user ', callers.user]);
+  for (const [who, token] of callersOf) {
+    if (hasBody && spec.body) {
+      // 400, or the route's own refusal when it has one before reading the body (`init` once an admin exists).
+      for (const raw of NON_OBJECTS) {
+        const allowed = spec.arrayBody && raw.startsWith('[');
+        add(`${who}JSON ${raw} body`, { token, headers: JSON_TYPE, body: raw }, allowed ? undefined : [400, 403]);
+      }
+      add(`${who}JSON null body`, { token, headers: JSON_TYPE, body: 'null' });
+      for (const key of spec.body) {
+        for (const value of WRONG_VALUES) {
+          const shown = typeof value === 'string' ? value.slice(0, 12) : JSON.stringify(value)?.slice(0, 12);
+          add(`${who}${key} = ${shown}`, { token, headers: JSON_TYPE, body: jsonText({ [key]: value }) });
+          if (spec.base) add(`${who}${key} = ${shown} in a valid body`, { token, headers: JSON_TYPE, body: jsonText({ ...spec.base, [key]: value }) });
+        }
       }
     }
+    for (const [i, body] of (spec.bodies ?? []).entries()) add(`${who}hostile body ${i}: ${jsonText(body).slice(0, 60)}`, { token, headers: JSON_TYPE, body: jsonText(body) });
+    for (const raw of spec.raw ?? []) add(`${who}${raw.label}`, { token, headers: { 'content-type': raw.contentType }, body: raw.body });
   }
-  for (const [i, body] of (spec.bodies ?? []).entries()) add(`hostile body ${i}: ${jsonText(body).slice(0, 60)}`, { token: caller, headers: JSON_TYPE, body: jsonText(body) });
-  for (const raw of spec.raw ?? []) add(raw.label, { token: caller, headers: { 'content-type': raw.contentType }, body: raw.body });
 
-  // Query parameters.
-  if (method === 'GET') {
-    add('junk query keys', { token: caller, path: `${path}?a[b]=1&__proto__=x&constructor[prototype]=1&page=1&page=2` });
+  // Query parameters, from the same callers.
+  const body = method === 'GET' ? {} : { headers: JSON_TYPE, body: jsonText(spec.base ?? {}) };
+  for (const [who, token] of callersOf) {
+    if (method === 'GET') add(`${who}junk query keys`, { token, path: `${path}?a[b]=1&__proto__=x&constructor[prototype]=1&page=1&page=2` });
     for (const key of spec.query ?? []) {
       for (const value of [...GENERIC_QUERY, ...(QUERY_VALUES[key] ?? [])]) {
         const encoded = value.includes('%') && GENERIC_QUERY.includes(value) ? value : encodeURIComponent(value);
-        add(`?${key}=${value.slice(0, 30)}`, { token: caller, path: `${path}?${key}=${encoded}` });
+        add(`${who}?${key}=${value.slice(0, 30)}`, { token, path: `${path}?${key}=${encoded}`, ...body });
       }
-      add(`?${key} twice`, { token: caller, path: `${path}?${key}=a&${key}=b` });
+      add(`${who}?${key} twice`, { token, path: `${path}?${key}=a&${key}=b`, ...body });
     }
   }
   return out;

@@ -36,6 +36,8 @@ export interface RouteSpec {
   ignoresAuthorization?: boolean;
   /** The body may be a JSON array too (workflow events are any JSON document). */
   arrayBody?: boolean;
+  /** A records route: the cases are sent by a signed-in user too, through the collection's rules. */
+  records?: boolean;
   /** Who sends the body and query cases (default: the admin, or a guest on public routes). */
   as?: 'admin' | 'guest';
 }
@@ -141,7 +143,7 @@ export function routeTable(f: Fixture): RouteSpec[] {
     flow('confirm-verification', ['token']),
     flow('confirm-password-reset', ['token', 'password', 'passwordConfirm']),
 
-    { route: 'GET /api/collections/:collection/records', access: 'public', params: sweep, query: RECORD_LIST, as: 'admin' },
+    { route: 'GET /api/collections/:collection/records', access: 'public', params: sweep, query: RECORD_LIST, as: 'admin', records: true },
     {
       route: 'POST /api/collections/:collection/records',
       access: 'public',
@@ -149,7 +151,7 @@ export function routeTable(f: Fixture): RouteSpec[] {
       body: RECORD_KEYS,
       base: { title: 'ok' },
       query: ['expand', 'fields'],
-      as: 'admin',
+      as: 'admin', records: true,
       bodies: [{ meta: deep() }, { owner: ['a', 'b'] }, { parent: { id: ids.sweepRecord } }, { '@jsonPayload': '{"title": 1}' }, { title: 'x', 'doc+': 'a' }],
       raw: [
         { label: 'multipart without boundary', contentType: 'multipart/form-data', body: 'title=x' },
@@ -162,8 +164,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
         { label: 'urlencoded', contentType: 'application/x-www-form-urlencoded', body: 'title=x' },
       ],
     },
-    { route: 'GET /api/collections/:collection/records/:id', access: 'public', params: record, query: ['expand', 'fields'], as: 'admin' },
-    { route: 'PATCH /api/collections/:collection/records/:id', access: 'public', params: record, body: RECORD_KEYS, query: ['expand', 'fields'], as: 'admin' },
+    { route: 'GET /api/collections/:collection/records/:id', access: 'public', params: record, query: ['expand', 'fields'], as: 'admin', records: true },
+    { route: 'PATCH /api/collections/:collection/records/:id', access: 'public', params: record, body: RECORD_KEYS, query: ['expand', 'fields'], as: 'admin', records: true },
     { route: 'DELETE /api/collections/:collection/records/:id', access: 'public', params: { collection: 'sweep', id: ids.spareRecord } },
 
     { route: 'GET /api/collections/:name/rules', access: 'admin', params: { name: 'sweep' } },
