@@ -118,6 +118,22 @@ describe('hardening regressions', () => {
     }
   });
 
+  // A guard, not a timing: with a backtracking engine this request would run for hours.
+  test('a text pattern is matched in linear time (RE2, as PocketBase), so a hostile value cannot stall the server', { timeout: 60_000 }, async () => {
+    const created = await server.admin('POST', '/api/collections', {
+      body: { name: 'patterned', createRule: '', fields: [{ name: 'code', type: 'text', options: { pattern: '^(a+)+$' } }, { name: 'word', type: 'text', options: { pattern: '^\\p{L}+$' } }] },
+    });
+    assert.equal(created.status, 200, created.text);
+    const hostile = await server.request('POST', '/api/collections/patterned/records', { body: { code: `${'a'.repeat(5000)}!` } });
+    assert.equal(hostile.status, 400);
+    assert.equal(hostile.body.data.code.code, 'validation_invalid_format');
+    const good = await server.request('POST', '/api/collections/patterned/records', { body: { code: 'aaaa', word: 'Ünïcødé' } });
+    assert.equal(good.status, 200, good.text);
+    const lookahead = await server.admin('PATCH', '/api/collections/patterned', { body: { fields: [...created.body.fields, { name: 'x', type: 'text', options: { pattern: '(?=a)a' } }] } });
+    assert.equal(lookahead.status, 400);
+    assert.match(lookahead.text, /RE2/);
+  });
+
   test('a migration nested too deeply for the YAML parser is a 400 that says so', async () => {
     const res = await send(server.url, {
       method: 'POST',

@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { checkMinMax, readBool, readInt, readString } from './options.ts';
 import { type FieldType, invalid, ok } from './types.ts';
 
@@ -9,12 +10,22 @@ export function textInput(value: unknown): string | undefined {
   return undefined;
 }
 
-const patternCache = new Map<string, RegExp>();
+/**
+ * `pattern` is a Go (RE2) regular expression, as in PocketBase, matched with RE2's linear-time engine:
+ * JavaScript's backtracking engine took minutes on a 40-character value for a pattern like
+ * `^(a+)+$`, so one guest request could stall the server. A stored pattern RE2 cannot compile
+ * (saved before) fails every non-empty value rather than being skipped.
+ */
+const patternCache = new Map<string, RE2JS | null>();
 
-function compiledPattern(source: string): RegExp {
+function compiledPattern(source: string): RE2JS | null {
   let re = patternCache.get(source);
-  if (!re) {
-    re = new RegExp(source, 'u');
+  if (re === undefined) {
+    try {
+      re = RE2JS.compile(source);
+    } catch {
+      re = null;
+    }
     patternCache.set(source, re);
   }
   return re;
@@ -30,12 +41,8 @@ export const textField: FieldType = {
     const max = readInt(raw, 'max', problems, { min: 0 });
     checkMinMax(min, max, problems);
     const pattern = readString(raw, 'pattern', problems);
-    if (pattern) {
-      try {
-        new RegExp(pattern, 'u');
-      } catch {
-        problems.set('pattern', 'Must be a valid regular expression.');
-      }
+    if (pattern && !compiledPattern(pattern)) {
+      problems.set('pattern', 'Must be a valid RE2 (Go) regular expression; lookarounds and backreferences are not supported.');
     }
     return { min, max, pattern };
   },
@@ -50,7 +57,7 @@ export const textField: FieldType = {
     if (max !== null && max > 0 && length > max) {
       return invalid('validation_max_text_constraint', `Must be no more than ${max} character(s).`);
     }
-    if (pattern && !compiledPattern(pattern).test(text)) return invalid('validation_invalid_format', 'Invalid value format.');
+    if (pattern && !compiledPattern(pattern)?.matcher(text).find()) return invalid('validation_invalid_format', 'Invalid value format.');
     return ok(text);
   },
 
