@@ -80,8 +80,11 @@ export async function prepareAuthCreate(input: Record<string, unknown>, privileg
 }
 
 /**
- * Changes to an auth record's system fields. A new password needs `passwordConfirm` and, unless an
- * administrator sets it, the `oldPassword`; it also rotates `tokenKey`, revoking earlier tokens.
+ * Changes to an auth record's system fields. A new password needs `passwordConfirm`; a new password or
+ * email needs, unless an administrator sets it, the `oldPassword`: a stolen token alone must not be
+ * enough to take the account over (change the address, then reset the password through it). PocketBase
+ * v0.22 refuses direct email changes to non-managers and has an email-change flow; Cairn has none, so
+ * it asks for the password instead. A new password rotates `tokenKey`, revoking earlier tokens.
  */
 export async function prepareAuthUpdate(
   input: Record<string, unknown>,
@@ -106,18 +109,16 @@ export async function prepareAuthUpdate(
     if (privileged) columns.set('verified', verified);
     else errors.verified = adminOnly;
   }
-  if (input.password !== undefined) {
-    const password = checkPassword(input, minPasswordLength, errors);
-    if (password !== undefined && !privileged) {
-      const old = input.oldPassword;
-      if (typeof old !== 'string' || !(await verifyPassword(current.passwordHash, old))) {
-        errors.oldPassword = { code: 'validation_invalid_old_password', message: 'Missing or invalid old password.' };
-      }
+  const password = input.password !== undefined ? checkPassword(input, minPasswordLength, errors) : undefined;
+  if (!privileged && (password !== undefined || columns.has('email'))) {
+    const old = input.oldPassword;
+    if (typeof old !== 'string' || !(await verifyPassword(current.passwordHash, old))) {
+      errors.oldPassword = { code: 'validation_invalid_old_password', message: 'Missing or invalid old password.' };
     }
-    if (password !== undefined && !errors.oldPassword) {
-      columns.set('passwordHash', await hashPassword(password));
-      columns.set('tokenKey', newTokenKey());
-    }
+  }
+  if (password !== undefined && !errors.oldPassword) {
+    columns.set('passwordHash', await hashPassword(password));
+    columns.set('tokenKey', newTokenKey());
   }
   return { columns, errors };
 }

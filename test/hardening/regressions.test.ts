@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { jsonText, deep } from './cases.ts';
 import { send } from './http.ts';
 
@@ -132,6 +132,22 @@ describe('hardening regressions', () => {
     const lookahead = await server.admin('PATCH', '/api/collections/patterned', { body: { fields: [...created.body.fields, { name: 'x', type: 'text', options: { pattern: '(?=a)a' } }] } });
     assert.equal(lookahead.status, 400);
     assert.match(lookahead.text, /RE2/);
+  });
+
+  test('a user changes their email only with their current password (a stolen token is not enough)', async () => {
+    const user = await createUser(server, 'owner-email@example.com', 'user-password-1');
+    const patch = (body: Record<string, unknown>, token = user.token) => server.request('PATCH', `/api/collections/users/records/${user.id}`, { token, body });
+    for (const body of [{ email: 'thief@example.com' }, { email: 'thief@example.com', oldPassword: 'wrong-password' }]) {
+      const res = await patch(body);
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.data.oldPassword.code, 'validation_invalid_old_password');
+    }
+    assert.equal((await patch({ name: 'still fine' })).status, 200);
+    const changed = await patch({ email: 'new-owner@example.com', oldPassword: 'user-password-1' });
+    assert.equal(changed.status, 200, changed.text);
+    assert.equal(changed.body.email, 'new-owner@example.com');
+    assert.equal(changed.body.verified, false);
+    assert.equal((await patch({ email: 'by-admin@example.com' }, server.adminToken)).status, 200);
   });
 
   test('a migration nested too deeply for the YAML parser is a 400 that says so', async () => {
