@@ -147,7 +147,13 @@ export class OAuth2Service {
       if (!profile.verified) {
         throw badRequest('An account with this email already exists and the OAuth2 provider has not verified the address; sign in with your password instead.');
       }
-      if (existing.verified !== 1) await this.records.update(systemContext(ctx.dbName, db), collection, existing.id, { verified: true });
+      if (existing.verified !== 1) {
+        // Whoever registered this unverified account with a password may not be the address's owner
+        // (a pre-registered account): as PocketBase does, the password is replaced by a random one,
+        // which also revokes every token issued to it.
+        const password = randomSecret(32);
+        await this.records.update(systemContext(ctx.dbName, db), collection, existing.id, { verified: true, password, passwordConfirm: password });
+      }
       await this.link(ctx, collection, existing.id, provider, profile.id);
       return { id: existing.id, isNew: false };
     }
