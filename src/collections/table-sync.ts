@@ -159,9 +159,20 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
   const nextNames = new Set(nextIndexes.map((i) => i.name.toLowerCase()));
   for (const text of previous?.indexes ?? []) {
     const old = parseIndex(text);
-    if (old && !nextNames.has(old.name.toLowerCase())) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(old.name)}`);
+    // Only this table's: an index of that name on another table is that collection's.
+    if (old && !nextNames.has(old.name.toLowerCase()) && (await db.dialect.indexTable(db, old.name))?.toLowerCase() === table.toLowerCase()) {
+      await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(old.name)}`);
+    }
   }
   for (const index of nextIndexes) {
+    // Index names are per database: with IF NOT EXISTS, another table's index of the same name would
+    // pass for this one, and removing it here later would drop that table's index.
+    const owner = await db.dialect.indexTable(db, index.name);
+    if (owner !== undefined && owner.toLowerCase() !== table.toLowerCase()) {
+      throw badRequest(`The index name "${index.name}" is already used by "${owner}".`, {
+        indexes: { code: 'validation_invalid_index', message: `"${index.name}" is already an index of "${owner}".` },
+      });
+    }
     try {
       // run() prepares exactly one statement, so the user's column list cannot smuggle in another.
       await db.run(index.sql);

@@ -80,4 +80,6 @@ export interface Dialect {
   /** Physical columns of a table, or an empty list when the table does not exist. */
   tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]>;
   tableExists(db: Queryable, table: string): Promise<boolean>;
+  /** The table an index of that name belongs to, or undefined when there is no such index. */
+  indexTable(db: Queryable, index: string): Promise<string | undefined>;
 }

@@ -150,6 +150,18 @@ describe('hardening regressions', () => {
     assert.equal((await patch({ email: 'by-admin@example.com' }, server.adminToken)).status, 200);
   });
 
+  test("an index named like another collection's is a 400, so removing it cannot drop the other's", async () => {
+    await createCollection(server, { name: 'owners', fields: [{ name: 'code', type: 'text' }], indexes: ['CREATE UNIQUE INDEX idx_code ON owners (code)'] });
+    await createCollection(server, { name: 'borrowers', fields: [{ name: 'code', type: 'text' }] });
+    const borrow = await server.admin('PATCH', '/api/collections/borrowers', { body: { indexes: ['CREATE INDEX idx_code ON borrowers (code)'] } });
+    assert.equal(borrow.status, 400, borrow.text);
+    assert.equal(borrow.body.data.indexes.code, 'validation_invalid_index');
+    assert.equal((await server.admin('PATCH', '/api/collections/borrowers', { body: { indexes: [] } })).status, 200);
+    assert.equal((await server.admin('POST', '/api/collections/owners/records', { body: { code: 'x' } })).status, 200);
+    const duplicate = await server.admin('POST', '/api/collections/owners/records', { body: { code: 'x' } });
+    assert.equal(duplicate.status, 400, 'the unique index of owners is still there');
+  });
+
   test('a migration nested too deeply for the YAML parser is a 400 that says so', async () => {
     const res = await send(server.url, {
       method: 'POST',
