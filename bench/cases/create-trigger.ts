@@ -22,8 +22,11 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port +
 
 async function startReceiver(): Promise<string> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  process.on('exit', () => child.kill());
   const [port] = await once(child.stdout!, 'data');
+  // Neither the child nor its pipe may keep the bench process alive at the end; it goes with it.
+  child.stdout!.destroy();
+  child.unref();
+  process.on('exit', () => child.kill());
   return `http://127.0.0.1:${String(port).trim()}`;
 }
 

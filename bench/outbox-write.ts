@@ -1,0 +1,38 @@
+// `node --import tsx bench/outbox-write.ts`: what writing a webhook event costs a record create, apart
+// from delivering it. In process, without HTTP: records are created through RecordService in two
+// collections, one without trigger and one with a trigger, alternating over 4 rounds, with the
+// delivery worker stopped. Prints CPU time (process.cpuUsage) and wall time per create.
+// See docs/performance.md, "Webhooks".
+import { systemContext } from '../src/context.ts';
+import { createCollection, startServer } from '../test/helpers/server.ts';
+
+const N = Number(process.env.OUTBOX_BENCH_RECORDS ?? 2000);
+const server = await startServer({ env: { CAIRN_LOG_LEVEL: 'silent' } });
+try {
+  const fields = [
+    { name: 'title', type: 'text' },
+    { name: 'body', type: 'text' },
+    { name: 'views', type: 'number' },
+  ];
+  await createCollection(server, { name: 'plain', fields });
+  await createCollection(server, { name: 'hooked', fields, options: { triggers: [{ action: 'create', url: 'http://127.0.0.1:9/hook', method: 'POST' }] } });
+  // Events stay in the outbox: only the write in the record's transaction is measured.
+  await server.services.webhooks.stop();
+  const db = await server.services.registry.get('main');
+  const ctx = systemContext('main', db);
+  const results: Record<string, string[]> = { plain: [], hooked: [] };
+  for (let round = 0; round < 4; round++) {
+    for (const name of ['plain', 'hooked']) {
+      const collection = await server.services.collections.get(db, name);
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < N; i++) await server.services.records.create(ctx, collection, { title: `t${i}`, body: 'x'.repeat(200), views: i });
+      const used = process.cpuUsage(cpu);
+      results[name].push(`${Math.round((used.user + used.system) / N)} / ${Math.round(((performance.now() - started) * 1000) / N)}`);
+    }
+  }
+  console.log(`µs per create, CPU / wall, ${N} creates per round (the first round warms up):`);
+  for (const [name, rounds] of Object.entries(results)) console.log(`${name.padEnd(7)} ${rounds.join('   ')}`);
+} finally {
+  await server.close();
+}
