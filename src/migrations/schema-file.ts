@@ -14,6 +14,7 @@ import {
   type ViewSpec,
 } from './model.ts';
 import { isVersion } from './versions.ts';
+import { viewSqlProblem } from './views.ts';
 
 /**
  * Migration files: YAML text ↔ `Migration`. Parsing checks the structure (keys, types, the eleven
@@ -197,6 +198,10 @@ function collectionOps(value: unknown, path: Path): CollectionOps {
         break;
       case 'create_views':
         ops.create_views = namedSql(v, p, op) as ViewSpec[];
+        ops.create_views.forEach((view, i) => {
+          const problem = viewSqlProblem(view.sql);
+          if (problem !== undefined) throw new Problem([...p, i, 'sql'], `The SQL ${problem}`);
+        });
         break;
       case 'create_fts':
         ops.create_fts = fts(v, p);

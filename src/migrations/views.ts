@@ -1,5 +1,5 @@
 import { fieldType } from '../collections/fields/registry.ts';
-import { type FieldDef, RESERVED_FIELD_NAMES } from '../collections/model.ts';
+import { AUTH_SECRET_COLUMNS, type FieldDef, RESERVED_FIELD_NAMES } from '../collections/model.ts';
 import { badRequest } from '../errors.ts';
 import { isValidName, quoteIdent } from '../lib/identifiers.ts';
 import type { Queryable } from '../storage/index.ts';
@@ -12,11 +12,41 @@ import type { Queryable } from '../storage/index.ts';
 
 const SELECT_START = /^\s*(SELECT|WITH)\b/i;
 
-/** The query as it will be stored: trimmed, without a trailing semicolon; 400 if it is not a SELECT. */
+const SECRET_NAMES = new Set([...AUTH_SECRET_COLUMNS].map((c) => c.toLowerCase()));
+// String literals first, so their text is never read as a name; then quoted and bare identifiers.
+const SQL_TOKENS = /'(?:[^']|'')*'|"((?:[^"]|"")*)"|`([^`]*)`|\[([^\]]*)\]|([A-Za-z_][A-Za-z0-9_$]*)/g;
+
+/**
+ * The first name in the query that a view may not read: an auth collection's secret columns, or a
+ * table of Cairn's own (`_`-prefixed: API key hashes, one-time tokens, the outbox …) or SQLite's.
+ * Column checks on the view's result are not enough, since an alias or an expression hides where a
+ * value came from, and a view's rules may later open it to everyone.
+ */
+function forbiddenName(query: string): string | undefined {
+  for (const m of query.matchAll(SQL_TOKENS)) {
+    const name = m[1]?.replace(/""/g, '"') ?? m[2] ?? m[3] ?? m[4];
+    if (name === undefined) continue;
+    const lower = name.toLowerCase();
+    if (SECRET_NAMES.has(lower) || lower.startsWith('_') || lower.startsWith('sqlite_')) return name;
+  }
+  return undefined;
+}
+
+/** The query as it will be stored: trimmed, without a trailing semicolon; 400 if it is not a SELECT or
+ * reads what no view may expose. */
 export function viewQuery(name: string, text: string): string {
   const query = text.trim().replace(/;\s*$/, '');
   if (!SELECT_START.test(query)) throw badRequest(`The SQL of view "${name}" must be a single SELECT statement.`);
+  const problem = viewSqlProblem(query);
+  if (problem !== undefined) throw badRequest(`The SQL of view "${name}" ${problem}`);
   return query;
+}
+
+/** Why a view's SQL is refused whatever the database holds, or undefined; checked when a file is read. */
+export function viewSqlProblem(query: string): string | undefined {
+  const forbidden = forbiddenName(query);
+  if (forbidden === undefined) return undefined;
+  return `reads "${forbidden}": views cannot expose password hashes, token keys or Cairn's and SQLite's internal tables.`;
 }
 
 function fieldTypeOfColumn(declared: string): string {

@@ -426,6 +426,30 @@ describe('migrations API', () => {
     assert.deepEqual((await server.admin('GET', '/api/collections/memos/records?search=milk')).body.items.map((r: any) => r.text), ['remember the milk']);
     assert.deepEqual((await server.admin('GET', '/api/collections/memo_view/records')).body.items.map((r: any) => r.loud), ['REMEMBER THE MILK']);
   });
+  test('a view cannot read password hashes, token keys or internal tables, however it aliases them', async () => {
+    const before = (await server.admin('GET', '/api/migrations')).body.items.length;
+    for (const sql of [
+      'SELECT id, passwordHash AS x FROM users',
+      'SELECT id, substr("tokenKey", 1) AS y FROM users',
+      'SELECT id, [lastResetSentAt] AS z FROM users',
+      'SELECT id, keyHash AS k FROM _api_keys',
+      'SELECT u.id FROM users u JOIN `_auth_tokens` t ON 1',
+      'SELECT name AS id FROM sqlite_master',
+    ]) {
+      const res = await server.admin('POST', '/api/migrations/save', {
+        body: { name: 'leak', databases: { main: { collections: { leak: { create_views: [{ name: 'leak', sql }] } } } } },
+      });
+      assert.equal(res.status, 400, sql);
+      assert.match(res.text, /views cannot expose/, sql);
+    }
+    assert.equal((await server.admin('GET', '/api/migrations')).body.items.length, before, 'nothing was saved');
+    // The same words inside a string literal are only text.
+    const ok = await saveMigration(server, {
+      name: 'harmless',
+      databases: { main: { collections: { harmless: { create_views: [{ name: 'harmless', sql: "SELECT id, 'passwordHash' AS label FROM users" }] } } } },
+    });
+    assert.equal((await server.admin('DELETE', `/api/migrations/${ok}`)).status, 204);
+  });
   test('rules of a view are checked against the fields inferred from its columns', async () => {
     const collections = server.services.collections;
     const original = collections.validateRule;
