@@ -4,6 +4,7 @@ import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
+import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
@@ -75,6 +76,7 @@ export interface Services {
   migrations: MigrationService;
   mailer: Mailer;
   emailFlows: EmailFlows;
+  adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
 }
@@ -115,6 +117,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
   const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
+  const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
@@ -135,6 +138,7 @@ export async function buildServices(config: Config): Promise<Services> {
     workflows,
     mailer,
     emailFlows,
+    adminPasswordReset,
     fileStore,
     files,
     oauth2,
@@ -177,7 +181,7 @@ export async function buildApp(config: Config): Promise<App> {
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
   await app.register(healthRoutes);
-  await app.register(adminRoutes(services.admins, services.tokens));
+  await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
   await app.register(settingsRoutes(services.settings));

@@ -29,6 +29,8 @@ export const systemSteps: SchemaStep[] = [
   adminsTableStep,
   settingsTableStep,
   journalTableStep,
+  // Administrator password resets keep their single-use tokens beside the administrators.
+  oneTimeTokensTableStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases). */

@@ -68,6 +68,19 @@ export class AdminService {
     return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: items.map(adminJson) };
   }
 
+  async findByEmail(email: string): Promise<AdminRow | undefined> {
+    return this.system.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE email = ?`, [email]);
+  }
+
+  /** What is wrong with a new administrator password, if anything. */
+  passwordProblem(password: unknown): FieldError | undefined {
+    if (typeof password !== 'string' || [...password].length < this.minPasswordLength) {
+      return { code: 'validation_min_text_constraint', message: `Must be at least ${this.minPasswordLength} character(s).` };
+    }
+    if (password.length > MAX_PASSWORD_LENGTH) return { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
+    return undefined;
+  }
+
   private async validated(body: Record<string, unknown>, creating: boolean, requireConfirm = false): Promise<{ email?: string; passwordHash?: string; avatar?: number }> {
     const errors: Record<string, FieldError> = {};
     const out: { email?: string; passwordHash?: string; avatar?: number } = {};
@@ -77,10 +90,9 @@ export class AdminService {
     }
     if (creating || body.password !== undefined) {
       const password = body.password;
-      if (typeof password !== 'string' || [...password].length < this.minPasswordLength) {
-        errors.password = { code: 'validation_min_text_constraint', message: `Must be at least ${this.minPasswordLength} character(s).` };
-      } else if (password.length > MAX_PASSWORD_LENGTH) {
-        errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
+      const problem = this.passwordProblem(password);
+      if (problem) {
+        errors.password = problem;
       } else if (body.passwordConfirm !== undefined && body.passwordConfirm !== password) {
         errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
       } else if (requireConfirm && body.passwordConfirm === undefined) {
@@ -177,7 +189,7 @@ export class AdminService {
         'Failed to authenticate.',
       );
     }
-    const admin = await this.system.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE email = ?`, [identity.trim()]);
+    const admin = await this.findByEmail(identity.trim());
     if (!admin) {
       await verifyDummy(password);
       throw unauthorized('Invalid credentials.');

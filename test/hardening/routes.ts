@@ -83,6 +83,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/admins/me', access: 'admin-session', noDb: true },
     { route: 'GET /api/admins/has-admins', access: 'public', noDb: true },
     { route: 'POST /api/admins/init', access: 'public', noDb: true, body: ['email', 'password', 'passwordConfirm'] },
+    { route: 'POST /api/admins/request-password-reset', access: 'public', noDb: true, body: ['email'] },
+    { route: 'POST /api/admins/confirm-password-reset', access: 'public', noDb: true, body: ['token', 'password', 'passwordConfirm'] },
     { route: 'GET /api/admins/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin } },
     { route: 'PATCH /api/admins/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin }, body: [...ADMIN_KEYS, 'oldPassword'] },
     { route: 'DELETE /api/admins/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin } },

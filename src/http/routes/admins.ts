@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { AdminPasswordReset } from '../../auth/admin-flows.ts';
 import { adminJson, type AdminRow, type AdminService } from '../../auth/admins.ts';
 import type { TokenService } from '../../auth/tokens.ts';
 import { unauthorized } from '../../errors.ts';
@@ -10,7 +11,7 @@ const noDb = { config: { database: false } } as const;
 const noDbLimited = { config: { database: false, ...identityLimited.config } } as const;
 
 /** PocketBase v0.22's /api/admins API. Administrators are instance-wide, so no database is needed. */
-export function adminRoutes(admins: AdminService, tokens: TokenService) {
+export function adminRoutes(admins: AdminService, tokens: TokenService, passwordReset: AdminPasswordReset) {
   const authResult = async (admin: AdminRow) => {
     const token = await tokens.sign({ id: admin.id, type: 'admin', tokenKey: admin.tokenKey });
     const json = adminJson(admin);
@@ -22,6 +23,16 @@ export function adminRoutes(admins: AdminService, tokens: TokenService) {
     app.post('/api/admins/auth-with-password', noDbLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       return authResult(await admins.authenticate(body?.identity ?? body?.email, body?.password));
+    });
+
+    app.post('/api/admins/request-password-reset', noDbLimited, async (req, reply) => {
+      await passwordReset.request(req.body ?? {});
+      return reply.status(204).send();
+    });
+
+    app.post('/api/admins/confirm-password-reset', noDbLimited, async (req, reply) => {
+      await passwordReset.confirm(req.body ?? {});
+      return reply.status(204).send();
     });
 
     app.post('/api/admins/auth-refresh', noDb, async (req) => {
