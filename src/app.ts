@@ -39,6 +39,7 @@ import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
+import { watchMigrationJournal } from './migrations/watch.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry } from './storage/index.ts';
@@ -201,7 +202,9 @@ export async function buildApp(config: Config): Promise<App> {
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
+    stopWatchingMigrations();
     services.cron.stop();
     await services.workflows.stop();
     await services.webhooks.stop();

@@ -126,6 +126,16 @@ export class DatabaseRegistry {
     await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
   }
 
+  /**
+   * Learns databases another process on this data directory created (`cairn migrate` beside a
+   * running server). Never forgets one: a database is not deleted through Cairn.
+   */
+  async reload(): Promise<void> {
+    for (const row of await this.system.all<DatabaseInfo>('SELECT name, created FROM _databases ORDER BY name')) {
+      if (!this.known.has(row.name)) this.known.set(row.name, row);
+    }
+  }
+
   /** Closes every database; waits for running transactions to finish first. */
   async close(): Promise<void> {
     this.closing = true;

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { acquireApplyLock } from '../../src/migrations/lock.ts';
 import { runCli } from '../helpers/process.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { readFile } from './helpers.ts';
 
 const NOTES = `version: 20240105_120000_000
@@ -94,5 +95,31 @@ describe('cairn migrate (CLI)', () => {
       assert.match(res.stdout, /Applied/);
       assert.equal((await server.admin('GET', '/api/migrations/status')).body.pendingCount, 0);
     });
+  });
+  test('a running server picks up what the CLI applies beside it (collections and new databases)', async () => {
+    const live = mkdtempSync(path.join(tmpdir(), 'cairn-migrate-live-'));
+    const server = await startServer({ dir: live });
+    try {
+      mkdirSync(path.join(live, 'migrations'), { recursive: true });
+      const text = NOTES.replace('20240105_120000_000', '20240106_120000_000').replace('  main:', '  side:');
+      writeFileSync(path.join(live, 'migrations', '20240106_120000_000_notes.yaml'), text);
+      assert.equal((await server.admin('GET', '/api/collections/notes', { db: 'side' })).status, 404);
+
+      const res = await runCli(['migrate', 'apply', '20240106_120000_000', '--dir', live]);
+      assert.equal(res.code, 0, res.stderr);
+      await waitFor(async () => (await server.admin('GET', '/api/collections/notes', { db: 'side' })).status === 200, {
+        what: 'the server to see the database and collection the CLI created',
+      });
+      const created = await server.admin('POST', '/api/collections/notes/records', { db: 'side', body: { text: 'hello' } });
+      assert.equal(created.status, 200, created.text);
+
+      assert.equal((await runCli(['migrate', 'rollback', '20240106_120000_000', '--dir', live])).code, 0);
+      await waitFor(async () => (await server.admin('GET', '/api/collections/notes', { db: 'side' })).status === 404, {
+        what: 'the server to see the rollback',
+      });
+    } finally {
+      await server.close();
+      rmSync(live, { recursive: true, force: true });
+    }
   });
 });
