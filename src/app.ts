@@ -15,6 +15,7 @@ import { registerFieldType } from './collections/fields/registry.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
+import { registerCors } from './http/plugins/cors.ts';
 import { registerContext } from './http/plugins/context.ts';
 import { FileService } from './files/download.ts';
 import { fileField } from './files/field.ts';
@@ -177,6 +178,7 @@ export async function buildApp(config: Config): Promise<App> {
   registerJsonBody(app);
   registerErrorHandling(app);
   registerRequestLog(app);
+  await registerCors(app, config.corsOrigins);
   await registerRateLimit(app, config.rateLimit);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });

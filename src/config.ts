@@ -31,12 +31,15 @@ export interface Config {
   uploadLimit: number;
   /** Lifetime of file tokens (protected files), in seconds. */
   fileTokenTtl: number;
+  /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
+  corsOrigins: string[];
 }
 
 export interface ConfigFlags {
   host?: string;
   port?: string | number;
   dir?: string;
+  origins?: string;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +70,25 @@ function trustedProxies(raw: string | undefined): string | undefined {
     }
   }
   return raw;
+}
+
+/** `*`, or a comma-separated list of origins such as `https://app.example.com`. */
+function corsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return ['*'];
+  const origins = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(`CORS origins must be "*" or origins such as https://app.example.com (scheme, host, optional port; no path), got "${origin}".`);
+    }
+  }
+  return origins.includes('*') ? ['*'] : origins;
 }
 
 function nonEmpty(v: string | undefined): string | undefined {
@@ -101,5 +123,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
+    corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
   };
 }

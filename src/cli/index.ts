@@ -21,7 +21,8 @@ export function buildCli(): Command {
     .option('--port <port>', 'port to listen on (env CAIRN_PORT)', port)
     .option('--host <host>', 'address to bind (env CAIRN_HOST)')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .action(async (opts: { port?: string; host?: string; dir?: string }) => {
+    .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
+    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string }) => {
       await serve(loadConfig(opts));
     });
 
