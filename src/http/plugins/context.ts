@@ -75,8 +75,10 @@ export function registerContext(app: FastifyInstance, options: ContextOptions): 
   app.addHook('onRequest', (req, _reply, done) => {
     const header = req.headers['x-dbname'];
     const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
-    const needsDatabase = req.routeOptions.url !== undefined && req.routeOptions.config?.database !== false;
-    const checksCaller = options.authenticate !== undefined && req.routeOptions.config?.authenticate !== false && req.headers.authorization !== undefined;
+    // Fastify builds a new object on every read of routeOptions: read it once.
+    const route = req.routeOptions;
+    const needsDatabase = route.url !== undefined && route.config?.database !== false;
+    const checksCaller = options.authenticate !== undefined && route.config?.authenticate !== false && req.headers.authorization !== undefined;
     const db = needsDatabase ? options.registry.opened(dbName) : undefined;
     if (!checksCaller && (db !== undefined || !needsDatabase)) {
       req.ctx = { dbName, db: db as Database, auth: GUEST, request: new LazyRequestInfo(req) };
