@@ -20,9 +20,19 @@ export interface AuthClaims extends JWTPayload {
 
 const CACHE_LIMIT = 10_000;
 
+// Every authenticated request compares its account's tokenKey with the token's fingerprint; a hash
+// per request costs more than the rest of the check. Keys are already in memory with their rows.
+const fingerprints = new Map<string, string>();
+
 /** A short fingerprint of a tokenKey; tokens carry it instead of the key itself. */
 export function tokenKeyFingerprint(tokenKey: string): string {
-  return createHash('sha256').update(tokenKey).digest('base64url').slice(0, 16);
+  let fingerprint = fingerprints.get(tokenKey);
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(tokenKey).digest('base64url').slice(0, 16);
+    if (fingerprints.size >= CACHE_LIMIT) fingerprints.clear();
+    fingerprints.set(tokenKey, fingerprint);
+  }
+  return fingerprint;
 }
 
 /**
