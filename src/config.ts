@@ -17,6 +17,8 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
+  /** How long a due webhook event may wait while the event loop is saturated (0: never waits). */
+  webhookMaxDeferMs: number;
   /** Webhook logs and finished outbox events older than this many days are pruned; 0 keeps them. */
   webhookLogDays: number;
   rateLimit: boolean;
@@ -114,6 +116,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookTimeoutMs: intFrom('CAIRN_WEBHOOK_TIMEOUT_MS', env.CAIRN_WEBHOOK_TIMEOUT_MS, 10000, 1, 600000),
     webhookMaxAttempts: intFrom('CAIRN_WEBHOOK_MAX_ATTEMPTS', env.CAIRN_WEBHOOK_MAX_ATTEMPTS, 5, 1, 100),
     webhookBackoffMs: intFrom('CAIRN_WEBHOOK_BACKOFF_MS', env.CAIRN_WEBHOOK_BACKOFF_MS, 1000, 1, 3600000),
+    webhookMaxDeferMs: intFrom('CAIRN_WEBHOOK_MAX_DEFER_MS', env.CAIRN_WEBHOOK_MAX_DEFER_MS, 3000, 0, 600000),
     webhookLogDays: intFrom('CAIRN_WEBHOOK_LOG_DAYS', env.CAIRN_WEBHOOK_LOG_DAYS, 7, 0, 3650),
     rateLimit: !['off', 'false', '0'].includes(rateLimitRaw),
     trustProxy: trustedProxies(env.CAIRN_TRUST_PROXY),

@@ -18,7 +18,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface WebhookServiceOptions {
   registry: DatabaseRegistry;
   secret: string;
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookLogDays'>;
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays'>;
 }
 
 /**
@@ -88,6 +88,7 @@ export class WebhookService {
       timeoutMs: c.webhookTimeoutMs,
       maxAttempts: c.webhookMaxAttempts,
       backoffMs: c.webhookBackoffMs,
+      maxDeferMs: c.webhookMaxDeferMs,
       log,
     });
     this.worker.start();

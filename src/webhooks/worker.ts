@@ -1,9 +1,11 @@
+import { performance } from 'node:perf_hooks';
 import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
 import { insertLog, type NewLog } from './logs.ts';
 import { eventBySeq, type EventStatus, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
+import { DeliveryPacer, PACE_WINDOW_MS } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
 // Attempts in flight at once, over all databases and receivers: bounds sockets and memory whatever
@@ -28,6 +30,8 @@ export interface WorkerOptions {
   timeoutMs: number;
   maxAttempts: number;
   backoffMs: number;
+  /** How long a due event may wait while the event loop is saturated (0: never). */
+  maxDeferMs: number;
   log: Logger;
 }
 
@@ -86,10 +90,13 @@ export class DeliveryWorker {
   /** A pass left due work aside because all slots were taken: the next freed slot looks everywhere. */
   private starved = false;
   private poller?: NodeJS.Timeout;
+  private gauge?: NodeJS.Timeout;
+  private readonly pacer: DeliveryPacer;
   private running = false;
 
   constructor(private readonly o: WorkerOptions) {
     this.sender = new Sender(o.timeoutMs);
+    this.pacer = new DeliveryPacer(o.maxDeferMs);
   }
 
   /** Starts delivering; whatever a previous process left pending (in flight when it died included) goes first. */
@@ -97,6 +104,14 @@ export class DeliveryWorker {
     this.running = true;
     this.poller = setInterval(() => this.wakeAll(), POLL_MS);
     this.poller.unref();
+    let last = performance.eventLoopUtilization();
+    this.gauge = setInterval(() => {
+      const current = performance.eventLoopUtilization();
+      // Deferred events are picked up as soon as the load drops.
+      if (this.pacer.sample(performance.eventLoopUtilization(current, last).utilization)) this.wakeAll();
+      last = current;
+    }, PACE_WINDOW_MS);
+    this.gauge.unref();
     this.wakeAll();
   }
 
@@ -116,6 +131,9 @@ export class DeliveryWorker {
     // Not read yet: the first pass reads them from the outbox.
     if (!q) return this.wake(dbName);
     for (const row of rows) q.offer(queued(row));
+    // Under saturation no pass is needed before the events are overdue (or the load drops); the
+    // timer's pass also reads back what the queue could not take.
+    if (this.pacer.isDeferring) return this.armTimer(dbName, rows[0].nextAttemptAt + this.o.maxDeferMs);
     // An event the queue could not take is read back from the outbox by a full pass.
     this.wake(dbName, q.complete ? rows.map((r) => r.origin) : undefined);
   }
@@ -173,6 +191,7 @@ export class DeliveryWorker {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.poller);
+    clearInterval(this.gauge);
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await Promise.allSettled([...this.passes.values()]);
@@ -240,6 +259,7 @@ export class DeliveryWorker {
     const q = this.queueOf(dbName);
     if (wanted === 'all') await this.fill(dbName, db, q);
     const now = Date.now();
+    let deferredUntil = Infinity;
     for (const origin of wanted === 'all' ? q.origins() : wanted) {
       const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, MAX_PER_ORIGIN - (this.perOrigin.get(origin) ?? 0));
       if (room <= 0) {
@@ -247,8 +267,12 @@ export class DeliveryWorker {
         if (this.inFlight.size >= MAX_IN_FLIGHT) this.starved = true;
         continue;
       }
-      for (const e of q.startable(origin, now, room)) this.launch(dbName, db, q, e);
+      for (const e of q.startable(origin, now, room)) {
+        if (this.pacer.mayStart(now - e.due)) this.launch(dbName, db, q, e);
+        else deferredUntil = Math.min(deferredUntil, e.due + this.o.maxDeferMs);
+      }
     }
+    if (deferredUntil < Infinity) this.armTimer(dbName, deferredUntil);
     if (wanted === 'all') {
       const due = q.nextDue(now);
       if (due !== undefined) this.armTimer(dbName, due);
