@@ -13,6 +13,9 @@ export interface BenchCase<State = unknown> {
   description: string;
   /** The throughput Cairn should reach, as a fraction of the baseline's (shown in the report). */
   target?: number;
+  /** Another case this one is measured against: the report prints this case's Cairn throughput as a
+   * fraction of that case's (when both ran) and whether it reaches `target`. */
+  relativeTo?: { name: string; target: number };
   /**
    * Runs in the bench process before the load starts, with Cairn serving and the baseline's database
    * open (the baseline server is not running yet). Creates collections and data through Cairn's API,
@@ -23,6 +26,13 @@ export interface BenchCase<State = unknown> {
   baseline(app: FastifyInstance, db: BetterSqlite3.Database): void;
   /** What autocannon sends to each target. */
   request(state: State, target: Target): BenchRequest;
+  /**
+   * Runs after each round of load on Cairn (its warm-up included), before the next round, with the
+   * number of requests answered as expected: waits for the background work the round caused (e.g.
+   * webhook deliveries) to finish. Its wall time is reported as the round's drain time, and Cairn's
+   * CPU until it returns is reported per request besides the CPU of the round alone.
+   */
+  afterRound?(state: State, answered: number): Promise<void>;
 }
 
 export type Target = 'cairn' | 'baseline';

@@ -100,6 +100,25 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
       `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} | ${cpu(baseline)} / ${cpu(cairn)} |`,
     );
   }
+  for (const { c, cairn } of results) {
+    if (cairn.drain) {
+      lines.push(
+        '',
+        `${c.name}: after each Cairn round, its background work finished in ${cairn.drain.ms.map((ms) => fmt(ms)).join(', ')} ms; ` +
+          `Cairn CPU µs/req including it: ${cairn.drain.cpuUs === undefined ? '?' : fmt(cairn.drain.cpuUs)} (${cpu(cairn)} during the load alone).`,
+      );
+    }
+    const other = c.relativeTo && results.find((r) => r.c.name === c.relativeTo!.name);
+    if (c.relativeTo && other) {
+      const ratio = cairn.rps / other.cairn.rps;
+      const withDrain = cairn.drain?.cpuUs;
+      lines.push(
+        '',
+        `${c.name} / ${other.c.name}, Cairn throughput: ${fmt(ratio * 100)}% (target ≥ ${fmt(c.relativeTo.target * 100)}%, ${ratio >= c.relativeTo.target ? 'met' : '**below**'}); ` +
+          `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}.`,
+      );
+    }
+  }
   const cpus = os.cpus();
   lines.push(
     '',
@@ -171,7 +190,7 @@ async function main(): Promise<void> {
       process.stderr.write(`measuring ${c.name}…\n`);
       const [b, k] = await compare(
         { url: baseline.url, request: c.request(state, 'baseline'), cpuSeconds: baseline.cpuSeconds },
-        { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds },
+        { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds, after: c.afterRound && ((n) => c.afterRound!(state, n)) },
         load,
       );
       for (const [target, m] of [['baseline', b], ['Cairn', k]] as const) {

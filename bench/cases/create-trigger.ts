@@ -30,16 +30,31 @@ async function startReceiver(): Promise<string> {
   return `http://127.0.0.1:${String(port).trim()}`;
 }
 
+async function received(receiver: string): Promise<number> {
+  return Number(await (await fetch(`${receiver}/count`)).text());
+}
+
+interface State {
+  receiver: string;
+  /** Events the receiver must have got by the end of the current round's drain. */
+  expected: number;
+}
+
 /**
  * The create case with one webhook trigger on the collection: each create also writes an outbox event
- * in its transaction, and Cairn delivers it (POST to the receiver, log) while the load runs. Compared
- * with `create`, it shows what the outbox and delivery cost (docs/performance.md).
+ * in its transaction, and Cairn delivers it (POST to the receiver, log), during the load or, when the
+ * load saturates it, after. After each round the bench waits until the receiver has every event of
+ * the round, and reports that drain time and the CPU per create including it: the whole cost of
+ * delivery, wherever it falls. Compared with `create`, it shows what the outbox and delivery cost
+ * (docs/performance.md).
  */
-export const createTriggerCase: BenchCase = {
+export const createTriggerCase: BenchCase<State> = {
   name: 'create-trigger',
   description: 'create a record with one webhook trigger (receiver on loopback)',
-  // The outbox may cost at most a fifth of `create`'s throughput: 0.8 × its 0.5.
+  // The outbox may cost at most a fifth of `create`'s throughput (issue 6): 0.8 × its 0.5 against the
+  // baseline, and 0.8 of `create` itself when both run.
   target: 0.4,
+  relativeTo: { name: 'create', target: 0.8 },
 
   async prepare(ctx) {
     const receiver = await startReceiver();
@@ -47,12 +62,22 @@ export const createTriggerCase: BenchCase = {
     await ctx.cairn.admin('PATCH', `/api/collections/${NAME}`, { options: { triggers: [{ action: 'create', url: `${receiver}/hook`, method: 'POST' }] } });
     // Checks the trigger works before measuring it.
     await ctx.cairn.admin('POST', `/api/collections/${NAME}/records`, post(0));
-    await waitFor(async () => Number(await (await fetch(`${receiver}/count`)).text()) > 0, { what: 'the first webhook at the bench receiver' });
+    await waitFor(async () => (await received(receiver)) > 0, { what: 'the first webhook at the bench receiver' });
     ctx.copyToBaseline(NAME);
     rememberCollection(ctx.baseline, NAME, collection.id);
+    return { receiver, expected: await received(receiver) };
   },
 
   baseline: (app, db) => baselineCreate(app, db, NAME),
 
   request: () => ({ method: 'POST', paths: [`/api/collections/${NAME}/records`], body: post(7), expectStatus: 200 }),
+
+  async afterRound(state, answered) {
+    state.expected += answered;
+    await waitFor(async () => (await received(state.receiver)) >= state.expected, {
+      timeoutMs: 120_000,
+      intervalMs: 10,
+      what: `the receiver to get ${state.expected} webhooks`,
+    });
+  },
 };

@@ -23,6 +23,8 @@ export interface Measurement {
   /** CPU time the server used per request, in microseconds: steadier than throughput on a busy
    * machine, so it is the figure to watch while optimising (undefined where the OS does not say). */
   cpuUs?: number;
+  /** With an `after` step: its wall time per round (ms), and CPU per request including it. */
+  drain?: { ms: number[]; cpuUs?: number };
   total: number;
   /** Answers with another status than expected, plus connection errors and timeouts. */
   failures: number;
@@ -32,6 +34,9 @@ export interface Measurement {
 interface Round {
   requests: number;
   cpuSeconds?: number;
+  /** Wall time of the `after` step (ms) and CPU seconds up to its end. */
+  drainMs?: number;
+  cpuWithDrain?: number;
   seconds: number;
   p99: number;
   failures: number;
@@ -66,7 +71,16 @@ async function round(target: Target, connections: number, seconds: number, rate:
   const unexpected = Object.entries(statuses).reduce((n, [code, count]) => (code === expected ? n : n + count), 0);
   const cpuAfter = target.cpuSeconds?.();
   const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
-  return { requests: result.requests.total, cpuSeconds, seconds: result.duration, p99: result.latency.p99, failures: unexpected + result.errors + result.timeouts, statuses };
+  let drainMs: number | undefined;
+  let cpuWithDrain: number | undefined;
+  if (target.after) {
+    const started = performance.now();
+    await target.after(statuses[expected] ?? 0);
+    drainMs = performance.now() - started;
+    const cpuDrained = target.cpuSeconds?.();
+    cpuWithDrain = cpuBefore === undefined || cpuDrained === undefined ? undefined : cpuDrained - cpuBefore;
+  }
+  return { requests: result.requests.total, cpuSeconds, drainMs, cpuWithDrain, seconds: result.duration, p99: result.latency.p99, failures: unexpected + result.errors + result.timeouts, statuses };
 }
 
 function summarize(rounds: Round[]): Measurement {
@@ -76,13 +90,20 @@ function summarize(rounds: Round[]): Measurement {
   const statuses: Record<string, number> = {};
   for (const r of rounds) for (const [code, n] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
   const cpu = rounds.every((r) => r.cpuSeconds !== undefined) ? rounds.reduce((n, r) => n + r.cpuSeconds!, 0) : undefined;
-  return { rps: total / seconds, cpuUs: cpu === undefined || total === 0 ? undefined : (cpu * 1e6) / total, p99: p99s[Math.floor(p99s.length / 2)], total, failures: rounds.reduce((n, r) => n + r.failures, 0), statuses };
+  let drain: Measurement['drain'];
+  if (rounds.every((r) => r.drainMs !== undefined)) {
+    const withDrain = rounds.every((r) => r.cpuWithDrain !== undefined) ? rounds.reduce((n, r) => n + r.cpuWithDrain!, 0) : undefined;
+    drain = { ms: rounds.map((r) => r.drainMs!), cpuUs: withDrain === undefined || total === 0 ? undefined : (withDrain * 1e6) / total };
+  }
+  return { rps: total / seconds, cpuUs: cpu === undefined || total === 0 ? undefined : (cpu * 1e6) / total, drain, p99: p99s[Math.floor(p99s.length / 2)], total, failures: rounds.reduce((n, r) => n + r.failures, 0), statuses };
 }
 
 export interface Target {
   url: string;
   request: BenchRequest;
   cpuSeconds?: () => number | undefined;
+  /** Runs after each round (see BenchCase.afterRound), with the number of requests answered as expected. */
+  after?: (answered: number) => Promise<void>;
 }
 
 /** Warms both targets up, then measures them in alternating rounds (A B, B A, A B, …). */
