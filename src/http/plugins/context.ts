@@ -66,8 +66,8 @@ class LazyRequestInfo implements RequestInfo {
 export function registerContext(app: FastifyInstance, options: ContextOptions): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
-  const build = async (req: FastifyRequest, dbName: string, needsDatabase: boolean, checksCaller: boolean): Promise<void> => {
-    const db = needsDatabase ? await options.registry.get(dbName) : undefined;
+  const build = async (req: FastifyRequest, dbName: string, opened: Database | undefined, needsDatabase: boolean, checksCaller: boolean): Promise<void> => {
+    const db = needsDatabase ? (opened ?? (await options.registry.get(dbName))) : undefined;
     const auth = checksCaller ? await options.authenticate!(req, dbName, db) : GUEST;
     req.ctx = { dbName, db: db as Database, auth, request: new LazyRequestInfo(req) };
   };
@@ -85,6 +85,6 @@ export function registerContext(app: FastifyInstance, options: ContextOptions): 
       done();
       return;
     }
-    build(req, dbName, needsDatabase, checksCaller).then(() => done(), done);
+    build(req, dbName, db, needsDatabase, checksCaller).then(() => done(), done);
   });
 }
