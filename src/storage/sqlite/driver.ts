@@ -1,5 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
+import { FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 
 type Connection = BetterSqlite3.Database;
@@ -118,6 +119,7 @@ export class SqliteDatabase implements Database {
   private readonly commit: Statement;
   private readonly rollback: Statement;
   private closed = false;
+  private readonly checkpointed: boolean;
 
   constructor(
     readonly name: string,
@@ -125,6 +127,9 @@ export class SqliteDatabase implements Database {
   ) {
     this.writer = openConnection(file, false);
     this.reader = openConnection(file, true);
+    // Checkpoints run in a thread (checkpointer.ts), not inside some request's commit.
+    this.checkpointed = watchCheckpoints(file);
+    if (this.checkpointed) this.writer.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
     this.writeStatements = new StatementCache(this.writer);
     this.readStatements = new StatementCache(this.reader);
     this.begin = this.writer.prepare('BEGIN IMMEDIATE');
@@ -193,6 +198,7 @@ export class SqliteDatabase implements Database {
     // Wait for a running transaction so it commits before the file closes.
     await this.lock.acquire();
     try {
+      if (this.checkpointed) unwatchCheckpoints(this.file);
       this.reader.close();
       this.writer.close();
     } finally {
