@@ -43,6 +43,16 @@ test('after deferral, busy windows (the worker draining) are not judged for a wh
   assert.equal(p.isDeferring, true, 'then a busy window defers again');
 });
 
+test('after deferral, a busy window in which events were written defers at once', () => {
+  const p = new DeliveryPacer(3000);
+  p.sample(1, 50);
+  p.sample(0);
+  p.sample(1, 0);
+  assert.equal(p.isDeferring, false, 'the drain alone is not judged');
+  p.sample(1, 120);
+  assert.equal(p.isDeferring, true, 'requests writing events again are');
+});
+
 test('a bound of 0 never defers', () => {
   const p = new DeliveryPacer(0);
   for (let i = 0; i < 5; i++) p.sample(1);

@@ -7,8 +7,10 @@
  *
  * Fed one event loop utilization sample per window (`PACE_WINDOW_MS`). Deferral starts when a window
  * is busier than BUSY and ends when one is calmer than CALM. A busy window may be the worker's own
- * doing (draining a backlog flat out): after deferral ends, HOLD_WINDOWS windows are not judged,
- * so a drain pauses for one window in HOLD_WINDOWS + 1 to look at the load without it.
+ * doing (draining a backlog flat out): after deferral ends, for HOLD_WINDOWS windows a busy window
+ * counts only if new events were written in it, so a drain pauses for one window in HOLD_WINDOWS + 1
+ * to look at the load without it, while requests writing events again are seen at once (a drain
+ * would otherwise run flat out into the start of the next burst).
  */
 export const PACE_WINDOW_MS = 100;
 const BUSY = 0.9;
@@ -26,16 +28,18 @@ export class DeliveryPacer {
     return this.deferring;
   }
 
-  /** One window's event loop utilization (0 to 1). Returns true when deferral has just ended. */
-  sample(utilization: number): boolean {
+  /** One window's event loop utilization (0 to 1) and how many events were written in it. Returns
+   * true when deferral has just ended. */
+  sample(utilization: number, written = 0): boolean {
     if (this.deferring) {
       if (utilization >= CALM) return false;
       this.deferring = false;
       this.hold = HOLD_WINDOWS;
       return true;
     }
+    const judged = this.hold === 0 || written > 0;
     if (this.hold > 0) this.hold--;
-    else if (utilization >= BUSY && this.maxDeferMs > 0) this.deferring = true;
+    if (judged && utilization >= BUSY && this.maxDeferMs > 0) this.deferring = true;
     return false;
   }
 

@@ -92,6 +92,8 @@ export class DeliveryWorker {
   private poller?: NodeJS.Timeout;
   private gauge?: NodeJS.Timeout;
   private readonly pacer: DeliveryPacer;
+  /** Events committed in the current pacing window. */
+  private written = 0;
   private running = false;
 
   constructor(private readonly o: WorkerOptions) {
@@ -108,8 +110,9 @@ export class DeliveryWorker {
     this.gauge = setInterval(() => {
       const current = performance.eventLoopUtilization();
       // Deferred events are picked up as soon as the load drops.
-      if (this.pacer.sample(performance.eventLoopUtilization(current, last).utilization)) this.wakeAll();
+      if (this.pacer.sample(performance.eventLoopUtilization(current, last).utilization, this.written)) this.wakeAll();
       last = current;
+      this.written = 0;
     }, PACE_WINDOW_MS);
     this.gauge.unref();
     this.wakeAll();
@@ -127,6 +130,7 @@ export class DeliveryWorker {
   /** Hands over events that just committed (from the change hook's afterCommit). */
   committed(dbName: string, rows: PendingRow[]): void {
     if (!this.running) return;
+    this.written += rows.length;
     const q = this.queues.get(dbName);
     // Not read yet: the first pass reads them from the outbox.
     if (!q) return this.wake(dbName);
