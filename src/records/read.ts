@@ -2,13 +2,13 @@ import type { Collection } from '../collections/model.ts';
 import type { RequestContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
-import { EMPTY, join, raw, type Sql, sql } from '../storage/index.ts';
+import { EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import { expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
-import { ROOT_ALIAS, shapeOf } from './shape.ts';
+import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { viewerOf } from './viewer.ts';
 
 export interface ListResult {
@@ -92,14 +92,20 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   return { page, perPage, totalItems, totalPages, items };
 }
 
+/** The row of one record by id, under an access condition when there is one. Open rules (the common
+ * case) run the query the shape built once; a rule's condition is appended. */
+export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
+  if (!access) return q.get(shape.selectById, [id]);
+  const query = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id} AND (${access})`;
+  return q.get(query.text, query.params);
+}
+
 /** One record by id, if the caller may view it (404 otherwise, so its existence does not leak). */
 export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string, options: OutputOptions): Promise<unknown> {
   const collections = await deps.collections.all(ctx.db);
   const shape = shapeOf(collection);
   const access = deps.access.condition(ctx, collection, 'view', collections);
-  // Open rules (the common case) run the query the shape built once; a rule's condition is appended.
-  const q = access ? sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id} AND (${access})` : undefined;
-  const row = q ? await ctx.db.get(q.text, q.params) : await ctx.db.get(shape.selectById, [id]);
+  const row = await selectById(ctx.db, shape, id, access);
   if (!row) throw notFound();
   const record = serializeRecord(row, shape, viewerOf(ctx, deps));
   // Most views ask for neither expand nor fields: no further pass over the record.

@@ -10,7 +10,7 @@ import { nowIso } from '../lib/time.ts';
 import { list, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
 import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
 import type { RecordDeps, RecordEvent } from './deps.ts';
-import { finishRecords, type OutputOptions } from './read.ts';
+import { finishRecords, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
@@ -73,12 +73,6 @@ function canonical(shape: RecordShape, row: Row): Record<string, unknown> {
   return out;
 }
 
-async function selectOne(q: Pick<Transaction, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
-  const base = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}`;
-  const query = access ? sql`${base} AND (${access})` : base;
-  return q.get(query.text, query.params);
-}
-
 export async function createRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {
   refuseViews(collection);
   if (!isPlainObject(input)) throw badRequest('The request body must be a JSON object.');
@@ -113,7 +107,7 @@ export async function createRecord(deps: RecordDeps, ctx: RequestContext, collec
       const inserted = (await tx.get<Row>(insert, params))!;
       await deps.files?.store(tx, ctx.dbName, collection, id, values);
       // As in PocketBase, the create rule is checked against the new record, before commit.
-      if (createRule && !(await selectOne(tx, shape, id, createRule))) {
+      if (createRule && !(await selectById(tx, shape, id, createRule))) {
         throw badRequest('Failed to create record: the collection rule does not allow it.');
       }
       await emit(deps, tx, { action: 'create', database: ctx.dbName, collection, record: serializeRecord(inserted, shape, PRIVILEGED_VIEWER) });
@@ -153,7 +147,7 @@ export async function updateRecord(
   let row: Row;
   try {
     row = await ctx.db.transaction(async (tx) => {
-      const before = await selectOne(tx, shape, id, access);
+      const before = await selectById(tx, shape, id, access);
       if (!before) throw notFound();
       const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), privileged);
       Object.assign(errors, auth?.errors);
@@ -186,7 +180,7 @@ export async function deleteRecord(deps: RecordDeps, ctx: RequestContext, collec
   const access = deps.access.condition(ctx, collection, 'delete', collections);
   const shape = shapeOf(collection);
   await ctx.db.transaction(async (tx) => {
-    const row = await selectOne(tx, shape, id, access);
+    const row = await selectById(tx, shape, id, access);
     if (!row) throw notFound();
     await deleteWithReferences(deps, ctx.dbName, tx, collections, collection, row, new Set());
   });
