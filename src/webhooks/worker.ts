@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
 import { insertLog, type NewLog } from './logs.ts';
-import { eventBySeq, type EventStatus, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
+import { advanceLow, eventBySeq, type EventStatus, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
@@ -63,6 +63,7 @@ async function writeSettlements(db: Database, items: Settlement[]): Promise<void
       await settleEvent(tx, s.seq, s.status, s.attempts, s.next, s.log.created);
       await insertLog(tx, s.log);
     }
+    await advanceLow(tx);
   });
 }
 
