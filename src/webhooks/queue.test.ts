@@ -47,3 +47,25 @@ test('a requeued event takes its place by seq', () => {
   assert.equal(q.size, 0);
   assert.deepEqual(q.origins(), []);
 });
+
+test('a long backlog to one receiver stays in order as events finish in any order', () => {
+  const q = new PendingQueue();
+  for (let seq = 1; seq <= 500; seq++) q.insert(ev(seq));
+  // Finished mostly from the front, some further on, as concurrent attempts do.
+  const finished = new Set<number>();
+  for (let seq = 1; seq <= 300; seq++) if (seq % 7 !== 0) finished.add(seq);
+  for (const seq of [350, 420, 499]) finished.add(seq);
+  for (const seq of finished) q.remove(q.get(seq)!);
+  const left = Array.from({ length: 500 }, (_, i) => i + 1).filter((seq) => !finished.has(seq));
+  assert.equal(q.size, left.length);
+  assert.deepEqual(q.startable('http://a', 0, 1000).map((e) => e.seq), left);
+  // Removing one twice, or a stale copy of it, changes nothing.
+  const stale = ev(7);
+  q.remove(stale);
+  assert.ok(q.has(7));
+  q.insert(ev(3));
+  assert.deepEqual(q.startable('http://a', 0, 3).map((e) => e.seq), [3, 7, 14], 'a requeued event takes its place among them');
+  for (const seq of [3, ...left]) q.remove(q.get(seq)!);
+  assert.equal(q.size, 0);
+  assert.deepEqual(q.origins(), []);
+});

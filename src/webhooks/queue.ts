@@ -9,24 +9,54 @@ export interface QueuedEvent {
   /** Attempts made so far. The worker's count is ahead of the outbox until its batch is saved. */
   attempts: number;
   inFlight: boolean;
+  /** Set once removed from the queue (a removed event is never put back; a requeue is a new one). */
+  removed?: boolean;
 }
 
 /** Most pending events of one database held in memory; the rest wait in the outbox, loaded in order as
  * room frees up (a receiver down for days must not fill the process's memory). */
 export const QUEUE_LIMIT = 10_000;
 
-function insertSorted(list: QueuedEvent[], e: QueuedEvent): void {
+function insertSorted(list: QueuedEvent[], from: number, e: QueuedEvent): void {
   let i = list.length;
-  while (i > 0 && list[i - 1].seq > e.seq) i--;
+  while (i > from && list[i - 1].seq > e.seq) i--;
   list.splice(i, 0, e);
 }
 
-function removeFrom(map: Map<string, QueuedEvent[]>, key: string, e: QueuedEvent): void {
-  const list = map.get(key);
-  if (!list) return;
-  const i = list.indexOf(e);
-  if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) map.delete(key);
+/**
+ * One receiver's events in seq order. A backlog to one receiver runs to thousands, and its events
+ * finish near the front, a few at a time: removing each with a splice would move the whole array
+ * every time (quadratic over a drain). So removed events are skipped and dropped in bulk: from the
+ * front as it advances, everywhere once they are the majority.
+ */
+class OriginList {
+  private items: QueuedEvent[] = [];
+  private head = 0;
+  private live = 0;
+
+  get size(): number {
+    return this.live;
+  }
+
+  insert(e: QueuedEvent): void {
+    insertSorted(this.items, this.head, e);
+    this.live++;
+  }
+
+  /** Accounts for an event of this list that was just marked removed. */
+  dropped(): void {
+    this.live--;
+    while (this.head < this.items.length && this.items[this.head].removed) this.head++;
+    const held = this.items.length - this.head;
+    if (this.head > 0 && (this.live === 0 || held > 2 * this.live + 64 || this.head > held)) {
+      this.items = this.items.slice(this.head).filter((e) => !e.removed);
+      this.head = 0;
+    }
+  }
+
+  *[Symbol.iterator](): Iterator<QueuedEvent> {
+    for (let i = this.head; i < this.items.length; i++) if (!this.items[i].removed) yield this.items[i];
+  }
 }
 
 /**
@@ -38,7 +68,7 @@ function removeFrom(map: Map<string, QueuedEvent[]>, key: string, e: QueuedEvent
  */
 export class PendingQueue {
   private readonly bySeq = new Map<number, QueuedEvent>();
-  private readonly byOrigin = new Map<string, QueuedEvent[]>();
+  private readonly byOrigin = new Map<string, OriginList>();
   private readonly byKey = new Map<string, QueuedEvent[]>();
   loadedUpTo = 0;
   complete = false;
@@ -59,8 +89,8 @@ export class PendingQueue {
   insert(e: QueuedEvent): void {
     if (this.bySeq.has(e.seq)) return;
     this.bySeq.set(e.seq, e);
-    insertSorted(this.byOrigin.get(e.origin) ?? this.byOrigin.set(e.origin, []).get(e.origin)!, e);
-    insertSorted(this.byKey.get(e.orderKey) ?? this.byKey.set(e.orderKey, []).get(e.orderKey)!, e);
+    (this.byOrigin.get(e.origin) ?? this.byOrigin.set(e.origin, new OriginList()).get(e.origin)!).insert(e);
+    insertSorted(this.byKey.get(e.orderKey) ?? this.byKey.set(e.orderKey, []).get(e.orderKey)!, 0, e);
   }
 
   /**
@@ -77,9 +107,16 @@ export class PendingQueue {
   }
 
   remove(e: QueuedEvent): void {
-    if (!this.bySeq.delete(e.seq)) return;
-    removeFrom(this.byOrigin, e.origin, e);
-    removeFrom(this.byKey, e.orderKey, e);
+    if (this.bySeq.get(e.seq) !== e) return;
+    this.bySeq.delete(e.seq);
+    e.removed = true;
+    const list = this.byOrigin.get(e.origin)!;
+    list.dropped();
+    if (list.size === 0) this.byOrigin.delete(e.origin);
+    // One record's events: a handful, so a plain splice.
+    const same = this.byKey.get(e.orderKey)!;
+    same.splice(same.indexOf(e), 1);
+    if (same.length === 0) this.byKey.delete(e.orderKey);
   }
 
   origins(): string[] {
