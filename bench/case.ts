@@ -13,8 +13,9 @@ export interface BenchCase<State = unknown> {
   description: string;
   /** The throughput Cairn should reach, as a fraction of the baseline's (shown in the report). */
   target?: number;
-  /** Another case this one is measured against: the report prints this case's Cairn throughput as a
-   * fraction of that case's (when both ran) and whether it reaches `target`. */
+  /** Another case this one is measured against: when both are selected they run in shared rounds,
+   * and the report prints this case's Cairn throughput as a fraction of that case's and whether it
+   * reaches `target`. */
   relativeTo?: { name: string; target: number };
   /**
    * Runs in the bench process before the load starts, with Cairn serving and the baseline's database

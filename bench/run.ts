@@ -1,13 +1,18 @@
 // `npm run bench [-- case…]`: Cairn against a bare Fastify + better-sqlite3 baseline, same data, same
 // SQL, same load, in one run. See docs/performance.md for what is measured and the latest figures.
 //
-// Environment: BENCH_DURATION (seconds measured per target and case, default 5: with every case the run stays
-// under 3 minutes), BENCH_ROUNDS
-// (alternating rounds those seconds are split into, default 3), BENCH_WARMUP (seconds of unmeasured
-// load per target before that, default 1), BENCH_CONNECTIONS (default 50),
-// BENCH_RATE (requests per second instead of as many as possible: compares CPU time per request at
-// equal load), BENCH_VERBOSE=1 (show the servers' output), BENCH_PROFILE=DIR (write both servers' CPU profiles
-// there, to open in Chrome DevTools), BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info).
+// Each case is measured on its own, in rounds alternating baseline and Cairn; a case measured relative
+// to another (`relativeTo`) runs in the same rounds as that case when both are selected (baseline A,
+// Cairn A, baseline B, Cairn B, then the reverse, …), because measured one after the other the second
+// case came out slower on this shared machine, whatever it was, and the ratio with it.
+//
+// Environment: BENCH_DURATION (seconds measured per target and case, default 5: with every case the run
+// stays under 3 minutes), BENCH_ROUNDS (rounds those seconds are split into, default 3; an even number
+// cancels a linear drift exactly), BENCH_WARMUP (seconds of unmeasured load per target before that,
+// default 1), BENCH_CONNECTIONS (default 50), BENCH_RATE (requests per second instead of as many as
+// possible: compares CPU time per request at equal load), BENCH_VERBOSE=1 (show the servers' output),
+// BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
+// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info).
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { PRAGMAS } from '../src/storage/sqlite/driver.ts';
 import type { BenchCase, CairnClient, PrepareContext } from './case.ts';
 import { cases } from './cases/index.ts';
-import { compare, type LoadOptions, type Measurement } from './lib/load.ts';
+import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,10 +87,23 @@ function cpu(m: Measurement): string {
   return m.cpuUs === undefined ? '?' : fmt(m.cpuUs);
 }
 
+/** The selected cases in the groups measured in shared rounds: each case with the selected cases
+ * measured relative to it (see the top of this file for why). */
+function measuredTogether(selected: BenchCase[]): BenchCase[][] {
+  const isSelected = (name: string) => selected.some((c) => c.name === name);
+  const groups = selected
+    .filter((c) => !(c.relativeTo && isSelected(c.relativeTo.name)))
+    .map((c) => [c, ...selected.filter((o) => o.relativeTo?.name === c.name)]);
+  if (groups.flat().length < selected.length) throw new Error('a case is relative to a case that is itself relative to another: not supported');
+  return groups;
+}
+
 interface CaseResult {
   c: BenchCase;
   baseline: Measurement;
   cairn: Measurement;
+  /** The case named by `c.relativeTo`, measured in the same rounds. */
+  reference?: CaseResult;
 }
 
 function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number, loadAverage: number): string {
@@ -100,7 +118,7 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
       `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} | ${cpu(baseline)} / ${cpu(cairn)} |`,
     );
   }
-  for (const { c, cairn } of results) {
+  for (const { c, baseline, cairn, reference: other } of results) {
     if (cairn.drain) {
       lines.push(
         '',
@@ -108,13 +126,16 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
           `Cairn CPU µs/req including it: ${cairn.drain.cpuUs === undefined ? '?' : fmt(cairn.drain.cpuUs)} (${cpu(cairn)} during the load alone).`,
       );
     }
-    const other = c.relativeTo && results.find((r) => r.c.name === c.relativeTo!.name);
     if (c.relativeTo && other) {
+      // The raw ratio is the issue's quantity, so it is the one judged; dividing each case by its
+      // baseline in the same rounds is a cross-check that the two cases saw the same machine.
       const ratio = cairn.rps / other.cairn.rps;
+      const normalised = cairn.rps / baseline.rps / (other.cairn.rps / other.baseline.rps);
       const withDrain = cairn.drain?.cpuUs;
       lines.push(
         '',
-        `${c.name} / ${other.c.name}, Cairn throughput: ${fmt(ratio * 100)}% (target ≥ ${fmt(c.relativeTo.target * 100)}%, ${ratio >= c.relativeTo.target ? 'met' : '**below**'}); ` +
+        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
+          `${ratio >= c.relativeTo.target ? 'met' : '**below**'}; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
           `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}.`,
       );
     }
@@ -123,7 +144,7 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
   lines.push(
     '',
     `${load.connections} connections${load.rate > 0 ? ` at ${load.rate} requests/s` : ''}; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
-      `alternating the targets; p99 is the median of the rounds' p99; collection rules \`""\` unless the case names one, ` +
+      `alternating the targets${results.some((r) => r.reference) ? ' (a case measured relative to another shares its rounds, each running both cases\' targets, the order reversed every other round)' : ''}; p99 is the median of the rounds' p99; collection rules \`""\` unless the case names one, ` +
       `guests on both sides unless the case names a user or owner (then a user's bearer token, which only Cairn checks); Cairn's log level ${logLevel}, output discarded.`,
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; load average ${fmt(loadAverage, 1)} when the run started (other work on the machine skews the ratios). Run took ${fmt(seconds)} s.`,
   );
@@ -185,18 +206,27 @@ async function main(): Promise<void> {
     servers.push(baseline);
 
     const results: CaseResult[] = [];
-    for (const c of selected) {
-      const state = states.get(c);
-      process.stderr.write(`measuring ${c.name}…\n`);
-      const [b, k] = await compare(
-        { url: baseline.url, request: c.request(state, 'baseline'), cpuSeconds: baseline.cpuSeconds },
-        { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds, after: c.afterRound && ((n) => c.afterRound!(state, n)) },
+    for (const group of measuredTogether(selected)) {
+      process.stderr.write(`measuring ${group.map((c) => c.name).join(' with ')}…\n`);
+      const measurements = await compare(
+        group.flatMap((c): Target[] => {
+          const state = states.get(c);
+          return [
+            { url: baseline.url, request: c.request(state, 'baseline'), cpuSeconds: baseline.cpuSeconds },
+            { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds, after: c.afterRound && ((n) => c.afterRound!(state, n)) },
+          ];
+        }),
         load,
       );
-      for (const [target, m] of [['baseline', b], ['Cairn', k]] as const) {
-        if (m.failures > 0) throw new Error(`${c.name}: ${target} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)}): the case is broken`);
-      }
-      results.push({ c, baseline: b, cairn: k });
+      const measured = group.map((c, i): CaseResult => {
+        const [b, k] = measurements.slice(2 * i, 2 * i + 2);
+        for (const [target, m] of [['baseline', b], ['Cairn', k]] as const) {
+          if (m.failures > 0) throw new Error(`${c.name}: ${target} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)}): the case is broken`);
+        }
+        return { c, baseline: b, cairn: k };
+      });
+      for (const r of measured.slice(1)) r.reference = measured[0];
+      results.push(...measured);
     }
     process.stdout.write(`${report(results, load, logLevel, (Date.now() - started) / 1000, loadAverage)}\n`);
   } finally {

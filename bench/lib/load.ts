@@ -5,10 +5,11 @@ export interface LoadOptions {
   connections: number;
   /** Seconds of measured load per target, split over `rounds`. */
   duration: number;
-  /** Seconds of unmeasured load per target first, so both are measured warm (JIT, caches). */
+  /** Seconds of unmeasured load per target first, so all are measured warm (JIT, caches). */
   warmup: number;
-  /** Measured rounds per target, alternating targets, so a burst of load from elsewhere on the
-   * machine hits both sides alike instead of skewing the ratio. */
+  /** Measured rounds per target; each round runs every target compared, in alternating order, so a
+   * burst of load from elsewhere on the machine, or its drift, hits all of them alike instead of
+   * skewing the ratios. */
   rounds: number;
   /** Requests per second to send instead of as many as possible (0: no cap). At a fixed rate both
    * servers batch alike, so their CPU time per request compares their work alone. */
@@ -106,18 +107,20 @@ export interface Target {
   after?: (answered: number) => Promise<void>;
 }
 
-/** Warms both targets up, then measures them in alternating rounds (A B, B A, A B, …). */
-export async function compare(a: Target, b: Target, options: LoadOptions): Promise<[Measurement, Measurement]> {
-  if (options.warmup > 0) {
-    await round(a, options.connections, options.warmup, options.rate);
-    await round(b, options.connections, options.warmup, options.rate);
-  }
+/**
+ * Warms each target up in turn, then measures them in rounds that run every target, in reverse order
+ * every other round (A B C D, D C B A, A B C D, …): the machine drifts over a run, and a drift linear
+ * in time then hits all targets alike (exactly with an even number of rounds). Each target's `after`
+ * step runs right after its own round.
+ */
+export async function compare(targets: Target[], options: LoadOptions): Promise<Measurement[]> {
+  if (options.warmup > 0) for (const t of targets) await round(t, options.connections, options.warmup, options.rate);
   const perRound = Math.max(1, options.duration / options.rounds);
-  const ra: Round[] = [];
-  const rb: Round[] = [];
-  for (let i = 0; i < options.rounds; i++) {
-    const order: Array<[Target, Round[]]> = i % 2 === 0 ? [[a, ra], [b, rb]] : [[b, rb], [a, ra]];
-    for (const [t, out] of order) out.push(await round(t, options.connections, perRound, options.rate));
+  const rounds: Round[][] = targets.map(() => []);
+  const forward = targets.map((_, i) => i);
+  const backward = [...forward].reverse();
+  for (let r = 0; r < options.rounds; r++) {
+    for (const i of r % 2 === 0 ? forward : backward) rounds[i].push(await round(targets[i], options.connections, perRound, options.rate));
   }
-  return [summarize(ra), summarize(rb)];
+  return rounds.map(summarize);
 }
