@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -81,6 +81,57 @@ describe('SQLite driver behind the async storage interface', () => {
     });
     await Promise.all([slow, fast]);
     assert.deepEqual(order, ['a:start', 'a:end', 'b:start', 'b:end']);
+  });
+
+  test('transactions of one event loop turn share a commit, and each resolves only once it is durable', async () => {
+    const wal = () => statSync(`${db.file}-wal`).size;
+    await db.run('INSERT INTO items (name) VALUES (?)', ['before-group']);
+    const before = wal();
+    const visible: number[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        db
+          .transaction(async (tx) => {
+            await tx.run('INSERT INTO items (name) VALUES (?)', [`grouped-${i}`]);
+          })
+          // Resolved: a reader outside the transaction sees it, so it has committed.
+          .then(async () => visible.push((await db.all('SELECT 1 FROM items WHERE name = ?', [`grouped-${i}`])).length)),
+      ),
+    );
+    assert.deepEqual(visible, Array(20).fill(1));
+    // Committed one by one, 20 commits would each write the table's last page and the name index's
+    // page (40 frames or more); together, a handful.
+    const frames = (wal() - before) / (4096 + 24);
+    assert.ok(frames < 10, `20 small transactions wrote ${frames} WAL frames`);
+  });
+
+  test('a failing transaction in a group undoes only its own writes', async () => {
+    const results = await Promise.allSettled(
+      ['first', 'failing', 'third', 'first'].map((name) =>
+        db.transaction(async (tx) => {
+          await tx.run('INSERT INTO items (name) VALUES (?)', [`g-${name}`]);
+          if (name === 'failing') throw new Error('boom');
+        }),
+      ),
+    );
+    // The second `first` breaks the unique name: it fails alone too.
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled', 'rejected'],
+    );
+    const names = (await db.all<{ name: string }>("SELECT name FROM items WHERE name LIKE 'g-%' ORDER BY name")).map((r) => r.name);
+    assert.deepEqual(names, ['g-first', 'g-third']);
+  });
+
+  test('a plain write while a group is open commits the group first', async () => {
+    const grouped = db.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['open-group']);
+    });
+    // The transaction has run (its microtasks are done) but its group waits for the turn to end.
+    await Promise.resolve();
+    await db.run('INSERT INTO items (name) VALUES (?)', ['plain-write']);
+    assert.equal((await db.all("SELECT 1 FROM items WHERE name IN ('open-group', 'plain-write')")).length, 2);
+    await grouped;
   });
 
   test('a statement on a finished transaction handle is refused instead of running unlocked', async () => {

@@ -86,6 +86,10 @@ class WriteLock {
     return this.held;
   }
 
+  get isWanted(): boolean {
+    return this.waiters.length > 0;
+  }
+
   acquire(): Promise<void> {
     if (!this.held) {
       this.held = true;
@@ -101,11 +105,41 @@ class WriteLock {
   }
 }
 
+// Most transactions one commit may carry (see WriteGroup).
+const MAX_GROUP = 64;
+
+/**
+ * The open SQLite transaction that consecutive `transaction()` calls share (group commit). A commit
+ * writes every page the transaction touched to the WAL, and most writes touch the same few pages (the
+ * last leaf of a table or an index they append to): committed one by one, each writes those pages
+ * again; committed together, once. So a transaction runs inside a savepoint of the group, and the group
+ * commits at the end of the event loop turn (when every request that arrived in it has had its
+ * transaction run), or at once when it is full or something else needs the writer. A member resolves
+ * only after that commit: nothing is answered before it is durable, and a failed commit fails them all.
+ */
+class WriteGroup {
+  members = 0;
+  flushScheduled = false;
+  readonly committed: Promise<void>;
+  resolve!: () => void;
+  reject!: (err: unknown) => void;
+
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // Members await it; a group whose members all failed has nobody to hear a failed commit.
+    this.committed.catch(() => {});
+  }
+}
+
 /**
  * One SQLite database file behind the async storage interface. Two connections: reads outside a
  * transaction go to a reader connection and never wait for a writer; writes and transactions share
  * the writer connection under a FIFO lock, because an async transaction on one connection must not
- * let other requests' statements interleave into it.
+ * let other requests' statements interleave into it. Transactions are committed in groups
+ * (WriteGroup).
  */
 export class SqliteDatabase implements Database {
   readonly dialect: Dialect = sqliteDialect;
@@ -118,6 +152,10 @@ export class SqliteDatabase implements Database {
   private readonly begin: Statement;
   private readonly commit: Statement;
   private readonly rollback: Statement;
+  private readonly savepoint: Statement;
+  private readonly releaseSavepoint: Statement;
+  private readonly rollbackToSavepoint: Statement;
+  private group?: WriteGroup;
   private closed = false;
   private readonly checkpointed: boolean;
 
@@ -135,6 +173,9 @@ export class SqliteDatabase implements Database {
     this.begin = this.writer.prepare('BEGIN IMMEDIATE');
     this.commit = this.writer.prepare('COMMIT');
     this.rollback = this.writer.prepare('ROLLBACK');
+    this.savepoint = this.writer.prepare('SAVEPOINT cairn_member');
+    this.releaseSavepoint = this.writer.prepare('RELEASE cairn_member');
+    this.rollbackToSavepoint = this.writer.prepare('ROLLBACK TO cairn_member');
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -146,9 +187,11 @@ export class SqliteDatabase implements Database {
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    if (!this.lock.isHeld) return runOn(this.writeStatements, sql, params);
+    if (!this.lock.isHeld && !this.group) return runOn(this.writeStatements, sql, params);
     await this.lock.acquire();
     try {
+      // Its own commit, as the caller expects when it resolves: the open group goes first.
+      this.commitGroup();
       return runOn(this.writeStatements, sql, params);
     } finally {
       this.lock.release();
@@ -158,6 +201,7 @@ export class SqliteDatabase implements Database {
   async exec(sql: string): Promise<void> {
     await this.lock.acquire();
     try {
+      this.commitGroup();
       this.writer.exec(sql);
       // Schema changes can invalidate cached statements' column lists.
       this.writeStatements.clear();
@@ -170,26 +214,87 @@ export class SqliteDatabase implements Database {
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error(`database "${this.name}" is closed`);
     await this.lock.acquire();
+    let group: WriteGroup;
+    let done: { result: T; tx: SqliteTransaction };
+    try {
+      if (!this.group) {
+        this.begin.run();
+        this.group = new WriteGroup();
+      }
+      group = this.group;
+      done = await this.member(fn, group);
+    } catch (err) {
+      this.endTurn();
+      throw err;
+    }
+    this.endTurn();
+    await group.committed;
+    await done.tx.runAfterCommit();
+    return done.result;
+  }
+
+  /** Runs one transaction inside the group, in a savepoint: its failure undoes only its own work. */
+  private async member<T>(fn: (tx: Transaction) => Promise<T>, group: WriteGroup): Promise<{ result: T; tx: SqliteTransaction }> {
     const tx = new SqliteTransaction(this.writer, this.writeStatements, this.dialect, () => {
       this.readStatements.clear();
     });
-    let result: T;
+    this.savepoint.run();
     try {
-      this.begin.run();
-      try {
-        result = await fn(tx);
-        this.commit.run();
-      } catch (err) {
-        if (this.writer.inTransaction) this.rollback.run();
-        throw err;
-      } finally {
-        tx.finish();
+      const result = await fn(tx);
+      this.releaseSavepoint.run();
+      group.members++;
+      tx.finish();
+      return { result, tx };
+    } catch (err) {
+      tx.finish();
+      if (this.writer.inTransaction) {
+        this.rollbackToSavepoint.run();
+        this.releaseSavepoint.run();
+      } else {
+        // SQLite rolled the whole transaction back (an I/O error, a full disk): the members before
+        // this one are gone too, and must not be reported as saved.
+        this.group = undefined;
+        group.reject(err);
       }
+      throw err;
+    }
+  }
+
+  /** After a member: commits the group when it is full, else leaves it open for the transactions
+   * that arrive in this event loop turn (the next one commits it); then hands the writer on. A
+   * plain write or schema change that gets the writer meanwhile commits the group first. */
+  private endTurn(): void {
+    const group = this.group;
+    if (group && group.members >= MAX_GROUP) this.commitGroup();
+    else if (group && !group.flushScheduled) {
+      group.flushScheduled = true;
+      setImmediate(() => void this.flush(group));
+    }
+    this.lock.release();
+  }
+
+  private async flush(group: WriteGroup): Promise<void> {
+    await this.lock.acquire();
+    try {
+      if (this.group === group) this.commitGroup();
     } finally {
       this.lock.release();
     }
-    await tx.runAfterCommit();
-    return result;
+  }
+
+  /** Commits the open group, if any (the caller holds the lock). */
+  private commitGroup(): void {
+    const group = this.group;
+    if (!group) return;
+    this.group = undefined;
+    try {
+      if (group.members > 0) this.commit.run();
+      else this.rollback.run();
+      group.resolve();
+    } catch (err) {
+      if (this.writer.inTransaction) this.rollback.run();
+      group.reject(err);
+    }
   }
 
   async close(): Promise<void> {
@@ -198,6 +303,7 @@ export class SqliteDatabase implements Database {
     // Wait for a running transaction so it commits before the file closes.
     await this.lock.acquire();
     try {
+      this.commitGroup();
       if (this.checkpointed) unwatchCheckpoints(this.file);
       this.reader.close();
       this.writer.close();
