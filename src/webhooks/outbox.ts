@@ -184,17 +184,21 @@ const FROM_LOW = '(SELECT MAX(?, low - 1) FROM _webhook_outbox_state)';
 
 /**
  * Pending events after `afterSeq` (and not below the low watermark), oldest first, at most `limit`,
- * and the outbox's last seq, read in one transaction so that no commit falls between the two.
+ * and the outbox's last seq. One statement, so one snapshot: no commit falls between the two. It is a
+ * read, so it takes no turn at the writer (where it would wait for the open group commit).
  */
 export async function loadPending(db: Queryable, afterSeq: number, limit: number): Promise<{ rows: PendingRow[]; top: number }> {
-  return db.transaction(async (tx) => {
-    const rows = await tx.all<PendingRow>(
-      `SELECT seq, id, origin, orderKey, nextAttemptAt, attempts FROM _webhook_outbox WHERE seq > ${FROM_LOW} AND status = 'pending' ORDER BY seq LIMIT ?`,
-      [afterSeq, limit],
-    );
-    const top = Number((await tx.get<{ top: number | null }>('SELECT MAX(seq) AS top FROM _webhook_outbox'))?.top ?? 0);
-    return { rows, top };
-  });
+  // The outer join yields the last seq even when nothing is pending (then a row of nulls).
+  const found = await db.all<PendingRow & { top: number | null }>(
+    `SELECT t.top, p.* FROM (SELECT MAX(seq) AS top FROM _webhook_outbox) t LEFT JOIN (
+      SELECT seq, id, origin, orderKey, nextAttemptAt, attempts FROM _webhook_outbox
+      WHERE seq > ${FROM_LOW} AND status = 'pending' ORDER BY seq LIMIT ?) p
+    ORDER BY p.seq`,
+    [afterSeq, limit],
+  );
+  const top = Number(found[0]?.top ?? 0);
+  const rows = found.filter((r) => r.seq !== null).map(({ top: _top, ...row }) => row);
+  return { rows, top };
 }
 
 export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow | undefined> {
