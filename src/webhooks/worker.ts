@@ -135,10 +135,14 @@ export class DeliveryWorker {
     const q = this.queues.get(dbName);
     // Not read yet: the first pass reads them from the outbox.
     if (!q) return this.wake(dbName);
+    if (this.pacer.isDeferring) {
+      // Saturated: the events wait in the outbox rather than in memory (less work and garbage per
+      // request while the requests need the loop), and no pass is needed before they are overdue or
+      // the load drops; that pass reads them back, in order.
+      q.leaveInOutbox();
+      return this.armTimer(dbName, rows[0].nextAttemptAt + this.o.maxDeferMs);
+    }
     for (const row of rows) q.offer(queued(row));
-    // Under saturation no pass is needed before the events are overdue (or the load drops); the
-    // timer's pass also reads back what the queue could not take.
-    if (this.pacer.isDeferring) return this.armTimer(dbName, rows[0].nextAttemptAt + this.o.maxDeferMs);
     // An event the queue could not take is read back from the outbox by a full pass.
     this.wake(dbName, q.complete ? rows.map((r) => r.origin) : undefined);
   }
