@@ -10,7 +10,7 @@ import { fulltextTableStep } from './migrations/fts.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsTableStep } from './webhooks/logs.ts';
-import { outboxTableStep, outboxV2Step, outboxV3Step } from './webhooks/outbox.ts';
+import { outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step } from './webhooks/outbox.ts';
 import { workflowTablesStep } from './workflows/store.ts';
 
 /**
@@ -49,4 +49,5 @@ export const databaseSteps: SchemaStep[] = [
   outboxV2Step,
   logsEventSeqStep,
   outboxV3Step,
+  outboxV4Step,
 ];

@@ -145,6 +145,52 @@ export const outboxV3Step: SchemaStep = {
   },
 };
 
+/**
+ * Moves what every event of one trigger (or cron job, or workflow step) repeats out of the event row
+ * into `_webhook_targets`, one row per distinct target: an event row is the record change's biggest
+ * write after the record itself, and every byte of it is written to the WAL and checkpointed. Events
+ * keep their id, order key, body and state, and reference their target.
+ */
+export const outboxV4Step: SchemaStep = {
+  id: 'webhooks.outbox-v4',
+  async up(tx) {
+    await tx.exec(`CREATE TABLE _webhook_targets (
+      id INTEGER PRIMARY KEY,
+      key TEXT NOT NULL UNIQUE,
+      source TEXT NOT NULL,
+      name TEXT NOT NULL,
+      collection TEXT NOT NULL,
+      action TEXT NOT NULL,
+      url TEXT NOT NULL,
+      method TEXT NOT NULL,
+      origin TEXT NOT NULL,
+      headers JSON NOT NULL,
+      secret TEXT NOT NULL
+    );
+    INSERT OR IGNORE INTO _webhook_targets (key, source, name, collection, action, url, method, origin, headers, secret)
+      SELECT json_array(source, name, collection, action, url, method, headers, secret), source, name, collection, action, url, method, origin, headers, secret
+      FROM _webhook_outbox ORDER BY seq;
+    CREATE TABLE _webhook_outbox_v4 (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL,
+      target INTEGER NOT NULL,
+      orderKey TEXT NOT NULL,
+      body TEXT,
+      status TEXT DEFAULT 'pending' NOT NULL,
+      attempts INTEGER DEFAULT 0 NOT NULL,
+      nextAttemptAt INTEGER NOT NULL,
+      created TEXT NOT NULL,
+      updated TEXT
+    );
+    INSERT INTO _webhook_outbox_v4
+      SELECT o.seq, o.id, t.id, o.orderKey, o.body, o.status, o.attempts, o.nextAttemptAt, o.created, o.updated
+      FROM _webhook_outbox o JOIN _webhook_targets t ON t.key = json_array(o.source, o.name, o.collection, o.action, o.url, o.method, o.headers, o.secret);
+    DROP TABLE _webhook_outbox;
+    ALTER TABLE _webhook_outbox_v4 RENAME TO _webhook_outbox;
+    CREATE INDEX _webhook_outbox_finished ON _webhook_outbox (updated) WHERE status IN ('success', 'failed');`);
+  },
+};
+
 /** A pending event as the worker's queue holds it. */
 export interface PendingRow {
   seq: number;
@@ -155,9 +201,12 @@ export interface PendingRow {
   attempts: number;
 }
 
-const INSERT = `INSERT INTO _webhook_outbox
-  (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) RETURNING seq`;
+// The target is named by its cached id and checked against its key in the same statement, so a
+// stale id (a rolled-back transaction wrote it) inserts nothing and is looked up again.
+const INSERT = `INSERT INTO _webhook_outbox (id, target, orderKey, body, nextAttemptAt, created)
+  SELECT ?, id, ?, ?, ?, ? FROM _webhook_targets WHERE id = ? AND key = ? RETURNING seq`;
+const ENSURE_TARGET = `INSERT INTO _webhook_targets (key, source, name, collection, action, url, method, origin, headers, secret)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`;
 
 // Triggers are parsed once per collection object, so their targets are reused: their origin and
 // encoded headers are worked out once too.
@@ -169,13 +218,30 @@ function encoded(t: Target): { origin: string; headers: string } {
   return e;
 }
 
-/** Writes an event in the caller's transaction and returns what the worker's queue needs of it. */
-export async function insertEvent(tx: Transaction, e: OutboxEntry, now: Date): Promise<PendingRow> {
+/** Target row ids of one database, by target key (see INSERT for why a stale one does no harm). */
+export type TargetIds = Map<string, number>;
+
+/**
+ * Writes an event in the caller's transaction and returns what the worker's queue needs of it.
+ * `ids` caches the database's target rows: an event usually costs one insert.
+ */
+export async function insertEvent(tx: Transaction, ids: TargetIds, e: OutboxEntry, now: Date): Promise<PendingRow> {
   const iso = now.toISOString();
   const t = e.target;
   const { origin, headers } = encoded(t);
   const due = now.getTime();
-  const row = await tx.get<{ seq: number }>(INSERT, [e.id, e.source, e.name, e.collection, e.action, e.orderKey, t.url, t.method, origin, headers, t.secret, e.body, due, iso, iso]);
+  // The same key the schema step builds with json_array (a differently escaped twin would only be a
+  // duplicate target row).
+  const key = JSON.stringify([e.source, e.name, e.collection, e.action, t.url, t.method, headers, t.secret]);
+  const params = [e.id, e.orderKey, e.body, due, iso, ids.get(key) ?? 0, key];
+  let row = await tx.get<{ seq: number }>(INSERT, params);
+  if (!row) {
+    await tx.run(ENSURE_TARGET, [key, e.source, e.name, e.collection, e.action, t.url, t.method, origin, headers, t.secret]);
+    const id = (await tx.get<{ id: number }>('SELECT id FROM _webhook_targets WHERE key = ?', [key]))!.id;
+    ids.set(key, id);
+    params[5] = id;
+    row = await tx.get<{ seq: number }>(INSERT, params);
+  }
   return { seq: row!.seq, id: e.id, origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
 }
 
@@ -191,8 +257,8 @@ export async function loadPending(db: Queryable, afterSeq: number, limit: number
   // The outer join yields the last seq even when nothing is pending (then a row of nulls).
   const found = await db.all<PendingRow & { top: number | null }>(
     `SELECT t.top, p.* FROM (SELECT MAX(seq) AS top FROM _webhook_outbox) t LEFT JOIN (
-      SELECT seq, id, origin, orderKey, nextAttemptAt, attempts FROM _webhook_outbox
-      WHERE seq > ${FROM_LOW} AND status = 'pending' ORDER BY seq LIMIT ?) p
+      SELECT o.seq, o.id, g.origin, o.orderKey, o.nextAttemptAt, o.attempts FROM _webhook_outbox o JOIN _webhook_targets g ON g.id = o.target
+      WHERE o.seq > ${FROM_LOW} AND o.status = 'pending' ORDER BY o.seq LIMIT ?) p
     ORDER BY p.seq`,
     [afterSeq, limit],
   );
@@ -201,8 +267,12 @@ export async function loadPending(db: Queryable, afterSeq: number, limit: number
   return { rows, top };
 }
 
+// An event with its target's columns: the shape deliveries and logs read.
+const EVENT = `SELECT o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
+  o.body, o.status, o.attempts, o.nextAttemptAt, o.created FROM _webhook_outbox o JOIN _webhook_targets t ON t.id = o.target`;
+
 export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow | undefined> {
-  return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE seq = ?', [seq]);
+  return db.get<OutboxRow>(`${EVENT} WHERE o.seq = ?`, [seq]);
 }
 
 /**
@@ -224,8 +294,8 @@ export async function settleEvent(tx: Transaction, seq: number, status: EventSta
 
 /** The event of a log: by its seq, checked against its id (logs written before seqs were kept: by id). */
 export async function findEvent(db: Queryable, seq: number, id: string): Promise<OutboxRow | undefined> {
-  if (seq > 0) return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE seq = ? AND id = ?', [seq, id]);
-  return db.get<OutboxRow>('SELECT * FROM _webhook_outbox WHERE id = ?', [id]);
+  if (seq > 0) return db.get<OutboxRow>(`${EVENT} WHERE o.seq = ? AND o.id = ?`, [seq, id]);
+  return db.get<OutboxRow>(`${EVENT} WHERE o.id = ?`, [id]);
 }
 
 /** Queues an event again with a fresh attempt budget, due now; the watermark comes down to it. */

@@ -6,7 +6,7 @@ import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
 import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
-import { findEvent, insertEvent, type OutboxEntry, type PendingRow, pruneFinished, requeueEvent } from './outbox.ts';
+import { findEvent, insertEvent, type OutboxEntry, type PendingRow, pruneFinished, requeueEvent, type TargetIds } from './outbox.ts';
 import { triggersOf } from './triggers.ts';
 import { DeliveryWorker } from './worker.ts';
 
@@ -30,8 +30,16 @@ export class WebhookService {
   private worker?: DeliveryWorker;
   private pruner?: NodeJS.Timeout;
   private log?: Logger;
+  /** Per database name; an id that went stale (a database discarded and made again) is looked up again. */
+  private readonly targetIds = new Map<string, TargetIds>();
 
   constructor(private readonly o: WebhookServiceOptions) {}
+
+  private idsOf(database: string): TargetIds {
+    let ids = this.targetIds.get(database);
+    if (!ids) this.targetIds.set(database, (ids = new Map()));
+    return ids;
+  }
 
   /** The records change hook: one event per matching enabled trigger, in the record's transaction. */
   readonly changeHook: RecordChangeHook = async (tx, event) => {
@@ -53,6 +61,7 @@ export class WebhookService {
       body.timestamp = now.toISOString();
       const queued = await insertEvent(
         tx,
+        this.idsOf(event.database),
         {
           id,
           source: 'trigger',
@@ -74,7 +83,7 @@ export class WebhookService {
 
   /** Writes an event in the caller's transaction; delivery starts once it commits. */
   async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {
-    const queued = await insertEvent(tx, entry, new Date());
+    const queued = await insertEvent(tx, this.idsOf(database), entry, new Date());
     tx.afterCommit(() => this.worker?.committed(database, [queued]));
   }
 

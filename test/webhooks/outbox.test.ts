@@ -6,12 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
-import { advanceLow, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent } from '../../src/webhooks/outbox.ts';
+import { advanceLow, eventBySeq, hasUnfinished, insertEvent, loadPending, outboxV3Step, outboxV4Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
 
 const target = { url: 'http://127.0.0.1:9/hook', method: 'POST', headers: {}, secret: '' };
 
-async function write(db: SqliteDatabase, orderKey: string): Promise<number> {
-  return db.transaction(async (tx) => (await insertEvent(tx, { id: `evt-${orderKey}`, source: 'trigger', name: '', collection: 'c', action: 'create', orderKey, target, body: '{}' }, new Date())).seq);
+async function write(db: SqliteDatabase, orderKey: string, ids: TargetIds = new Map()): Promise<number> {
+  return db.transaction(
+    async (tx) => (await insertEvent(tx, ids, { id: `evt-${orderKey}`, source: 'trigger', name: '', collection: 'c', action: 'create', orderKey, target, body: '{}' }, new Date())).seq,
+  );
 }
 
 async function settle(db: SqliteDatabase, ...seqs: number[]): Promise<void> {
@@ -74,20 +76,56 @@ describe('outbox low watermark', () => {
     }
   });
 
-  test('an outbox from before the watermark keeps its pending events', async () => {
+  test('an outbox from before the watermark and the targets table keeps its pending events and their targets', async () => {
     const db = new SqliteDatabase('old', path.join(dir, 'old.db'));
     try {
       await applySchemaSteps(
         db,
-        databaseSteps.filter((s) => s !== outboxV3Step),
+        databaseSteps.filter((s) => s !== outboxV3Step && s !== outboxV4Step),
       );
-      const seqs = [await write(db, 'a'), await write(db, 'b'), await write(db, 'c')];
-      await db.transaction((tx) => settleEvent(tx, seqs[0], 'success', 1, 0, new Date().toISOString()));
+      // Rows as the version before wrote them: every column of the target in each event.
+      const insert = `INSERT INTO _webhook_outbox (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
+        VALUES (?, 'trigger', '', 'c', 'create', ?, ?, 'POST', ?, ?, ?, '{}', ?, 0, 0, '2026-01-01', '2026-01-01')`;
+      await db.run(insert, ['e1', 'a', 'http://127.0.0.1:9/a', 'http://127.0.0.1:9', '{}', '', 'success']);
+      await db.run(insert, ['e2', 'b', 'http://127.0.0.1:9/a', 'http://127.0.0.1:9', '{}', '', 'pending']);
+      await db.run(insert, ['e3', 'c', 'http://127.0.0.1:8/b', 'http://127.0.0.1:8', '{"x-k":"v"}', 's3cr3t', 'pending']);
       await applySchemaSteps(db, databaseSteps);
-      assert.equal(await low(db), seqs[1]);
-      assert.deepEqual(await pendingSeqs(db), seqs.slice(1));
+      assert.equal(await low(db), 2);
+      assert.deepEqual(await pendingSeqs(db), [2, 3]);
       const indexes = await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '_webhook_outbox'");
       assert.ok(!indexes.some((i) => i.name === '_webhook_outbox_pending'), 'the pending index is gone');
+      // Two distinct targets, and each event reads back with its own.
+      assert.equal((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM _webhook_targets'))!.n, 2);
+      const e3 = await eventBySeq(db, 3);
+      assert.deepEqual([e3?.id, e3?.url, e3?.origin, e3?.headers, e3?.secret, e3?.orderKey], ['e3', 'http://127.0.0.1:8/b', 'http://127.0.0.1:8', '{"x-k":"v"}', 's3cr3t', 'c']);
+      assert.equal((await eventBySeq(db, 1))?.url, 'http://127.0.0.1:9/a');
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('events share their target row; a cached id that went stale is looked up again', async () => {
+    const db = new SqliteDatabase('targets', path.join(dir, 'targets.db'));
+    try {
+      await applySchemaSteps(db, databaseSteps);
+      const ids: TargetIds = new Map();
+      // The first target row is written in a transaction that rolls back: the id it cached is stale.
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          await insertEvent(tx, ids, { id: 'gone', source: 'trigger', name: '', collection: 'c', action: 'create', orderKey: 'k', target, body: '{}' }, new Date());
+          throw new Error('the record change failed');
+        }),
+      );
+      assert.equal(ids.size, 1);
+      await db.run("INSERT INTO _webhook_targets (key, source, name, collection, action, url, method, origin, headers, secret) VALUES ('other', 'cron', 'x', '', 'cron', 'http://x', 'GET', 'http://x', '{}', '')");
+      const a = await write(db, 'a', ids);
+      const b = await write(db, 'b', ids);
+      const rows = await db.all<{ target: number }>('SELECT target FROM _webhook_outbox ORDER BY seq');
+      assert.equal(rows.length, 2);
+      assert.equal(rows[0].target, rows[1].target);
+      assert.equal((await eventBySeq(db, a))?.url, target.url);
+      assert.equal((await eventBySeq(db, b))?.collection, 'c');
+      assert.equal((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM _webhook_targets'))!.n, 2);
     } finally {
       await db.close();
     }
