@@ -12,7 +12,10 @@
 // default 1), BENCH_CONNECTIONS (default 50), BENCH_RATE (requests per second instead of as many as
 // possible: compares CPU time per request at equal load), BENCH_VERBOSE=1 (show the servers' output),
 // BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
-// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info).
+// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info). Cases measured together use
+// BENCH_PAIR_DURATION (default 10) and BENCH_PAIR_ROUNDS (default 10) instead: their ratio compares
+// two Cairn figures, each with this machine's noise, and three rounds gave 70–96 % for the same code
+// where ten gave 78–82 %.
 import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -106,7 +109,7 @@ interface CaseResult {
   reference?: CaseResult;
 }
 
-function report(results: CaseResult[], load: LoadOptions, logLevel: string, seconds: number, loadAverage: number): string {
+function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions, logLevel: string, seconds: number, loadAverage: number): string {
   const lines = [
     '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms | CPU µs/req baseline / Cairn |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -144,7 +147,7 @@ function report(results: CaseResult[], load: LoadOptions, logLevel: string, seco
   lines.push(
     '',
     `${load.connections} connections${load.rate > 0 ? ` at ${load.rate} requests/s` : ''}; per case and target ${load.warmup} s warm-up, then ${load.duration} s measured in ${load.rounds} rounds ` +
-      `alternating the targets${results.some((r) => r.reference) ? ' (a case measured relative to another shares its rounds, each running both cases\' targets, the order reversed every other round)' : ''}; p99 is the median of the rounds' p99; collection rules \`""\` unless the case names one, ` +
+      `alternating the targets${results.some((r) => r.reference) ? `; a case measured relative to another shares its rounds, ${pairLoad.duration} s in ${pairLoad.rounds} rounds, each running both cases' targets, the order reversed every other round` : ''}; p99 is the median of the rounds' p99; collection rules \`""\` unless the case names one, ` +
       `guests on both sides unless the case names a user or owner (then a user's bearer token, which only Cairn checks); Cairn's log level ${logLevel}, output discarded.`,
     `Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; load average ${fmt(loadAverage, 1)} when the run started (other work on the machine skews the ratios). Run took ${fmt(seconds)} s.`,
   );
@@ -164,6 +167,11 @@ async function main(): Promise<void> {
     warmup: numberEnv('BENCH_WARMUP', 1),
     rounds: Math.max(1, Math.round(numberEnv('BENCH_ROUNDS', 3))),
     rate: numberEnv('BENCH_RATE', 0),
+  };
+  const pairLoad: LoadOptions = {
+    ...load,
+    duration: numberEnv('BENCH_PAIR_DURATION', 10),
+    rounds: Math.max(1, Math.round(numberEnv('BENCH_PAIR_ROUNDS', 10))),
   };
 
   const logLevel = process.env.BENCH_LOG_LEVEL || 'info';
@@ -216,7 +224,7 @@ async function main(): Promise<void> {
             { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds, after: c.afterRound && ((n) => c.afterRound!(state, n)) },
           ];
         }),
-        load,
+        group.length > 1 ? pairLoad : load,
       );
       const measured = group.map((c, i): CaseResult => {
         const [b, k] = measurements.slice(2 * i, 2 * i + 2);
@@ -228,7 +236,7 @@ async function main(): Promise<void> {
       for (const r of measured.slice(1)) r.reference = measured[0];
       results.push(...measured);
     }
-    process.stdout.write(`${report(results, load, logLevel, (Date.now() - started) / 1000, loadAverage)}\n`);
+    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage)}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

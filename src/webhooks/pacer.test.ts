@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DeliveryPacer } from './pacer.ts';
+import { DeliveryPacer, HOLD_WINDOWS } from './pacer.ts';
 
 test('a calm loop delivers everything at once', () => {
   const p = new DeliveryPacer(3000);
@@ -35,7 +35,7 @@ test('after deferral, busy windows (the worker draining) are not judged for a wh
   const p = new DeliveryPacer(3000);
   p.sample(1);
   p.sample(0);
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < HOLD_WINDOWS; i++) {
     p.sample(1);
     assert.equal(p.isDeferring, false, `window ${i} after resuming`);
   }
