@@ -11,6 +11,8 @@ export type Row = Record<string, unknown>;
 
 export interface RunResult {
   changes: number;
+  /** The rowid of the row an INSERT wrote (SQLite): cheaper than RETURNING, which buffers its rows. */
+  lastInsertRowid: number;
 }
 
 export interface Queryable {

@@ -204,18 +204,37 @@ export interface PendingRow {
 // The target is named by its cached id and checked against its key in the same statement, so a
 // stale id (a rolled-back transaction wrote it) inserts nothing and is looked up again.
 const INSERT = `INSERT INTO _webhook_outbox (id, target, orderKey, body, nextAttemptAt, created)
-  SELECT ?, id, ?, ?, ?, ? FROM _webhook_targets WHERE id = ? AND key = ? RETURNING seq`;
+  SELECT ?, id, ?, ?, ?, ? FROM _webhook_targets WHERE id = ? AND key = ?`;
 const ENSURE_TARGET = `INSERT INTO _webhook_targets (key, source, name, collection, action, url, method, origin, headers, secret)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`;
 
 // Triggers are parsed once per collection object, so their targets are reused: their origin and
 // encoded headers are worked out once too.
-const targetCache = new WeakMap<Target, { origin: string; headers: string }>();
+interface Encoded {
+  origin: string;
+  headers: string;
+  /** The last target key built for this target, and what it was built for (a trigger's is always the same). */
+  keyOf?: string;
+  key?: string;
+}
+const targetCache = new WeakMap<Target, Encoded>();
 
-function encoded(t: Target): { origin: string; headers: string } {
+function encoded(t: Target): Encoded {
   let e = targetCache.get(t);
   if (!e) targetCache.set(t, (e = { origin: originOf(t.url), headers: JSON.stringify(t.headers) }));
   return e;
+}
+
+/** The same key the schema step builds with json_array (a differently escaped twin would only be a
+ * duplicate target row). */
+function targetKey(e: OutboxEntry, enc: Encoded): string {
+  const of = `${e.source}\n${e.name}\n${e.collection}\n${e.action}`;
+  if (enc.keyOf !== of) {
+    const t = e.target;
+    enc.key = JSON.stringify([e.source, e.name, e.collection, e.action, t.url, t.method, enc.headers, t.secret]);
+    enc.keyOf = of;
+  }
+  return enc.key!;
 }
 
 /** Target row ids of one database, by target key (see INSERT for why a stale one does no harm). */
@@ -228,21 +247,19 @@ export type TargetIds = Map<string, number>;
 export async function insertEvent(tx: Transaction, ids: TargetIds, e: OutboxEntry, now: Date): Promise<PendingRow> {
   const iso = now.toISOString();
   const t = e.target;
-  const { origin, headers } = encoded(t);
+  const enc = encoded(t);
   const due = now.getTime();
-  // The same key the schema step builds with json_array (a differently escaped twin would only be a
-  // duplicate target row).
-  const key = JSON.stringify([e.source, e.name, e.collection, e.action, t.url, t.method, headers, t.secret]);
+  const key = targetKey(e, enc);
   const params = [e.id, e.orderKey, e.body, due, iso, ids.get(key) ?? 0, key];
-  let row = await tx.get<{ seq: number }>(INSERT, params);
-  if (!row) {
-    await tx.run(ENSURE_TARGET, [key, e.source, e.name, e.collection, e.action, t.url, t.method, origin, headers, t.secret]);
+  let written = await tx.run(INSERT, params);
+  if (written.changes === 0) {
+    await tx.run(ENSURE_TARGET, [key, e.source, e.name, e.collection, e.action, t.url, t.method, enc.origin, enc.headers, t.secret]);
     const id = (await tx.get<{ id: number }>('SELECT id FROM _webhook_targets WHERE key = ?', [key]))!.id;
     ids.set(key, id);
     params[5] = id;
-    row = await tx.get<{ seq: number }>(INSERT, params);
+    written = await tx.run(INSERT, params);
   }
-  return { seq: row!.seq, id: e.id, origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
+  return { seq: written.lastInsertRowid, id: e.id, origin: enc.origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
 }
 
 // Where the pending events start: the watermark, or `afterSeq` when that is further on.

@@ -74,7 +74,7 @@ function getOn<T>(cache: StatementCache, sql: string, params?: readonly unknown[
 
 function runOn(cache: StatementCache, sql: string, params?: readonly unknown[]): RunResult {
   const info = cache.get(sql).run(...bindable(params));
-  return { changes: info.changes };
+  return { changes: info.changes, lastInsertRowid: Number(info.lastInsertRowid) };
 }
 
 /** A FIFO mutex: the single SQLite writer connection is held by one transaction at a time. */
