@@ -10,7 +10,7 @@ import { fulltextTableStep } from './migrations/fts.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsTableStep } from './webhooks/logs.ts';
-import { outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step } from './webhooks/outbox.ts';
+import { outboxChangeStep, outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step } from './webhooks/outbox.ts';
 import { workflowTablesStep } from './workflows/store.ts';
 
 /**
@@ -50,4 +50,5 @@ export const databaseSteps: SchemaStep[] = [
   logsEventSeqStep,
   outboxV3Step,
   outboxV4Step,
+  outboxChangeStep,
 ];

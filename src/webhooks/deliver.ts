@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { signHs256 } from '../lib/jwt.ts';
 import { VERSION } from '../version.ts';
-import type { OutboxRow } from './outbox.ts';
+import { type OutboxRow, triggerBody } from './outbox.ts';
 import { signingKey } from './target.ts';
 
 /** Lifetime of the JWT a delivery carries: long enough for a slow receiver, short enough to be useless later. */
@@ -36,19 +36,20 @@ export function standardSignature(secret: string, id: string, timestamp: number,
  */
 export function requestFor(row: OutboxRow, database: string, instanceSecret: string, now: Date): DeliveryRequest {
   const seconds = Math.floor(now.getTime() / 1000);
+  const body = row.change === null ? row.body : triggerBody(row, database, row.change);
   const headers: Record<string, string> = {
     'user-agent': `cairn-webhooks/${VERSION}`,
     // Signed with the instance secret itself (CAIRN_JWT_SECRET), so a receiver verifies it with the value it is configured with.
     authorization: `Bearer ${signHs256({ iss: 'cairn', sub: 'webhook', evt: row.id, db: database, col: row.collection, iat: seconds, exp: seconds + TOKEN_TTL_SECONDS }, instanceSecret)}`,
     ...(JSON.parse(row.headers) as Record<string, string>),
   };
-  if (row.body !== null) headers['content-type'] = 'application/json';
+  if (body !== null) headers['content-type'] = 'application/json';
   if (row.secret !== '') {
     headers['webhook-id'] = row.id;
     headers['webhook-timestamp'] = String(seconds);
-    headers['webhook-signature'] = standardSignature(row.secret, row.id, seconds, row.body ?? '');
+    headers['webhook-signature'] = standardSignature(row.secret, row.id, seconds, body ?? '');
   }
-  return { url: row.url, method: row.method, headers, body: row.body };
+  return { url: row.url, method: row.method, headers, body };
 }
 
 function describe(err: unknown): string {

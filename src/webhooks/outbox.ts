@@ -31,6 +31,12 @@ export interface OutboxEntry {
   target: Target;
   /** The exact request body (it is what gets signed); null sends none. */
   body: string | null;
+  /**
+   * A record change's members of a trigger's body (`"record":…` and, but for creates, `,"oldRecord":…`).
+   * Given instead of `body`: the rest of the body repeats the event's columns, so it is stored once and
+   * the body is built for each attempt (`triggerBody`).
+   */
+  change?: string;
 }
 
 export interface OutboxRow {
@@ -47,6 +53,7 @@ export interface OutboxRow {
   headers: string;
   secret: string;
   body: string | null;
+  change: string | null;
   status: EventStatus;
   attempts: number;
   nextAttemptAt: number;
@@ -191,6 +198,23 @@ export const outboxV4Step: SchemaStep = {
   },
 };
 
+/** A trigger event keeps only its record change; see OutboxEntry.change. */
+export const outboxChangeStep: SchemaStep = {
+  id: 'webhooks.outbox-change',
+  async up(tx) {
+    await tx.exec('ALTER TABLE _webhook_outbox ADD COLUMN change TEXT');
+  },
+};
+
+/**
+ * The body of a trigger event stored as its change: byte for byte what JSON.stringify gives for
+ * `{id, event, database, collection, record, oldRecord?, timestamp}`, which is what it is signed as.
+ */
+export function triggerBody(row: Pick<OutboxRow, 'id' | 'action' | 'collection' | 'created'>, database: string, change: string): string {
+  const q = JSON.stringify;
+  return `{"id":${q(row.id)},"event":${q(`record.${row.action}`)},"database":${q(database)},"collection":${q(row.collection)},${change},"timestamp":${q(row.created)}}`;
+}
+
 /** A pending event as the worker's queue holds it. */
 export interface PendingRow {
   seq: number;
@@ -203,8 +227,8 @@ export interface PendingRow {
 
 // The target is named by its cached id and checked against its key in the same statement, so a
 // stale id (a rolled-back transaction wrote it) inserts nothing and is looked up again.
-const INSERT = `INSERT INTO _webhook_outbox (id, target, orderKey, body, nextAttemptAt, created)
-  SELECT ?, id, ?, ?, ?, ? FROM _webhook_targets WHERE id = ? AND key = ?`;
+const INSERT = `INSERT INTO _webhook_outbox (id, target, orderKey, body, change, nextAttemptAt, created)
+  SELECT ?, id, ?, ?, ?, ?, ? FROM _webhook_targets WHERE id = ? AND key = ?`;
 const ENSURE_TARGET = `INSERT INTO _webhook_targets (key, source, name, collection, action, url, method, origin, headers, secret)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`;
 
@@ -250,13 +274,13 @@ export async function insertEvent(tx: Transaction, ids: TargetIds, e: OutboxEntr
   const enc = encoded(t);
   const due = now.getTime();
   const key = targetKey(e, enc);
-  const params = [e.id, e.orderKey, e.body, due, iso, ids.get(key) ?? 0, key];
+  const params = [e.id, e.orderKey, e.body, e.change ?? null, due, iso, ids.get(key) ?? 0, key];
   let written = await tx.run(INSERT, params);
   if (written.changes === 0) {
     await tx.run(ENSURE_TARGET, [key, e.source, e.name, e.collection, e.action, t.url, t.method, enc.origin, enc.headers, t.secret]);
     const id = (await tx.get<{ id: number }>('SELECT id FROM _webhook_targets WHERE key = ?', [key]))!.id;
     ids.set(key, id);
-    params[5] = id;
+    params[6] = id;
     written = await tx.run(INSERT, params);
   }
   return { seq: written.lastInsertRowid, id: e.id, origin: enc.origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
@@ -286,7 +310,7 @@ export async function loadPending(db: Queryable, afterSeq: number, limit: number
 
 // An event with its target's columns: the shape deliveries and logs read.
 const EVENT = `SELECT o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
-  o.body, o.status, o.attempts, o.nextAttemptAt, o.created FROM _webhook_outbox o JOIN _webhook_targets t ON t.id = o.target`;
+  o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created FROM _webhook_outbox o JOIN _webhook_targets t ON t.id = o.target`;
 
 export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow | undefined> {
   return db.get<OutboxRow>(`${EVENT} WHERE o.seq = ?`, [seq]);

@@ -47,23 +47,16 @@ export class WebhookService {
     if (triggers.length === 0) return;
     const now = new Date();
     const events: PendingRow[] = [];
+    let change: string | undefined;
     for (const trigger of triggers) {
       if (trigger.action !== event.action) continue;
-      const id = uuidv7();
-      const body: Record<string, unknown> = {
-        id,
-        event: `record.${event.action}`,
-        database: event.database,
-        collection: event.collection.name,
-        record: event.record,
-      };
-      if (event.action !== 'create') body.oldRecord = event.oldRecord ?? null;
-      body.timestamp = now.toISOString();
+      // The body's other members are the event's own columns: built for each attempt (triggerBody).
+      change ??= `"record":${JSON.stringify(event.record)}${event.action === 'create' ? '' : `,"oldRecord":${JSON.stringify(event.oldRecord ?? null)}`}`;
       const queued = await insertEvent(
         tx,
         this.idsOf(event.database),
         {
-          id,
+          id: uuidv7(),
           source: 'trigger',
           name: '',
           collection: event.collection.name,
@@ -72,7 +65,8 @@ export class WebhookService {
           // receiver does not hold back another receiver's copy.
           orderKey: `${event.collection.id}/${event.record.id} ${trigger.method} ${trigger.url}`,
           target: trigger,
-          body: JSON.stringify(body),
+          body: null,
+          change,
         },
         now,
       );

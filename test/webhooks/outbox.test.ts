@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
-import { advanceLow, eventBySeq, hasUnfinished, insertEvent, loadPending, outboxV3Step, outboxV4Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
+import { advanceLow, eventBySeq, triggerBody, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
 
 const target = { url: 'http://127.0.0.1:9/hook', method: 'POST', headers: {}, secret: '' };
 
@@ -79,10 +79,8 @@ describe('outbox low watermark', () => {
   test('an outbox from before the watermark and the targets table keeps its pending events and their targets', async () => {
     const db = new SqliteDatabase('old', path.join(dir, 'old.db'));
     try {
-      await applySchemaSteps(
-        db,
-        databaseSteps.filter((s) => s !== outboxV3Step && s !== outboxV4Step),
-      );
+      // The schema as it was before the watermark (every step before it, in order).
+      await applySchemaSteps(db, databaseSteps.slice(0, databaseSteps.indexOf(outboxV3Step)));
       // Rows as the version before wrote them: every column of the target in each event.
       const insert = `INSERT INTO _webhook_outbox (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
         VALUES (?, 'trigger', '', 'c', 'create', ?, ?, 'POST', ?, ?, ?, '{}', ?, 0, 0, '2026-01-01', '2026-01-01')`;
@@ -129,5 +127,13 @@ describe('outbox low watermark', () => {
     } finally {
       await db.close();
     }
+  });
+
+  test('a trigger body built from its stored change is byte for byte the JSON of the whole event (it is signed as such)', () => {
+    const record = { id: 'r1', title: 'quote " backslash \\ line\nbreak é 😀 \u2028', n: 1.5, none: null, list: [1, 'a'] };
+    const oldRecord = { ...record, title: 'before' };
+    const row = { id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', action: 'update', collection: 'posts', created: '2026-11-23T16:00:00.000Z' };
+    const whole = JSON.stringify({ id: row.id, event: 'record.update', database: 'db_1', collection: 'posts', record, oldRecord, timestamp: row.created });
+    assert.equal(triggerBody(row, 'db_1', `"record":${JSON.stringify(record)},"oldRecord":${JSON.stringify(oldRecord)}`), whole);
   });
 });
