@@ -7,7 +7,7 @@ import { badRequest, type FieldError, notFound, validationFailed } from '../erro
 import { isRecordId, randomId } from '../lib/ids.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
-import { list, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
+import { list, raw, type Row, sql, type Transaction } from '../storage/index.ts';
 import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
 import type { RecordDeps, RecordEvent } from './deps.ts';
 import { finishRecords, type OutputOptions, selectById } from './read.ts';

@@ -288,6 +288,12 @@ export async function insertEvent(tx: Transaction, ids: TargetIds, e: OutboxEntr
 
 // Where the pending events start: the watermark, or `afterSeq` when that is further on.
 const FROM_LOW = '(SELECT MAX(?, low - 1) FROM _webhook_outbox_state)';
+// The outer join yields the last seq even when nothing is pending (then a row of nulls).
+const PENDING = `SELECT t.top, p.* FROM (SELECT MAX(seq) AS top FROM _webhook_outbox) t LEFT JOIN (
+    SELECT o.seq, o.id, g.origin, o.orderKey, o.nextAttemptAt, o.attempts FROM _webhook_outbox o JOIN _webhook_targets g ON g.id = o.target
+    WHERE o.seq > ${FROM_LOW} AND o.status = 'pending' ORDER BY o.seq LIMIT ?) p
+  ORDER BY p.seq`;
+const UNFINISHED = `SELECT 1 AS x FROM _webhook_outbox WHERE seq > ${FROM_LOW} AND orderKey = ? AND status = 'pending' LIMIT 1`;
 
 /**
  * Pending events after `afterSeq` (and not below the low watermark), oldest first, at most `limit`,
@@ -295,14 +301,7 @@ const FROM_LOW = '(SELECT MAX(?, low - 1) FROM _webhook_outbox_state)';
  * read, so it takes no turn at the writer (where it would wait for the open group commit).
  */
 export async function loadPending(db: Queryable, afterSeq: number, limit: number): Promise<{ rows: PendingRow[]; top: number }> {
-  // The outer join yields the last seq even when nothing is pending (then a row of nulls).
-  const found = await db.all<PendingRow & { top: number | null }>(
-    `SELECT t.top, p.* FROM (SELECT MAX(seq) AS top FROM _webhook_outbox) t LEFT JOIN (
-      SELECT o.seq, o.id, g.origin, o.orderKey, o.nextAttemptAt, o.attempts FROM _webhook_outbox o JOIN _webhook_targets g ON g.id = o.target
-      WHERE o.seq > ${FROM_LOW} AND o.status = 'pending' ORDER BY o.seq LIMIT ?) p
-    ORDER BY p.seq`,
-    [afterSeq, limit],
-  );
+  const found = await db.all<PendingRow & { top: number | null }>(PENDING, [afterSeq, limit]);
   const top = Number(found[0]?.top ?? 0);
   const rows = found.filter((r) => r.seq !== null).map(({ top: _top, ...row }) => row);
   return { rows, top };
@@ -350,8 +349,7 @@ export async function requeueEvent(db: Queryable, seq: number, now: Date): Promi
 /** Whether an event of that key is still waiting or being sent (cron overlap check). Reads from the
  * watermark on: in steady state a handful of rows, during a backlog the backlog. */
 export async function hasUnfinished(q: Queryable, orderKey: string): Promise<boolean> {
-  const sql = `SELECT 1 AS x FROM _webhook_outbox WHERE seq > ${FROM_LOW} AND orderKey = ? AND status = 'pending' LIMIT 1`;
-  return (await q.get(sql, [0, orderKey])) !== undefined;
+  return (await q.get(UNFINISHED, [0, orderKey])) !== undefined;
 }
 
 /** Deletes finished events last touched before `before` (ISO). The newest event always stays: seqs

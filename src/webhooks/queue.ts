@@ -48,7 +48,7 @@ class OriginList {
     this.live--;
     while (this.head < this.items.length && this.items[this.head].removed) this.head++;
     const held = this.items.length - this.head;
-    if (this.head > 0 && (this.live === 0 || held > 2 * this.live + 64 || this.head > held)) {
+    if (this.live === 0 || held > 2 * this.live + 64 || this.head > held) {
       this.items = this.items.slice(this.head).filter((e) => !e.removed);
       this.head = 0;
     }
