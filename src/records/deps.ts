@@ -14,6 +14,9 @@ export interface RecordEvent {
   record: RecordJson;
   /** The state before an update or delete. */
   oldRecord?: RecordJson;
+  /** `JSON.stringify(record)`, made on first call and kept: a hook that needs the text shares it with
+   * the answer. */
+  recordJson(): string;
 }
 
 /** Runs inside the record's transaction: whatever it writes commits or rolls back with the change. */

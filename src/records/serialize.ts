@@ -35,3 +35,22 @@ export function serializeRecord(row: Row, shape: RecordShape, viewer: Viewer): R
   }
   return out;
 }
+
+// JSON texts already made for records about to be answered (see `withJson`).
+const made = new WeakMap<object, string>();
+
+/**
+ * Notes that `json` is `JSON.stringify(record)`, so the answer need not make it again: a webhook
+ * trigger makes the record's JSON for its event, and the caller usually gets the same record back.
+ * Only the records routes look it up, right after the write returns (nothing changes the record in
+ * between); other callers of the records domain just get the object.
+ */
+export function withJson<T extends object>(record: T, json: string): T {
+  made.set(record, json);
+  return record;
+}
+
+/** The JSON text `withJson` noted for a value, if any. */
+export function madeJson(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null ? made.get(value) : undefined;
+}

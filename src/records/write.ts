@@ -10,8 +10,9 @@ import { nowIso } from '../lib/time.ts';
 import { list, raw, type Row, sql, type Transaction } from '../storage/index.ts';
 import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
 import type { RecordDeps, RecordEvent } from './deps.ts';
+import { param } from './query-params.ts';
 import { finishRecords, type OutputOptions, selectById } from './read.ts';
-import { type RecordJson, serializeRecord } from './serialize.ts';
+import { type RecordJson, serializeRecord, withJson } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
 import { PRIVILEGED_VIEWER, viewerOf } from './viewer.ts';
@@ -62,8 +63,47 @@ function columnValues(shape: RecordShape, values: Map<string, unknown>, auth: Au
   return out;
 }
 
+/** A record change as the change hooks get it. */
+class Change implements RecordEvent {
+  private json?: string;
+
+  constructor(
+    readonly action: RecordEvent['action'],
+    readonly database: string,
+    readonly collection: Collection,
+    readonly record: RecordJson,
+    readonly oldRecord?: RecordJson,
+  ) {}
+
+  recordJson(): string {
+    return (this.json ??= JSON.stringify(this.record));
+  }
+
+  /** The record's JSON, if a hook made it. */
+  get madeJson(): string | undefined {
+    return this.json;
+  }
+}
+
 async function emit(deps: RecordDeps, tx: Transaction, event: RecordEvent): Promise<void> {
   for (const hook of deps.changeHooks) await hook(tx, event);
+}
+
+/**
+ * The record a create or update answers with. A caller who sees the record as an administrator does
+ * (no hidden fields, no email to hide), asking for nothing to expand or pick, gets the change's record
+ * itself, with the JSON a hook already made for it.
+ */
+async function answer(deps: RecordDeps, ctx: RequestContext, shape: RecordShape, row: Row, change: Change, options: OutputOptions): Promise<unknown> {
+  const viewer = viewerOf(ctx, deps);
+  const collection = shape.collection;
+  const seesAll = viewer.privileged || (collection.type !== 'auth' && !shape.fields.some((f) => f.field.hidden));
+  if (seesAll && param(options.expand) === '' && param(options.fields) === '') {
+    const json = change.madeJson;
+    return json === undefined ? change.record : withJson(change.record, json);
+  }
+  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewer)], options);
+  return out;
 }
 
 /** Values of a stored row in canonical form, as field types prepare them. */
@@ -99,6 +139,7 @@ export async function createRecord(deps: RecordDeps, ctx: RequestContext, collec
   const insert = `INSERT INTO ${shape.table} (${names.map(quoteIdent).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) RETURNING ${shape.returningList}`;
 
   let row: Row;
+  let change!: Change;
   try {
     row = await ctx.db.transaction(async (tx) => {
       const relationErrors: Record<string, FieldError> = {};
@@ -110,14 +151,14 @@ export async function createRecord(deps: RecordDeps, ctx: RequestContext, collec
       if (createRule && !(await selectById(tx, shape, id, createRule))) {
         throw badRequest('Failed to create record: the collection rule does not allow it.');
       }
-      await emit(deps, tx, { action: 'create', database: ctx.dbName, collection, record: serializeRecord(inserted, shape, PRIVILEGED_VIEWER) });
+      change = new Change('create', ctx.dbName, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
+      await emit(deps, tx, change);
       return inserted;
     });
   } catch (err) {
     throw uniqueViolation(err, collection, ctx.db.dialect);
   }
-  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewerOf(ctx, deps))], options);
-  return out;
+  return answer(deps, ctx, shape, row, change, options);
 }
 
 export async function updateRecord(
@@ -145,6 +186,7 @@ export async function updateRecord(
   }
 
   let row: Row;
+  let change!: Change;
   try {
     row = await ctx.db.transaction(async (tx) => {
       const before = await selectById(tx, shape, id, access);
@@ -158,20 +200,14 @@ export async function updateRecord(
       const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
       const updated = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), id]))!;
       await deps.files?.store(tx, ctx.dbName, collection, id, values, canonical(shape, before));
-      await emit(deps, tx, {
-        action: 'update',
-        database: ctx.dbName,
-        collection,
-        record: serializeRecord(updated, shape, PRIVILEGED_VIEWER),
-        oldRecord: serializeRecord(before, shape, PRIVILEGED_VIEWER),
-      });
+      change = new Change('update', ctx.dbName, collection, serializeRecord(updated, shape, PRIVILEGED_VIEWER), serializeRecord(before, shape, PRIVILEGED_VIEWER));
+      await emit(deps, tx, change);
       return updated;
     });
   } catch (err) {
     throw uniqueViolation(err, collection, ctx.db.dialect);
   }
-  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewerOf(ctx, deps))], options);
-  return out;
+  return answer(deps, ctx, shape, row, change, options);
 }
 
 export async function deleteRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<void> {
@@ -234,13 +270,7 @@ async function deleteWithReferences(
           `UPDATE ${sourceShape.table} SET ${quoteIdent(field.name)} = ?, updated = ? WHERE id = ? RETURNING ${sourceShape.returningList}`,
           [typeOf(field).toDb(next, field), nowIso(), ref.id],
         ))!;
-        await emit(deps, tx, {
-          action: 'update',
-          database,
-          collection: source,
-          record: serializeRecord(updated, sourceShape, PRIVILEGED_VIEWER),
-          oldRecord: serializeRecord(ref, sourceShape, PRIVILEGED_VIEWER),
-        });
+        await emit(deps, tx, new Change('update', database, source, serializeRecord(updated, sourceShape, PRIVILEGED_VIEWER), serializeRecord(ref, sourceShape, PRIVILEGED_VIEWER)));
       }
     }
   }
@@ -248,5 +278,5 @@ async function deleteWithReferences(
   const shape = shapeOf(collection);
   await tx.run(`DELETE FROM ${shape.table} WHERE id = ?`, [id]);
   const record: RecordJson = serializeRecord(row, shape, PRIVILEGED_VIEWER);
-  await emit(deps, tx, { action: 'delete', database, collection, record, oldRecord: record });
+  await emit(deps, tx, new Change('delete', database, collection, record, record));
 }

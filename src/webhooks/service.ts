@@ -51,7 +51,7 @@ export class WebhookService {
     for (const trigger of triggers) {
       if (trigger.action !== event.action) continue;
       // The body's other members are the event's own columns: built for each attempt (triggerBody).
-      change ??= `"record":${JSON.stringify(event.record)}${event.action === 'create' ? '' : `,"oldRecord":${JSON.stringify(event.oldRecord ?? null)}`}`;
+      change ??= `"record":${event.recordJson()}${event.action === 'create' ? '' : `,"oldRecord":${JSON.stringify(event.oldRecord ?? null)}`}`;
       const queued = await insertEvent(
         tx,
         this.idsOf(event.database),

@@ -195,6 +195,49 @@ describe('collection triggers', () => {
       }
     });
 
+    test("a write's answer is the caller's view of the record, whatever its event carries", async () => {
+      await createCollection(server, {
+        name: 'answers',
+        fields: [
+          { name: 'title', type: 'text' },
+          { name: 'note', type: 'text', hidden: true },
+        ],
+        createRule: '',
+        updateRule: '',
+        options: {
+          triggers: [
+            { action: 'create', url: `${receiver.url}/answers`, method: 'POST' },
+            { action: 'update', url: `${receiver.url}/answers`, method: 'POST' },
+          ],
+        },
+      });
+      const start = receiver.requests.length;
+      // The administrator sees everything: the answer is the event's record, byte for byte as JSON.
+      const byAdmin = await server.admin('POST', '/api/collections/answers/records', { body: { title: 'a', note: 'hidden' } });
+      assert.equal(byAdmin.status, 200);
+      assert.match(String(byAdmin.headers.get('content-type')), /^application\/json/);
+      const [event] = (await receiver.waitForRequests(start + 1)).slice(start);
+      assert.equal(byAdmin.text, JSON.stringify(event.json.record));
+      assert.equal(byAdmin.body.note, 'hidden');
+
+      // A guest's answers leave the hidden field out, though the events carry it.
+      const byGuest = await server.request('POST', '/api/collections/answers/records', { body: { title: 'b', note: 'secret' } });
+      assert.equal(byGuest.status, 200);
+      assert.equal(byGuest.body.note, undefined);
+      assert.equal(byGuest.body.title, 'b');
+      const patched = await server.request('PATCH', `/api/collections/answers/records/${byGuest.body.id}`, { body: { title: 'c' } });
+      assert.equal(patched.status, 200);
+      assert.deepEqual(Object.keys(patched.body).sort(), ['collectionId', 'collectionName', 'created', 'id', 'title', 'updated']);
+      const events = (await receiver.waitForRequests(start + 3)).slice(start + 1);
+      assert.equal(events[0].json.record.note, 'secret');
+      assert.equal(events[1].json.record.note, 'secret');
+      assert.equal(events[1].json.record.title, 'c');
+
+      // `fields` and `expand` shape the answer as without a trigger.
+      const picked = await server.admin('PATCH', `/api/collections/answers/records/${byGuest.body.id}?fields=id,title`, { body: { title: 'd' } });
+      assert.deepEqual(picked.body, { id: byGuest.body.id, title: 'd' });
+    });
+
     test('a failed validation writes no event', async () => {
       const before = await outboxCount();
       const res = await server.admin('POST', '/api/collections/posts/records', { body: { title: '' } });

@@ -1,11 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CollectionService } from '../../collections/service.ts';
 import type { FileStore } from '../../files/store.ts';
+import { madeJson } from '../../records/serialize.ts';
 import type { RecordService } from '../../records/service.ts';
 import { withRecordBody } from '../record-body.ts';
 
 type CollectionParams = { Params: { collection: string } };
 type RecordParams = { Params: { collection: string; id: string } };
+
+/** A written record, as the JSON text its write already made for a webhook event when there is one. */
+function answer(reply: FastifyReply, record: unknown): unknown {
+  const json = madeJson(record);
+  if (json === undefined) return record;
+  reply.type('application/json; charset=utf-8');
+  return json;
+}
 
 /** PocketBase's record endpoints. Thin: parse (JSON or multipart with files), call the records domain, answer. */
 export function recordRoutes(collections: CollectionService, records: RecordService, files: FileStore) {
@@ -20,14 +29,14 @@ export function recordRoutes(collections: CollectionService, records: RecordServ
       return records.view(req.ctx, collection, req.params.id, req.query as Record<string, unknown>);
     });
 
-    app.post<CollectionParams>('/api/collections/:collection/records', async (req) => {
+    app.post<CollectionParams>('/api/collections/:collection/records', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
-      return withRecordBody(req, files, collection, (input) => records.create(req.ctx, collection, input, req.query as Record<string, unknown>));
+      return answer(reply, await withRecordBody(req, files, collection, (input) => records.create(req.ctx, collection, input, req.query as Record<string, unknown>)));
     });
 
-    app.patch<RecordParams>('/api/collections/:collection/records/:id', async (req) => {
+    app.patch<RecordParams>('/api/collections/:collection/records/:id', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
-      return withRecordBody(req, files, collection, (input) => records.update(req.ctx, collection, req.params.id, input, req.query as Record<string, unknown>));
+      return answer(reply, await withRecordBody(req, files, collection, (input) => records.update(req.ctx, collection, req.params.id, input, req.query as Record<string, unknown>)));
     });
 
     app.delete<RecordParams>('/api/collections/:collection/records/:id', async (req, reply) => {

@@ -381,7 +381,9 @@ class SqliteTransaction implements Transaction {
   async runAfterCommit(): Promise<void> {
     for (const fn of this.callbacks) {
       try {
-        await fn();
+        // Most follow-ups are synchronous: no turn of the microtask queue for them.
+        const pending = fn();
+        if (pending) await pending;
       } catch (err) {
         // The transaction is committed; a failing follow-up must not turn it into an error answer.
         process.emitWarning(`after-commit callback failed: ${(err as Error).message}`);
