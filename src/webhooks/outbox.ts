@@ -315,6 +315,13 @@ export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow 
   return db.get<OutboxRow>(`${EVENT} WHERE o.seq = ?`, [seq]);
 }
 
+/** The events of some seqs, by seq, in one statement: a read costs about as much to start as to run,
+ * and the worker starts its attempts a pass at a time. */
+export async function eventsBySeq(db: Queryable, seqs: readonly number[]): Promise<Map<number, OutboxRow>> {
+  const rows = await db.all<OutboxRow>(`${EVENT} WHERE o.seq IN (${seqs.map(() => '?').join(', ')})`, seqs);
+  return new Map(rows.map((r) => [r.seq, r]));
+}
+
 /**
  * Moves the low watermark up to the first event still pending (or past the last event), in the
  * transaction that saved attempts. It reads the outbox itself rather than the worker's memory, so an

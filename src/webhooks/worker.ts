@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
 import { insertLog, type NewLog } from './logs.ts';
-import { advanceLow, eventBySeq, type EventStatus, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
+import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
@@ -269,17 +269,26 @@ export class DeliveryWorker {
     if (wanted === 'all') await this.fill(dbName, db, q);
     const now = Date.now();
     let deferredUntil = Infinity;
+    const starting: QueuedEvent[] = [];
     for (const origin of wanted === 'all' ? q.origins() : wanted) {
-      const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, MAX_PER_ORIGIN - (this.perOrigin.get(origin) ?? 0));
+      const free = MAX_IN_FLIGHT - this.inFlight.size - starting.length;
+      const room = Math.min(free, MAX_PER_ORIGIN - (this.perOrigin.get(origin) ?? 0));
       if (room <= 0) {
         // A saturated origin is woken by its own next finished attempt; others wait for any free slot.
-        if (this.inFlight.size >= MAX_IN_FLIGHT) this.starved = true;
+        if (free <= 0) this.starved = true;
         continue;
       }
       for (const e of q.startable(origin, now, room)) {
-        if (this.pacer.mayStart(now - e.due)) this.launch(dbName, db, q, e);
-        else deferredUntil = Math.min(deferredUntil, e.due + this.o.maxDeferMs);
+        if (this.pacer.mayStart(now - e.due)) {
+          // Taken now, so that neither this loop nor the next pass counts it as startable.
+          this.take(e);
+          starting.push(e);
+        } else deferredUntil = Math.min(deferredUntil, e.due + this.o.maxDeferMs);
       }
+    }
+    if (starting.length > 0) {
+      const rows = eventsBySeq(db, starting.map((e) => e.seq));
+      for (const e of starting) this.launch(dbName, db, q, e, rows);
     }
     if (deferredUntil < Infinity) this.armTimer(dbName, deferredUntil);
     if (wanted === 'all') {
@@ -304,10 +313,15 @@ export class DeliveryWorker {
     this.timers.set(dbName, { at, timer });
   }
 
-  private launch(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent): void {
+  /** Holds a slot of the event's origin for it. */
+  private take(e: QueuedEvent): void {
     e.inFlight = true;
     this.perOrigin.set(e.origin, (this.perOrigin.get(e.origin) ?? 0) + 1);
-    const attempt = this.attempt(dbName, db, q, e)
+  }
+
+  /** Starts the attempt of an event `take` has given a slot; `rows` is the read of its pass's events. */
+  private launch(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent, rows: Promise<Map<number, OutboxRow>>): void {
+    const attempt = this.attempt(dbName, db, q, e, rows)
       .catch((err) => {
         e.inFlight = false;
         this.o.log.error({ err, database: dbName, eventId: e.id }, 'webhook attempt failed');
@@ -329,8 +343,8 @@ export class DeliveryWorker {
    * One attempt. Its outcome takes effect in memory at once (the slot is freed, the record's next
    * event may go) and reaches the outbox with the next saved batch.
    */
-  private async attempt(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent): Promise<void> {
-    const row = await eventBySeq(db, e.seq);
+  private async attempt(dbName: string, db: Database, q: PendingQueue, e: QueuedEvent, rows: Promise<Map<number, OutboxRow>>): Promise<void> {
+    const row = (await rows).get(e.seq);
     if (row?.status !== 'pending') {
       // Already settled: a copy read back from the outbox before its outcome was saved.
       q.remove(e);
