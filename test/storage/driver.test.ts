@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
 import { sql } from '../../src/storage/index.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
 
@@ -132,6 +133,30 @@ describe('SQLite driver behind the async storage interface', () => {
     await db.run('INSERT INTO items (name) VALUES (?)', ['plain-write']);
     assert.equal((await db.all("SELECT 1 FROM items WHERE name IN ('open-group', 'plain-write')")).length, 2);
     await grouped;
+  });
+
+  test("reads of one turn share a snapshot, which every commit of this process ends, and another process's commit shows by the next turn", async () => {
+    await db.run('INSERT INTO items (name) VALUES (?)', ['snap']);
+    const nameOf = async () => (await db.get<{ name: string }>("SELECT name FROM items WHERE name LIKE 'snap%'"))?.name;
+    assert.equal(await nameOf(), 'snap');
+    // In the same turn: a group commit and a plain write are seen by the very next read.
+    await db.transaction(async (tx) => {
+      await tx.run("UPDATE items SET name = 'snap-tx' WHERE name = 'snap'");
+    });
+    assert.equal(await nameOf(), 'snap-tx');
+    await db.run("UPDATE items SET name = 'snap-run' WHERE name = 'snap-tx'");
+    assert.equal(await nameOf(), 'snap-run');
+
+    // Another connection (the CLI, say) commits while this turn's snapshot is open.
+    const other = new BetterSqlite3(path.join(dir, 't.db'));
+    try {
+      assert.equal(await nameOf(), 'snap-run');
+      other.prepare("UPDATE items SET name = 'snap-other' WHERE name = 'snap-run'").run();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(await nameOf(), 'snap-other');
+    } finally {
+      other.close();
+    }
   });
 
   test('a statement on a finished transaction handle is refused instead of running unlocked', async () => {

@@ -155,6 +155,10 @@ export class SqliteDatabase implements Database {
   private readonly savepoint: Statement;
   private readonly releaseSavepoint: Statement;
   private readonly rollbackToSavepoint: Statement;
+  private readonly beginRead: Statement;
+  private readonly endReadStatement: Statement;
+  /** Whether the reader holds a read transaction (see `snapshot`). */
+  private reading = false;
   private group?: WriteGroup;
   private closed = false;
   private readonly checkpointed: boolean;
@@ -176,24 +180,55 @@ export class SqliteDatabase implements Database {
     this.savepoint = this.writer.prepare('SAVEPOINT cairn_member');
     this.releaseSavepoint = this.writer.prepare('RELEASE cairn_member');
     this.rollbackToSavepoint = this.writer.prepare('ROLLBACK TO cairn_member');
+    this.beginRead = this.reader.prepare('BEGIN');
+    this.endReadStatement = this.reader.prepare('COMMIT');
   }
 
+  /**
+   * Reads of one event loop turn share a read transaction. A statement outside one starts and ends
+   * its own, and in WAL mode that takes and drops locks on the shared-memory index with system calls:
+   * about ten times what a lookup by id costs. The transaction ends at the end of the turn, and at
+   * once whenever the writer commits, so a read never misses a commit that came before it in this
+   * process (another process's commits show from the next turn).
+   */
+  private snapshot(): void {
+    if (this.reading) return;
+    this.beginRead.run();
+    this.reading = true;
+    setImmediate(this.endRead);
+  }
+
+  private readonly endRead = (): void => {
+    if (!this.reading) return;
+    this.reading = false;
+    if (this.reader.inTransaction) this.endReadStatement.run();
+  };
+
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    this.snapshot();
     return allOn<T>(this.readStatements, sql, params);
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    this.snapshot();
     return getOn<T>(this.readStatements, sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    if (!this.lock.isHeld && !this.group) return runOn(this.writeStatements, sql, params);
+    if (!this.lock.isHeld && !this.group) {
+      try {
+        return runOn(this.writeStatements, sql, params);
+      } finally {
+        this.endRead();
+      }
+    }
     await this.lock.acquire();
     try {
       // Its own commit, as the caller expects when it resolves: the open group goes first.
       this.commitGroup();
       return runOn(this.writeStatements, sql, params);
     } finally {
+      this.endRead();
       this.lock.release();
     }
   }
@@ -202,6 +237,7 @@ export class SqliteDatabase implements Database {
     await this.lock.acquire();
     try {
       this.commitGroup();
+      this.endRead();
       this.writer.exec(sql);
       // Schema changes can invalidate cached statements' column lists.
       this.writeStatements.clear();
@@ -290,6 +326,7 @@ export class SqliteDatabase implements Database {
     try {
       if (group.members > 0) this.commit.run();
       else this.rollback.run();
+      this.endRead();
       group.resolve();
     } catch (err) {
       if (this.writer.inTransaction) this.rollback.run();
@@ -304,6 +341,7 @@ export class SqliteDatabase implements Database {
     await this.lock.acquire();
     try {
       this.commitGroup();
+      this.endRead();
       if (this.checkpointed) unwatchCheckpoints(this.file);
       this.reader.close();
       this.writer.close();
