@@ -135,11 +135,14 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
       const ratio = cairn.rps / other.cairn.rps;
       const normalised = cairn.rps / baseline.rps / (other.cairn.rps / other.baseline.rps);
       const withDrain = cairn.drain?.cpuUs;
+      // Neighbouring rounds saw about the same machine, so their ratios show the measurement's spread.
+      const perRound = cairn.roundRps.map((rps, i) => (rps / other.cairn.roundRps[i]) * 100).sort((a, b) => a - b);
       lines.push(
         '',
         `${c.name} / ${other.c.name}, Cairn throughput in the same rounds: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
           `${ratio >= c.relativeTo.target ? 'met' : '**below**'}; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
-          `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}.`,
+          `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}; ` +
+          `round by round ${fmt(perRound[0])}–${fmt(perRound[perRound.length - 1])}%, median ${fmt(perRound[Math.floor(perRound.length / 2)])}%.`,
       );
     }
   }

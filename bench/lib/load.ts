@@ -19,6 +19,8 @@ export interface LoadOptions {
 export interface Measurement {
   /** Requests per second over all rounds. */
   rps: number;
+  /** Requests per second of each round, in the order they ran. */
+  roundRps: number[];
   /** Median over the rounds of each round's 99th-percentile latency, in ms. */
   p99: number;
   /** CPU time the server used per request, in microseconds: steadier than throughput on a busy
@@ -96,7 +98,7 @@ function summarize(rounds: Round[]): Measurement {
     const withDrain = rounds.every((r) => r.cpuWithDrain !== undefined) ? rounds.reduce((n, r) => n + r.cpuWithDrain!, 0) : undefined;
     drain = { ms: rounds.map((r) => r.drainMs!), cpuUs: withDrain === undefined || total === 0 ? undefined : (withDrain * 1e6) / total };
   }
-  return { rps: total / seconds, cpuUs: cpu === undefined || total === 0 ? undefined : (cpu * 1e6) / total, drain, p99: p99s[Math.floor(p99s.length / 2)], total, failures: rounds.reduce((n, r) => n + r.failures, 0), statuses };
+  return { rps: total / seconds, roundRps: rounds.map((r) => r.requests / r.seconds), cpuUs: cpu === undefined || total === 0 ? undefined : (cpu * 1e6) / total, drain, p99: p99s[Math.floor(p99s.length / 2)], total, failures: rounds.reduce((n, r) => n + r.failures, 0), statuses };
 }
 
 export interface Target {
