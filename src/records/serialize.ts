@@ -12,6 +12,11 @@ export interface Viewer {
   authCollectionId?: string;
 }
 
+/** Whether `serializeRecord` gives this viewer what it gives an administrator. */
+export function seesAsAdministrator(shape: RecordShape, viewer: Viewer): boolean {
+  return viewer.privileged || shape.sameForEveryone;
+}
+
 /** Turns a stored row into the record JSON of the API (API contract §4). */
 export function serializeRecord(row: Row, shape: RecordShape, viewer: Viewer): RecordJson {
   const c = shape.collection;

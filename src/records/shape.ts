@@ -28,6 +28,8 @@ export interface RecordShape {
    * query. Built once, so each view hands the statement cache the same string (hashed once).
    */
   selectById: string;
+  /** Whether every viewer sees the same record JSON as an administrator: no hidden field, no email. */
+  sameForEveryone: boolean;
 }
 
 const shapes = new WeakMap<Collection, RecordShape>();
@@ -51,6 +53,7 @@ export function shapeOf(collection: Collection): RecordShape {
     returningList: columns.map(quoteIdent).join(', '),
     table,
     selectById: `SELECT ${selectList} FROM ${table} ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?`,
+    sameForEveryone: collection.type !== 'auth' && !collection.fields.some((f) => f.hidden),
   };
   shapes.set(collection, shape);
   return shape;

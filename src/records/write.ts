@@ -12,7 +12,7 @@ import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-
 import type { RecordDeps, RecordEvent } from './deps.ts';
 import { param } from './query-params.ts';
 import { finishRecords, type OutputOptions, selectById } from './read.ts';
-import { type RecordJson, serializeRecord, withJson } from './serialize.ts';
+import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
 import { PRIVILEGED_VIEWER, viewerOf } from './viewer.ts';
@@ -96,13 +96,11 @@ async function emit(deps: RecordDeps, tx: Transaction, event: RecordEvent): Prom
  */
 async function answer(deps: RecordDeps, ctx: RequestContext, shape: RecordShape, row: Row, change: Change, options: OutputOptions): Promise<unknown> {
   const viewer = viewerOf(ctx, deps);
-  const collection = shape.collection;
-  const seesAll = viewer.privileged || (collection.type !== 'auth' && !shape.fields.some((f) => f.field.hidden));
-  if (seesAll && param(options.expand) === '' && param(options.fields) === '') {
+  if (seesAsAdministrator(shape, viewer) && param(options.expand) === '' && param(options.fields) === '') {
     const json = change.madeJson;
     return json === undefined ? change.record : withJson(change.record, json);
   }
-  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewer)], options);
+  const [out] = await finishRecords(deps, ctx, shape.collection, [serializeRecord(row, shape, viewer)], options);
   return out;
 }
 

@@ -311,10 +311,6 @@ export async function loadPending(db: Queryable, afterSeq: number, limit: number
 const EVENT = `SELECT o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
   o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created FROM _webhook_outbox o JOIN _webhook_targets t ON t.id = o.target`;
 
-export async function eventBySeq(db: Queryable, seq: number): Promise<OutboxRow | undefined> {
-  return db.get<OutboxRow>(`${EVENT} WHERE o.seq = ?`, [seq]);
-}
-
 /** The events of some seqs, by seq, in one statement: a read costs about as much to start as to run,
  * and the worker starts its attempts a pass at a time. */
 export async function eventsBySeq(db: Queryable, seqs: readonly number[]): Promise<Map<number, OutboxRow>> {

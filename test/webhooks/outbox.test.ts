@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
-import { advanceLow, eventBySeq, triggerBody, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
+import { advanceLow, eventsBySeq, triggerBody, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
 
 const target = { url: 'http://127.0.0.1:9/hook', method: 'POST', headers: {}, secret: '' };
 
@@ -25,6 +25,10 @@ async function settle(db: SqliteDatabase, ...seqs: number[]): Promise<void> {
 
 async function low(db: SqliteDatabase): Promise<number> {
   return (await db.get<{ low: number }>('SELECT low FROM _webhook_outbox_state'))!.low;
+}
+
+async function eventBySeq(db: SqliteDatabase, seq: number) {
+  return (await eventsBySeq(db, [seq])).get(seq);
 }
 
 async function pendingSeqs(db: SqliteDatabase, afterSeq = 0): Promise<number[]> {

@@ -156,7 +156,7 @@ export class SqliteDatabase implements Database {
   private readonly releaseSavepoint: Statement;
   private readonly rollbackToSavepoint: Statement;
   private readonly beginRead: Statement;
-  private readonly endReadStatement: Statement;
+  private readonly commitRead: Statement;
   /** Whether the reader holds a read transaction (see `snapshot`). */
   private reading = false;
   private group?: WriteGroup;
@@ -181,7 +181,7 @@ export class SqliteDatabase implements Database {
     this.releaseSavepoint = this.writer.prepare('RELEASE cairn_member');
     this.rollbackToSavepoint = this.writer.prepare('ROLLBACK TO cairn_member');
     this.beginRead = this.reader.prepare('BEGIN');
-    this.endReadStatement = this.reader.prepare('COMMIT');
+    this.commitRead = this.reader.prepare('COMMIT');
   }
 
   /**
@@ -201,7 +201,7 @@ export class SqliteDatabase implements Database {
   private readonly endRead = (): void => {
     if (!this.reading) return;
     this.reading = false;
-    if (this.reader.inTransaction) this.endReadStatement.run();
+    if (this.reader.inTransaction) this.commitRead.run();
   };
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
