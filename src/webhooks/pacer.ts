@@ -20,7 +20,14 @@ const CALM = 0.75;
 /** One second of windows. */
 export const HOLD_WINDOWS = 1000 / PACE_WINDOW_MS;
 
-export class DeliveryPacer {
+/** What the delivery worker asks of a pacer (tests give it one that is always busy). */
+export interface Pacer {
+  readonly isDeferring: boolean;
+  sample(utilization: number, written?: number): boolean;
+  mayStart(waitedMs: number): boolean;
+}
+
+export class DeliveryPacer implements Pacer {
   private deferring = false;
   private hold = 0;
 

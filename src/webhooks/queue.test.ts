@@ -69,3 +69,12 @@ test('a long backlog to one receiver stays in order as events finish in any orde
   assert.equal(q.size, 0);
   assert.deepEqual(q.origins(), []);
 });
+
+test('a first attempt due after a time is told apart from retries waiting out their backoff', () => {
+  const q = new PendingQueue();
+  q.insert({ ...ev(1, 'http://a', 'rec1', 9_000), attempts: 2 });
+  q.insert(ev(2, 'http://a', 'rec2', 1_000));
+  assert.equal(q.holdsFirstAttemptDueAfter(5_000), false, 'a retry due later is not a first attempt');
+  assert.equal(q.holdsFirstAttemptDueAfter(500), true);
+  assert.equal(q.holdsFirstAttemptDueAfter(1_000), false, 'due exactly then is not after it');
+});

@@ -138,6 +138,12 @@ export class PendingQueue {
     return out;
   }
 
+  /** Whether some event is a first attempt that became due after `since`. */
+  holdsFirstAttemptDueAfter(since: number): boolean {
+    for (const e of this.bySeq.values()) if (e.attempts === 0 && e.due > since) return true;
+    return false;
+  }
+
   /** The earliest time after `now` at which a waiting event becomes due. */
   nextDue(now: number): number | undefined {
     let next: number | undefined;

@@ -5,7 +5,7 @@ import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
 import { insertLog, type NewLog } from './logs.ts';
 import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
-import { DeliveryPacer, PACE_WINDOW_MS } from './pacer.ts';
+import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
 // Attempts in flight at once, over all databases and receivers: bounds sockets and memory whatever
@@ -22,6 +22,8 @@ const MAX_SHUTDOWN_GRACE_MS = 2000;
 // so under load one commit serves many deliveries; idle, an attempt is written within 10 ms.
 const SAVE_DELAY_MS = 10;
 const SAVE_BATCH = 256;
+// Most pending events one pass reads from the outbox while attempts are deferred (see `fill`).
+const DEFERRED_READ = 256;
 
 export interface WorkerOptions {
   registry: DatabaseRegistry;
@@ -32,6 +34,8 @@ export interface WorkerOptions {
   backoffMs: number;
   /** How long a due event may wait while the event loop is saturated (0: never). */
   maxDeferMs: number;
+  /** Judges whether the event loop is saturated; by default from its utilization (DeliveryPacer). */
+  pacer?: Pacer;
   log: Logger;
 }
 
@@ -92,14 +96,14 @@ export class DeliveryWorker {
   private starved = false;
   private poller?: NodeJS.Timeout;
   private gauge?: NodeJS.Timeout;
-  private readonly pacer: DeliveryPacer;
+  private readonly pacer: Pacer;
   /** Events committed in the current pacing window. */
   private written = 0;
   private running = false;
 
   constructor(private readonly o: WorkerOptions) {
     this.sender = new Sender(o.timeoutMs);
-    this.pacer = new DeliveryPacer(o.maxDeferMs);
+    this.pacer = o.pacer ?? new DeliveryPacer(o.maxDeferMs);
   }
 
   /** Starts delivering; whatever a previous process left pending (in flight when it died included) goes first. */
@@ -245,8 +249,16 @@ export class DeliveryWorker {
    * yet saved still read as pending: they are left out. (An event offered while this reads may be
    * dropped by the offer; the offer then asked for another pass of this kind, which reads it.)
    */
-  private async fill(dbName: string, db: Database, q: PendingQueue): Promise<void> {
-    const room = QUEUE_LIMIT - q.size;
+  private async fill(dbName: string, db: Database, q: PendingQueue, now: number): Promise<void> {
+    let room = QUEUE_LIMIT - q.size;
+    if (this.pacer.isDeferring) {
+      // Only overdue events may start now, and those are the oldest. Once the queue holds a first
+      // attempt that is not overdue, every event after it in the outbox is younger still, so nothing
+      // is read (its own deferral timer brings the next pass); until then a few rows at a time. Read
+      // whole, the backlog the requests are adding to cost the loop tens of milliseconds per pass.
+      if (q.holdsFirstAttemptDueAfter(now - this.o.maxDeferMs)) return;
+      room = Math.min(room, DEFERRED_READ);
+    }
     if (room <= 0) return;
     const { rows, top } = await loadPending(db, q.loadedUpTo, room);
     const unsaved = this.unsavedOf(dbName);
@@ -266,8 +278,8 @@ export class DeliveryWorker {
     if (!wanted || !this.running) return;
     const db = await this.o.registry.get(dbName);
     const q = this.queueOf(dbName);
-    if (wanted === 'all') await this.fill(dbName, db, q);
     const now = Date.now();
+    if (wanted === 'all') await this.fill(dbName, db, q, now);
     let deferredUntil = Infinity;
     const starting: QueuedEvent[] = [];
     for (const origin of wanted === 'all' ? q.origins() : wanted) {
