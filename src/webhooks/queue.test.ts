@@ -70,11 +70,12 @@ test('a long backlog to one receiver stays in order as events finish in any orde
   assert.deepEqual(q.origins(), []);
 });
 
-test('a first attempt due after a time is told apart from retries waiting out their backoff', () => {
+test('an event waiting for its first attempt is told apart from retries in backoff and attempts in flight', () => {
   const q = new PendingQueue();
   q.insert({ ...ev(1, 'http://a', 'rec1', 9_000), attempts: 2 });
+  q.insert({ ...ev(3, 'http://b', 'rec3', 8_000), inFlight: true });
   q.insert(ev(2, 'http://a', 'rec2', 1_000));
-  assert.equal(q.holdsFirstAttemptDueAfter(5_000), false, 'a retry due later is not a first attempt');
-  assert.equal(q.holdsFirstAttemptDueAfter(500), true);
-  assert.equal(q.holdsFirstAttemptDueAfter(1_000), false, 'due exactly then is not after it');
+  assert.equal(q.hasFirstAttemptWaitingSince(5_000), false, 'neither a retry due later nor an attempt under way waits for a first attempt');
+  assert.equal(q.hasFirstAttemptWaitingSince(500), true);
+  assert.equal(q.hasFirstAttemptWaitingSince(1_000), false, 'due exactly then is not after it');
 });

@@ -138,9 +138,9 @@ export class PendingQueue {
     return out;
   }
 
-  /** Whether some event is a first attempt that became due after `since`. */
-  holdsFirstAttemptDueAfter(since: number): boolean {
-    for (const e of this.bySeq.values()) if (e.attempts === 0 && e.due > since) return true;
+  /** Whether some event that waits for its first attempt (none made, none in flight) became due after `since`. */
+  hasFirstAttemptWaitingSince(since: number): boolean {
+    for (const e of this.bySeq.values()) if (e.attempts === 0 && !e.inFlight && e.due > since) return true;
     return false;
   }
 

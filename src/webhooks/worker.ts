@@ -252,11 +252,12 @@ export class DeliveryWorker {
   private async fill(dbName: string, db: Database, q: PendingQueue, now: number): Promise<void> {
     let room = QUEUE_LIMIT - q.size;
     if (this.pacer.isDeferring) {
-      // Only overdue events may start now, and those are the oldest. Once the queue holds a first
-      // attempt that is not overdue, every event after it in the outbox is younger still, so nothing
-      // is read (its own deferral timer brings the next pass); until then a few rows at a time. Read
-      // whole, the backlog the requests are adding to cost the loop tens of milliseconds per pass.
-      if (q.holdsFirstAttemptDueAfter(now - this.o.maxDeferMs)) return;
+      // Only overdue events may start now, and those are the oldest. Once the queue holds an event
+      // waiting for its first attempt that is not overdue, every event after it in the outbox is
+      // younger still, so nothing is read (its own deferral timer brings the next pass); until then
+      // a few rows at a time. Read whole, the backlog the requests are adding to cost the loop tens
+      // of milliseconds per pass.
+      if (q.hasFirstAttemptWaitingSince(now - this.o.maxDeferMs)) return;
       room = Math.min(room, DEFERRED_READ);
     }
     if (room <= 0) return;
