@@ -45,9 +45,9 @@ interface State {
  * The create case with one webhook trigger on the collection: each create also writes an outbox event
  * in its transaction, and Cairn delivers it (POST to the receiver, log), during the load or, when the
  * load saturates it, after. After each round the bench waits until the receiver has every event of
- * the round and Cairn has logged each, and reports that drain time and the CPU per create including it: the whole cost of
- * delivery, wherever it falls. Compared with `create`, it shows what the outbox and delivery cost
- * (docs/performance.md).
+ * the round and Cairn has logged each, and reports that drain time and the CPU per create including
+ * it: the whole cost of delivery, wherever it falls. Compared with `create`, it shows what the outbox
+ * and delivery cost (docs/performance.md).
  */
 export const createTriggerCase: BenchCase<State> = {
   name: 'create-trigger',
