@@ -14,7 +14,8 @@ import { nextVersion } from './versions.ts';
 /**
  * Producing migration files, all as pending migrations: generate, save, upload, import. A file that
  * carries a version keeps it; the same content again is accepted, different content under a version
- * in use is a 409. A file without one gets the next free version.
+ * in use is a 409. A file saved without one gets the next free version; an uploaded file must carry
+ * its own (API contract §8), so that sending the same file twice can never make two migrations.
  */
 
 /** `{version, name, yaml, migration}`: the answer of generate, save, load and upload. */
@@ -79,9 +80,18 @@ async function saveParsed(deps: MigrationDeps, parsed: ParsedFile, text: string)
   return { version: migration.version, name: migration.name, yaml: stored.text, migration: parseMigrationText(stored.text).migration };
 }
 
-/** Saves YAML text (save `{yaml}`, upload). `field` names the request property, for errors. */
+/** Saves YAML text (save `{yaml}`). `field` names the request property, for errors. */
 export function saveText(deps: MigrationDeps, text: string, field: string): Promise<MigrationDocument> {
   return saveParsed(deps, parseMigrationText(text, { field }), text);
+}
+
+/**
+ * `POST /api/migrations/upload`: a file, which must name its `version` and `name` (400 otherwise). An
+ * upload is a file coming from elsewhere, possibly sent again by a retrying client: inventing a version
+ * would turn each retry into one more migration, where the file's own version makes it a no-op.
+ */
+export function saveUpload(deps: MigrationDeps, text: string): Promise<MigrationDocument> {
+  return saveParsed(deps, parseMigrationText(text, { field: 'file', requireVersion: true }), text);
 }
 
 /** `POST /api/migrations/save`: `{yaml}`, or `{name, description?, databases}` (optionally `version`). */

@@ -245,7 +245,7 @@ function readMigration(value: unknown, requireVersion: boolean): Migration {
     }
     version = raw.version;
   } else if (requireVersion) {
-    throw new Problem(['version'], 'The version is missing.');
+    throw new Problem(['version'], 'The version is missing; an uploaded migration must carry its own (YYYYMMDD_HHMMSS_mmm, UTC).');
   }
   const migration: Migration = {
     version,

@@ -9,7 +9,7 @@ import { checksum, DatabaseMigrationFiles, MigrationDirectory, type MigrationFil
 import { type JournalEntry, journalEntries, journalEntry, latestApplied, removeEntry } from './journal.ts';
 import { acquireApplyLock } from './lock.ts';
 import type { InstanceSchema, Migration, MigrationStatus } from './model.ts';
-import { generate, importArchive, type MigrationDocument, saveBody, saveText } from './save.ts';
+import { generate, importArchive, type MigrationDocument, saveBody, saveUpload } from './save.ts';
 import { parseMigrationText } from './schema-file.ts';
 import { readInstanceSchema } from './snapshot.ts';
 import { isVersion } from './versions.ts';
@@ -172,9 +172,9 @@ export class MigrationService {
     return saveBody(this.deps, body);
   }
 
-  /** One uploaded YAML file; `field` names the request property, for errors. */
-  saveText(text: string, field = 'yaml'): Promise<MigrationDocument> {
-    return saveText(this.deps, text, field);
+  /** One uploaded YAML file, which must carry its version and name. */
+  upload(text: string): Promise<MigrationDocument> {
+    return saveUpload(this.deps, text);
   }
 
   importArchive(buffer: Buffer): Promise<{ imported: string[]; skipped: string[] }> {

@@ -347,12 +347,55 @@ describe('migrations API', () => {
     assert.match(download.headers.get('content-type')!, /application\/yaml/);
     assert.equal(download.text, yaml);
 
-    // Without a version, a new one is assigned and written into the file, comments kept.
-    const fresh = await server.admin('POST', '/api/migrations/upload', { raw: '# hello\nname: fresh\n', headers: { 'content-type': 'application/yaml' } });
+    // Saved without a version, a migration gets a new one, written into the file, comments kept.
+    const fresh = await server.admin('POST', '/api/migrations/save', { body: { yaml: '# hello\nname: fresh\n' } });
     assert.equal(fresh.status, 200);
     assert.match(fresh.body.yaml, /# hello/);
     assert.match(fresh.body.yaml, new RegExp(`version: "?${fresh.body.version}`));
     for (const v of ['20240102_030405_006', fresh.body.version]) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
+  });
+
+  test('an upload must carry its version and name: without either it is a 400 and saves nothing', async () => {
+    const before = await server.admin('GET', '/api/migrations');
+    const upload = (yaml: string) => server.admin('POST', '/api/migrations/upload', { raw: yaml, headers: { 'content-type': 'application/yaml' } });
+
+    const noVersion = await upload('# from elsewhere\nname: unversioned\ndatabases: {}\n');
+    assert.equal(noVersion.status, 400, noVersion.text);
+    assert.equal(noVersion.body.data.file.code, 'validation_invalid_migration');
+    assert.equal(noVersion.body.data.file.path, 'version');
+    assert.match(noVersion.body.message, /version/);
+
+    const form = new FormData();
+    form.append('file', new Blob(['name: unversioned\n'], { type: 'application/yaml' }), 'm.yaml');
+    assert.equal((await server.admin('POST', '/api/migrations/upload', { raw: form })).status, 400, 'multipart too');
+
+    for (const yaml of ['version: 20240104_000000_000\ndatabases: {}\n', 'version: 20240104_000000_000\nname: ""\n', 'version: 20240104_000000_000\nname: [a]\n']) {
+      const noName = await upload(yaml);
+      assert.equal(noName.status, 400, `${yaml}: ${noName.text}`);
+      assert.equal(noName.body.data.file.path, 'name');
+    }
+    const badVersion = await upload('version: 2024-01-04\nname: x\n');
+    assert.equal(badVersion.status, 400);
+    assert.equal(badVersion.body.data.file.path, 'version');
+
+    const after = await server.admin('GET', '/api/migrations');
+    assert.deepEqual(after.body.items, before.body.items);
+  });
+
+  test('the same file uploaded twice is one migration; the second upload changes nothing', async () => {
+    const yaml = 'version: 20240105_000000_000\nname: twice\ndatabases: {}\n';
+    const upload = () => server.admin('POST', '/api/migrations/upload', { raw: yaml, headers: { 'content-type': 'application/yaml' } });
+    const first = await upload();
+    assert.equal(first.status, 200, first.text);
+    const count = (await server.admin('GET', '/api/migrations')).body.items.length;
+    const second = await upload();
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.version, first.body.version);
+    assert.equal(second.body.yaml, yaml);
+    const items = (await server.admin('GET', '/api/migrations')).body.items;
+    assert.equal(items.length, count);
+    assert.equal(items.filter((i: any) => i.name === 'twice').length, 1);
+    assert.equal((await server.admin('DELETE', '/api/migrations/20240105_000000_000')).status, 204);
   });
 
   test('import is all or nothing: ../ entries, conflicts and oversized archives save nothing', async () => {

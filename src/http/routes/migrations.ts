@@ -55,7 +55,7 @@ export function migrationRoutes(migrations: MigrationService) {
 
     app.post('/api/migrations/upload', noDb, async (req) => {
       const file = await uploadedFile(req, 'migration');
-      return migrations.saveText(file.toString('utf8'), 'file');
+      return migrations.upload(file.toString('utf8'));
     });
 
     app.get('/api/migrations/export', noDb, async (_req, reply) => {
