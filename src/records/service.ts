@@ -4,9 +4,14 @@ import type { RecordDeps } from './deps.ts';
 import type { ListQuery } from './query-params.ts';
 import { finishRecords, type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
 import type { RecordJson } from './serialize.ts';
-import { createRecord, deleteRecord, updateRecord } from './write.ts';
+import { prepareUpsert } from './upsert.ts';
+import { commitWrite, prepareCreate, prepareDelete, prepareUpdate, type RecordWrite } from './write.ts';
 
-/** The records domain, as routes, auth flows and workflows call it. */
+/**
+ * The records domain, as routes, auth flows and workflows call it. `create`, `update` and `delete`
+ * each run in a transaction of their own; `prepare…` hand back a `RecordWrite` for callers that run
+ * several writes in one transaction (batches).
+ */
 export class RecordService {
   constructor(readonly deps: RecordDeps) {}
 
@@ -18,16 +23,33 @@ export class RecordService {
     return viewRecord(this.deps, ctx, collection, id, options);
   }
 
-  create(ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {
-    return createRecord(this.deps, ctx, collection, input, options);
+  async create(ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {
+    return commitWrite(ctx.db, await this.prepareCreate(ctx, collection, input, options));
   }
 
-  update(ctx: RequestContext, collection: Collection, id: string, input: unknown, options: OutputOptions = {}): Promise<unknown> {
-    return updateRecord(this.deps, ctx, collection, id, input, options);
+  async update(ctx: RequestContext, collection: Collection, id: string, input: unknown, options: OutputOptions = {}): Promise<unknown> {
+    return commitWrite(ctx.db, await this.prepareUpdate(ctx, collection, id, input, options));
   }
 
-  delete(ctx: RequestContext, collection: Collection, id: string): Promise<void> {
-    return deleteRecord(this.deps, ctx, collection, id);
+  async delete(ctx: RequestContext, collection: Collection, id: string): Promise<void> {
+    await commitWrite(ctx.db, await this.prepareDelete(ctx, collection, id));
+  }
+
+  prepareCreate(ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<RecordWrite> {
+    return prepareCreate(this.deps, ctx, collection, input, options);
+  }
+
+  prepareUpdate(ctx: RequestContext, collection: Collection, id: string, input: unknown, options: OutputOptions = {}): Promise<RecordWrite> {
+    return prepareUpdate(this.deps, ctx, collection, id, input, options);
+  }
+
+  /** Create or update by the input's `id` (PocketBase's batch upsert). */
+  prepareUpsert(ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<RecordWrite> {
+    return prepareUpsert(this.deps, ctx, collection, input, options);
+  }
+
+  prepareDelete(ctx: RequestContext, collection: Collection, id: string): Promise<RecordWrite> {
+    return prepareDelete(this.deps, ctx, collection, id);
   }
 
   /** Applies `expand` and `fields` to records about to be returned, under the caller's access rules. */

@@ -7,7 +7,7 @@ import { badRequest, type FieldError, notFound, validationFailed } from '../erro
 import { isRecordId, randomId } from '../lib/ids.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
-import { list, raw, type Row, sql, type Transaction } from '../storage/index.ts';
+import { type Database, list, type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
 import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
 import type { RecordDeps, RecordEvent } from './deps.ts';
 import { param } from './query-params.ts';
@@ -111,113 +111,204 @@ function canonical(shape: RecordShape, row: Row): Record<string, unknown> {
   return out;
 }
 
-export async function createRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {
+/**
+ * One record write, split at the transaction so that a caller can run several in one (a batch):
+ * `prepare…` does beforehand what needs no transaction (input and rule checks that need no row,
+ * password hashing: slow work that must not hold the writer), `apply` writes inside a transaction
+ * the caller owns, and `answer` makes the record the caller gets back once that transaction
+ * committed. A single write is `commitWrite`: its own transaction, then its answer.
+ */
+export interface RecordWrite {
+  readonly action: RecordEvent['action'];
+  /**
+   * Inside the caller's transaction: the checks that need stored rows (relations, the record's
+   * current state, the create rule against the new row), the change, its files and the change hooks,
+   * whose follow-ups (`afterCommit`) run in the order the writes were applied. Runs once. On failure
+   * the caller must roll the transaction back (PostgreSQL refuses further statements in it anyway).
+   */
+  apply(tx: Transaction): Promise<void>;
+  /** After commit: the record as the caller sees it (`expand`, `fields`); undefined for a delete. */
+  answer(): Promise<unknown>;
+}
+
+/** Runs one prepared write in a transaction of its own and answers. */
+export async function commitWrite(db: Database, write: RecordWrite): Promise<unknown> {
+  await db.transaction((tx) => write.apply(tx));
+  return write.answer();
+}
+
+/** What every phase of one write needs, loaded once when it is prepared. */
+export interface WriteScope {
+  deps: RecordDeps;
+  ctx: RequestContext;
+  collection: Collection;
+  collections: CollectionSet;
+  shape: RecordShape;
+  privileged: boolean;
+}
+
+export async function writeScope(deps: RecordDeps, ctx: RequestContext, collection: Collection): Promise<WriteScope> {
   refuseViews(collection);
+  return { deps, ctx, collection, collections: await deps.collections.all(ctx.db), shape: shapeOf(collection), privileged: deps.access.privileged(ctx) };
+}
+
+/** A write's input, which must be an object. */
+export function objectInput(input: unknown): Record<string, unknown> {
   if (!isPlainObject(input)) throw badRequest('The request body must be a JSON object.');
-  const collections = await deps.collections.all(ctx.db);
+  return input;
+}
+
+export async function prepareCreate(deps: RecordDeps, ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<RecordWrite> {
+  refuseViews(collection);
+  const body = objectInput(input);
+  return planCreate(await writeScope(deps, ctx, collection), body, options);
+}
+
+/** `prepareCreate` with its scope loaded (upsert decides between create and update with one scope). */
+export async function planCreate(s: WriteScope, input: Record<string, unknown>, options: OutputOptions): Promise<RecordWrite> {
+  const { deps, ctx, collection, shape } = s;
   // Checked first: a closed collection answers 403 whatever the body.
-  const createRule = deps.access.condition(ctx, collection, 'create', collections);
-  const shape = shapeOf(collection);
-  const privileged = deps.access.privileged(ctx);
-  const { values, errors } = prepareValues(collection, shape, input, undefined, privileged);
+  const createRule = deps.access.condition(ctx, collection, 'create', s.collections);
+  const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
   let id = randomId();
   if (input.id !== undefined && input.id !== '') {
     if (isRecordId(input.id)) id = input.id;
     else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
   }
   // Hashing is slow, so it happens before the transaction takes the write lock.
-  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, privileged, deps.minPasswordLength) : undefined;
+  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, s.privileged, deps.minPasswordLength) : undefined;
   Object.assign(errors, auth?.errors);
   if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
 
-  const now = nowIso();
   const columns = columnValues(shape, values, auth);
   const names = ['id', 'created', 'updated', ...columns.keys()];
-  const params = [id, now, now, ...columns.values()];
   const insert = `INSERT INTO ${shape.table} (${names.map(quoteIdent).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) RETURNING ${shape.returningList}`;
 
-  let row: Row;
-  let change!: Change;
-  try {
-    row = await ctx.db.transaction(async (tx) => {
-      const relationErrors: Record<string, FieldError> = {};
-      await checkRelations(tx, collections, shape, values, relationErrors);
-      if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
-      const inserted = (await tx.get<Row>(insert, params))!;
-      await deps.files?.store(tx, ctx.dbName, collection, id, values);
-      // As in PocketBase, the create rule is checked against the new record, before commit.
-      if (createRule && !(await selectById(tx, shape, id, createRule))) {
-        throw badRequest('Failed to create record: the collection rule does not allow it.');
+  let row: Row | undefined;
+  let change: Change | undefined;
+  return {
+    action: 'create',
+    async apply(tx) {
+      try {
+        const relationErrors: Record<string, FieldError> = {};
+        await checkRelations(tx, s.collections, shape, values, relationErrors);
+        if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+        const now = nowIso();
+        const inserted = (await tx.get<Row>(insert, [id, now, now, ...columns.values()]))!;
+        await deps.files?.store(tx, ctx.dbName, collection, id, values);
+        // As in PocketBase, the create rule is checked against the new record, before commit.
+        if (createRule && !(await selectById(tx, shape, id, createRule))) {
+          throw badRequest('Failed to create record: the collection rule does not allow it.');
+        }
+        change = new Change('create', ctx.dbName, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
+        await emit(deps, tx, change);
+        row = inserted;
+      } catch (err) {
+        throw uniqueViolation(err, collection, tx.dialect);
       }
-      change = new Change('create', ctx.dbName, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
-      await emit(deps, tx, change);
-      return inserted;
-    });
-  } catch (err) {
-    throw uniqueViolation(err, collection, ctx.db.dialect);
-  }
-  return answer(deps, ctx, shape, row, change, options);
+    },
+    answer: () => answer(deps, ctx, shape, row!, change!, options),
+  };
 }
 
-export async function updateRecord(
+/** The auth columns an update's checks depend on (`prepareAuthUpdate`). */
+interface AuthState {
+  email: string;
+  verified: boolean;
+  passwordHash: string;
+}
+
+async function authState(q: Pick<Queryable, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<AuthState | undefined> {
+  const query = sql`SELECT email, verified, passwordHash FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}${access ? sql` AND (${access})` : sql``}`;
+  const row = await q.get<{ email: string; verified: unknown; passwordHash: string }>(query.text, query.params);
+  return row && { email: row.email, verified: row.verified === 1 || row.verified === true, passwordHash: row.passwordHash };
+}
+
+function sameAuthState(a: AuthState, b: AuthState): boolean {
+  return a.email === b.email && a.verified === b.verified && a.passwordHash === b.passwordHash;
+}
+
+export async function prepareUpdate(
   deps: RecordDeps,
   ctx: RequestContext,
   collection: Collection,
   id: string,
   input: unknown,
   options: OutputOptions = {},
-): Promise<unknown> {
+): Promise<RecordWrite> {
   refuseViews(collection);
-  if (!isPlainObject(input)) throw badRequest('The request body must be a JSON object.');
-  const collections = await deps.collections.all(ctx.db);
-  const access = deps.access.condition(ctx, collection, 'update', collections);
-  const shape = shapeOf(collection);
-  const privileged = deps.access.privileged(ctx);
-
-  let auth: AuthPrepared | undefined;
-  if (collection.type === 'auth') {
-    // Read outside the transaction: verifying the old password and hashing the new one are slow.
-    const q = sql`SELECT email, verified, passwordHash FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id}${access ? sql` AND (${access})` : sql``}`;
-    const current = await ctx.db.get<{ email: string; verified: number; passwordHash: string }>(q.text, q.params);
-    if (!current) throw notFound();
-    auth = await prepareAuthUpdate(input, { ...current, verified: current.verified === 1 }, privileged, deps.minPasswordLength);
-  }
-
-  let row: Row;
-  let change!: Change;
-  try {
-    row = await ctx.db.transaction(async (tx) => {
-      const before = await selectById(tx, shape, id, access);
-      if (!before) throw notFound();
-      const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), privileged);
-      Object.assign(errors, auth?.errors);
-      await checkRelations(tx, collections, shape, values, errors);
-      if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to update record.');
-      const columns = columnValues(shape, values, auth);
-      columns.set('updated', nowIso());
-      const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
-      const updated = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), id]))!;
-      await deps.files?.store(tx, ctx.dbName, collection, id, values, canonical(shape, before));
-      change = new Change('update', ctx.dbName, collection, serializeRecord(updated, shape, PRIVILEGED_VIEWER), serializeRecord(before, shape, PRIVILEGED_VIEWER));
-      await emit(deps, tx, change);
-      return updated;
-    });
-  } catch (err) {
-    throw uniqueViolation(err, collection, ctx.db.dialect);
-  }
-  return answer(deps, ctx, shape, row, change, options);
+  const body = objectInput(input);
+  return planUpdate(await writeScope(deps, ctx, collection), id, body, options, ctx.db);
 }
 
-export async function deleteRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<void> {
-  refuseViews(collection);
-  const collections = await deps.collections.all(ctx.db);
-  const access = deps.access.condition(ctx, collection, 'delete', collections);
-  const shape = shapeOf(collection);
-  await ctx.db.transaction(async (tx) => {
-    const row = await selectById(tx, shape, id, access);
-    if (!row) throw notFound();
-    await deleteWithReferences(deps, ctx.dbName, tx, collections, collection, row, new Set());
-  });
+/**
+ * `prepareUpdate` with its scope loaded; `reader` reads the auth state the password checks need
+ * (the database before a transaction, the transaction itself when planned inside one).
+ */
+export async function planUpdate(s: WriteScope, id: string, input: Record<string, unknown>, options: OutputOptions, reader: Pick<Queryable, 'get'>): Promise<RecordWrite> {
+  const { deps, ctx, collection, shape } = s;
+  const access = deps.access.condition(ctx, collection, 'update', s.collections);
+
+  // Verifying the old password and hashing the new one are slow: done before the transaction,
+  // against the state read now. A record not found here is a 404 in `apply`, unless an earlier write
+  // of the same transaction creates it.
+  let auth: { state: AuthState; prepared: AuthPrepared } | undefined;
+  if (collection.type === 'auth') {
+    const state = await authState(reader, shape, id, access);
+    if (state) auth = { state, prepared: await prepareAuthUpdate(input, state, s.privileged, deps.minPasswordLength) };
+  }
+
+  let row: Row | undefined;
+  let change: Change | undefined;
+  return {
+    action: 'update',
+    async apply(tx) {
+      try {
+        const before = await selectById(tx, shape, id, access);
+        if (!before) throw notFound();
+        let authPrepared: AuthPrepared | undefined;
+        if (collection.type === 'auth') {
+          // Prepared against a state that changed since (a concurrent password change, or an earlier
+          // write of the same batch), or not prepared at all: prepared against the current one. Only
+          // such a write pays for hashing inside the transaction.
+          const state = (await authState(tx, shape, id, null))!;
+          authPrepared = auth && sameAuthState(auth.state, state) ? auth.prepared : await prepareAuthUpdate(input, state, s.privileged, deps.minPasswordLength);
+        }
+        const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), s.privileged);
+        Object.assign(errors, authPrepared?.errors);
+        await checkRelations(tx, s.collections, shape, values, errors);
+        if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to update record.');
+        const columns = columnValues(shape, values, authPrepared);
+        columns.set('updated', nowIso());
+        const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
+        const updated = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), id]))!;
+        await deps.files?.store(tx, ctx.dbName, collection, id, values, canonical(shape, before));
+        change = new Change('update', ctx.dbName, collection, serializeRecord(updated, shape, PRIVILEGED_VIEWER), serializeRecord(before, shape, PRIVILEGED_VIEWER));
+        await emit(deps, tx, change);
+        row = updated;
+      } catch (err) {
+        throw uniqueViolation(err, collection, tx.dialect);
+      }
+    },
+    answer: () => answer(deps, ctx, shape, row!, change!, options),
+  };
+}
+
+export async function prepareDelete(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<RecordWrite> {
+  return planDelete(await writeScope(deps, ctx, collection), id);
+}
+
+export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite> {
+  const access = s.deps.access.condition(s.ctx, s.collection, 'delete', s.collections);
+  return {
+    action: 'delete',
+    async apply(tx) {
+      const row = await selectById(tx, s.shape, id, access);
+      if (!row) throw notFound();
+      await deleteWithReferences(s.deps, s.ctx.dbName, tx, s.collections, s.collection, row, new Set());
+    },
+    answer: async () => undefined,
+  };
 }
 
 /**
