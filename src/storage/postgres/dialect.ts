@@ -188,11 +188,12 @@ export function helperFunctionsSql(extensionSchema: string): string {
     fn('txt(double precision)', 'text', '$1::text'),
     fn('txt(boolean)', 'text', `CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END`),
     fn('txt(jsonb)', 'text', `$1 #>> '{}'`),
-    fn('jarr(jsonb)', 'jsonb', `CASE WHEN jsonb_typeof($1) = 'array' THEN $1 ELSE '[]'::jsonb END`),
-    fn('jarr(text)', 'jsonb', `${FN}.jarr(${FN}.jval($1))`),
     fn('jval(jsonb)', 'jsonb', '$1'),
     // Text that is not JSON (an adopted column, a parameter) reads as NULL rather than failing.
     `CREATE OR REPLACE FUNCTION ${FN}.jval(text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $fn$
       BEGIN RETURN $1::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $fn$;`,
+    fn('jarr(jsonb)', 'jsonb', `CASE WHEN jsonb_typeof($1) = 'array' THEN $1 ELSE '[]'::jsonb END`),
+    // After jval(text): a SQL function's body is checked when it is created.
+    fn('jarr(text)', 'jsonb', `${FN}.jarr(${FN}.jval($1))`),
   ].join('\n');
 }
