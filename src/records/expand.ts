@@ -1,5 +1,5 @@
 import { relationTarget } from '../collections/fields/relation.ts';
-import type { Collection } from '../collections/model.ts';
+import type { Collection, FieldDef } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, isApiError } from '../errors.ts';
@@ -73,6 +73,34 @@ async function byIds(deps: RecordDeps, ctx: RequestContext, collections: Collect
   return out;
 }
 
+/** `<collection>_via_<field>`: the records of another collection whose relation field points here. */
+function backRelation(collections: CollectionSet, collection: Collection, segment: string): { source: Collection; via: FieldDef } {
+  const back = BACK_RELATION.exec(segment);
+  const source = back ? collections.find(back[1]) : undefined;
+  const via = source?.fields.find((f) => f.name === back![2] && f.type === 'relation');
+  if (!source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) {
+    throw badRequest(`Cannot expand ${JSON.stringify(segment)}: it is not a relation field of "${collection.name}".`);
+  }
+  return { source, via };
+}
+
+/**
+ * Checks every path of an `expand` against the collections, as `expandRecords` resolves them: a
+ * write checks it before it writes, so that a bad `expand` refuses the write instead of failing the
+ * answer of a change already made.
+ */
+export function checkExpand(collections: CollectionSet, collection: Collection, tree: ExpandTree): void {
+  for (const [segment, subtree] of tree) {
+    const field = collection.fields.find((f) => f.name === segment);
+    if (field && field.type === 'relation') {
+      const target = collections.find(relationTarget(field));
+      if (target) checkExpand(collections, target, subtree);
+      continue;
+    }
+    checkExpand(collections, backRelation(collections, collection, segment).source, subtree);
+  }
+}
+
 /** Resolves `expand` on records of `collection` in place, batching one query per relation and level. */
 export async function expandRecords(
   deps: RecordDeps,
@@ -106,12 +134,7 @@ export async function expandRecords(
       continue;
     }
 
-    const back = BACK_RELATION.exec(segment);
-    const source = back ? collections.find(back[1]) : undefined;
-    const via = source?.fields.find((f) => f.name === back![2] && f.type === 'relation');
-    if (!back || !source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) {
-      throw badRequest(`Cannot expand ${JSON.stringify(segment)}: it is not a relation field of "${collection.name}".`);
-    }
+    const { source, via } = backRelation(collections, collection, segment);
     const ids = records.map((r) => r.id);
     const multiple = typeOf(via).multiple(via);
     const found: RecordJson[] = [];

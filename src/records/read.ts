@@ -1,10 +1,11 @@
 import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
 import { EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
-import { expandRecords, parseExpand } from './expand.ts';
+import { checkExpand, expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
@@ -22,6 +23,16 @@ export interface ListResult {
 export interface OutputOptions {
   expand?: unknown;
   fields?: unknown;
+}
+
+/**
+ * Checks `expand` and `fields` before a write, which applies them only once its change is committed:
+ * a bad one must refuse the write, not fail the answer of a change already made.
+ */
+export function checkOutputOptions(collections: CollectionSet, collection: Collection, options: OutputOptions): void {
+  const expand = param(options.expand);
+  if (expand !== '') checkExpand(collections, collection, parseExpand(expand));
+  parseFieldsParam(param(options.fields));
 }
 
 /** Applies `expand` and `fields` to records about to be returned. */

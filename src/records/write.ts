@@ -11,7 +11,7 @@ import { type Database, list, type Queryable, raw, type Row, type Sql, sql, type
 import { type AuthPrepared, prepareAuthCreate, prepareAuthUpdate } from './auth-fields.ts';
 import type { RecordDeps, RecordEvent } from './deps.ts';
 import { param } from './query-params.ts';
-import { finishRecords, type OutputOptions, selectById } from './read.ts';
+import { checkOutputOptions, finishRecords, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
@@ -169,6 +169,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
   const { deps, ctx, collection, shape } = s;
   // Checked first: a closed collection answers 403 whatever the body.
   const createRule = deps.access.condition(ctx, collection, 'create', s.collections);
+  checkOutputOptions(s.collections, collection, options);
   const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
   let id = randomId();
   if (input.id !== undefined && input.id !== '') {
@@ -248,6 +249,7 @@ export async function prepareUpdate(
 export async function planUpdate(s: WriteScope, id: string, input: Record<string, unknown>, options: OutputOptions, reader: Pick<Queryable, 'get'>): Promise<RecordWrite> {
   const { deps, ctx, collection, shape } = s;
   const access = deps.access.condition(ctx, collection, 'update', s.collections);
+  checkOutputOptions(s.collections, collection, options);
 
   // Verifying the old password and hashing the new one are slow: done before the transaction,
   // against the state read now. A record not found here is a 404 in `apply`, unless an earlier write
