@@ -10,7 +10,7 @@ import { fileKey, recordPrefix } from './keys.ts';
 import { isStoredName } from './names.ts';
 import type { StagedFile } from './staged.ts';
 import type { FileStorage } from './storage/types.ts';
-import { discardStaged, receiveBody, type UploadPart } from './uploads.ts';
+import { discardStaged, type FileLimit, type MultipartForm, readMultipart, receiveBody, type UploadPart } from './uploads.ts';
 
 export interface FileStoreOptions {
   storage: FileStorage;
@@ -25,6 +25,11 @@ export interface UploadBatch {
   input: Record<string, unknown>;
   /** What `@request.body` shows rules: the input with uploads as their stored names. */
   body: Record<string, unknown>;
+  settle(): Promise<void>;
+}
+
+/** A multipart body of several writes (a batch); `settle` once they are over. */
+export interface UploadForm extends MultipartForm {
   settle(): Promise<void>;
 }
 
@@ -60,6 +65,15 @@ export class FileStore implements RecordFiles {
       body: JSON.parse(JSON.stringify(input)) as Record<string, unknown>,
       settle: () => this.settle(staged),
     };
+  }
+
+  /**
+   * Reads a multipart body whose file parts go to several records (a batch): `fileLimit` says which
+   * parts are files to keep. Whatever the writes do not store is removed by `settle`.
+   */
+  async receiveForm(parts: AsyncIterable<UploadPart>, fileLimit: FileLimit, declaredLength?: number): Promise<UploadForm> {
+    const form = await readMultipart(parts, this.options, fileLimit, declaredLength);
+    return { ...form, settle: () => this.settle(form.staged) };
   }
 
   /**

@@ -64,7 +64,7 @@ async function* readParts(parts: AsyncIterable<UploadPart>): AsyncGenerator<Uplo
 }
 
 /** The file field a part's key names: `avatar`, `documents+` (append) or `+documents` (prepend). */
-function fileFieldOf(collection: Collection, key: string): FieldDef | undefined {
+export function fileFieldOf(collection: Collection, key: string): FieldDef | undefined {
   const name = key.endsWith('+') ? key.slice(0, -1) : key.startsWith('+') ? key.slice(1) : key;
   return collection.fields.find((f) => f.type === 'file' && f.name === name);
 }
@@ -74,11 +74,10 @@ async function drain(stream: Readable, budget: ByteBudget): Promise<void> {
 }
 
 /**
- * Streams one file part to the staging directory. Past the field's `maxSize` the content is dropped
+ * Streams one file part to the staging directory. Past `maxSize` (the field's) the content is dropped
  * (the part is still read, within the request's budget) and the upload is marked too large.
  */
-async function stage(part: Extract<UploadPart, { type: 'file' }>, field: FieldDef, options: ReceiveOptions, budget: ByteBudget): Promise<StagedFile> {
-  const maxSize = fileOptions(field).maxSize;
+async function stage(part: Extract<UploadPart, { type: 'file' }>, maxSize: number, options: ReceiveOptions, budget: ByteBudget): Promise<StagedFile> {
   const tempPath = path.join(options.stagingDir, randomId(24));
   const head: Buffer[] = [];
   let headSize = 0;
@@ -127,7 +126,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Keys that would reach an object's prototype instead of becoming its own. */
-function isUnsafeKey(key: string): boolean {
+export function isUnsafeKey(key: string): boolean {
   return key in Object.prototype;
 }
 
@@ -138,18 +137,33 @@ export interface ReceivedBody {
   staged: StagedFile[];
 }
 
+/** A multipart body as read, before it means anything to a domain. */
+export interface MultipartForm {
+  /** Form fields by key (a repeated key: each value in order). */
+  fields: Map<string, unknown[]>;
+  /** `@jsonPayload` parts, parsed (each a JSON object), in order. */
+  payloads: Record<string, unknown>[];
+  /** Uploads by part key, in order. */
+  uploads: Map<string, StagedFile[]>;
+  /** Every upload of the request, to settle once the write is over. */
+  staged: StagedFile[];
+}
+
 /**
- * Reads a multipart record body as PocketBase's SDKs send it: form fields (a repeated key becomes a
- * list), `@jsonPayload` parts whose JSON values override them, and files, streamed to the staging
- * directory. On failure every staged file is removed before the error is thrown.
+ * For a file part's key: the most bytes of it to keep (a file field's `maxSize`; a larger file is
+ * read but marked too large), or undefined to read and ignore the part.
  */
-export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: Collection, options: ReceiveOptions, declaredLength?: number): Promise<ReceivedBody> {
+export type FileLimit = (key: string) => number | undefined;
+
+/**
+ * Reads a multipart body: form fields, `@jsonPayload` parts, and files, streamed to the staging
+ * directory within the request's byte budget. On failure every staged file is removed before the
+ * error is thrown.
+ */
+export async function readMultipart(parts: AsyncIterable<UploadPart>, options: ReceiveOptions, fileLimit: FileLimit, declaredLength?: number): Promise<MultipartForm> {
   if (declaredLength !== undefined && declaredLength > options.requestLimit) throw uploadTooLarge(options.requestLimit);
   const budget = new ByteBudget(options.requestLimit);
-  const fields = new Map<string, unknown[]>();
-  const payloads: Record<string, unknown>[] = [];
-  const uploads = new Map<string, StagedFile[]>();
-  const staged: StagedFile[] = [];
+  const form: MultipartForm = { fields: new Map(), payloads: [], uploads: new Map(), staged: [] };
   try {
     for await (const part of readParts(parts)) {
       if (isUnsafeKey(part.fieldname)) throw badRequest(`Invalid form field name ${JSON.stringify(part.fieldname)}.`);
@@ -158,36 +172,54 @@ export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: 
         const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value ?? null);
         budget.spend(Buffer.byteLength(text));
         if (part.valueTruncated) throw new ApiError(413, `The form field "${part.fieldname}" is too large.`, {}, { connection: 'close' });
-        if (part.fieldname === JSON_PAYLOAD) payloads.push(parsePayload(part.value));
-        else fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), part.value]);
+        if (part.fieldname === JSON_PAYLOAD) form.payloads.push(parsePayload(part.value));
+        else form.fields.set(part.fieldname, [...(form.fields.get(part.fieldname) ?? []), part.value]);
         continue;
       }
-      const field = fileFieldOf(collection, part.fieldname);
-      if (!field) {
-        // As in PocketBase, files for keys that are not file fields are ignored (but still counted).
+      const maxSize = fileLimit(part.fieldname);
+      if (maxSize === undefined) {
+        // Not a file this request takes (still counted against its budget).
         await drain(part.file, budget);
         continue;
       }
-      const file = await stage(part, field, options, budget);
-      staged.push(file);
-      uploads.set(part.fieldname, [...(uploads.get(part.fieldname) ?? []), file]);
+      const file = await stage(part, maxSize, options, budget);
+      form.staged.push(file);
+      form.uploads.set(part.fieldname, [...(form.uploads.get(part.fieldname) ?? []), file]);
     }
   } catch (err) {
-    await discardStaged(staged);
+    await discardStaged(form.staged);
     throw err;
   }
+  return form;
+}
 
-  const input: Record<string, unknown> = {};
-  for (const [key, values] of fields) input[key] = values.length === 1 ? values[0] : values;
-  for (const payload of payloads) {
-    for (const [key, value] of Object.entries(payload)) if (!isUnsafeKey(key)) input[key] = value;
-  }
+/** Adds uploads to a record input: after the names the input keeps under the same key. */
+export function withUploads(input: Record<string, unknown>, uploads: Map<string, StagedFile[]>): Record<string, unknown> {
   for (const [key, files] of uploads) {
+    if (isUnsafeKey(key)) continue;
     const current = input[key];
     const kept = current === undefined || current === '' ? [] : Array.isArray(current) ? current : [current];
     input[key] = [...kept, ...files];
   }
-  return { input, staged };
+  return input;
+}
+
+/**
+ * Reads a multipart record body as PocketBase's SDKs send it: form fields (a repeated key becomes a
+ * list), `@jsonPayload` parts whose JSON values override them, and files for the collection's file
+ * fields. As in PocketBase, files under other keys are ignored.
+ */
+export async function receiveBody(parts: AsyncIterable<UploadPart>, collection: Collection, options: ReceiveOptions, declaredLength?: number): Promise<ReceivedBody> {
+  const form = await readMultipart(parts, options, (key) => {
+    const field = fileFieldOf(collection, key);
+    return field && fileOptions(field).maxSize;
+  }, declaredLength);
+  const input: Record<string, unknown> = {};
+  for (const [key, values] of form.fields) input[key] = values.length === 1 ? values[0] : values;
+  for (const payload of form.payloads) {
+    for (const [key, value] of Object.entries(payload)) if (!isUnsafeKey(key)) input[key] = value;
+  }
+  return { input: withUploads(input, form.uploads), staged: form.staged };
 }
 
 function parsePayload(raw: unknown): Record<string, unknown> {

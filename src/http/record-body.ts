@@ -3,7 +3,8 @@ import type { Collection } from '../collections/model.ts';
 import type { FileStore } from '../files/store.ts';
 import type { UploadPart } from '../files/uploads.ts';
 
-function declaredLength(req: FastifyRequest): number | undefined {
+/** The body length the client declared, for an early 413. */
+export function declaredLength(req: FastifyRequest): number | undefined {
   const n = Number(req.headers['content-length']);
   return Number.isFinite(n) ? n : undefined;
 }
