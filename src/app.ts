@@ -36,6 +36,8 @@ import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
+import { batchRoutes } from './http/routes/batch.ts';
+import { BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { fulltextSearch } from './migrations/fts.ts';
@@ -65,6 +67,8 @@ export interface Services {
   registry: DatabaseRegistry;
   collections: CollectionService;
   records: RecordService;
+  /** `POST /api/batch`: several record writes in one transaction. */
+  batch: BatchService;
   tokens: TokenService;
   admins: AdminService;
   authenticator: Authenticator;
@@ -124,6 +128,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const authenticator = new Authenticator(tokens, admins, collections, registry);
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
+  const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });
   const recordAuth = new RecordAuthService(tokens, collections, records);
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
@@ -141,6 +146,7 @@ export async function buildServices(config: Config): Promise<Services> {
     registry,
     collections,
     records,
+    batch,
     tokens,
     admins,
     authenticator,
@@ -204,6 +210,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(collectionRoutes(services.collections));
   await app.register(ruleRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
+  await app.register(batchRoutes(services.batch, services.fileStore));
   await app.register(fileRoutes(services.files, services.registry));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(cronRoutes(services.cron));

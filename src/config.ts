@@ -36,6 +36,8 @@ export interface Config {
   fileTokenTtl: number;
   /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
   corsOrigins: string[];
+  /** Most requests one `POST /api/batch` may hold. */
+  batchMaxRequests: number;
   /** PostgreSQL URL (CAIRN_DATABASE_URL); when unset, SQLite files under `dir`. */
   databaseUrl?: string;
   /** PostgreSQL connections per process. */
@@ -157,6 +159,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
+    batchMaxRequests: intFrom('CAIRN_BATCH_MAX_REQUESTS', env.CAIRN_BATCH_MAX_REQUESTS, 50, 1, 10000),
     databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
     pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
     nodeId: nodeId(env.CAIRN_NODE_ID),

@@ -170,6 +170,69 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'PATCH /api/collections/:collection/records/:id', access: 'public', params: record, body: RECORD_KEYS, query: ['expand', 'fields'], as: 'admin', records: true },
     { route: 'DELETE /api/collections/:collection/records/:id', access: 'public', params: { collection: 'sweep', id: ids.spareRecord } },
 
+    {
+      route: 'POST /api/batch',
+      access: 'public',
+      body: ['requests'],
+      base: { requests: [{ method: 'POST', url: '/api/collections/sweep/records', body: { title: 'ok' } }] },
+      as: 'admin',
+      records: true,
+      bodies: [
+        // Writes outside the allowed set, nested batches, paths that climb out.
+        { requests: [{ method: 'POST', url: '/api/batch', body: { requests: [{ method: 'POST', url: '/api/collections/sweep/records', body: {} }] } }] },
+        { requests: [{ method: 'POST', url: '/api/collections/sweep/records/../../../../admins', body: { email: 'x@example.com', password: 'xxxxxxxxxx' } }] },
+        { requests: [{ method: 'POST', url: '/api/collections', body: { name: 'batched' } }] },
+        { requests: [{ method: 'DELETE', url: '/api/collections/canary' }] },
+        { requests: [{ method: 'GET', url: '/api/collections/canary/records' }] },
+        { requests: [{ method: 'POST', url: '//evil.example/api/collections/sweep/records', body: {} }] },
+        { requests: [{ method: 'POST', url: '/api/collections/%2e%2e%2fcanary/records', body: {} }] },
+        { requests: [{ method: 'POST', url: '/api/collections/_admins/records', body: {} }] },
+        // The canary changed, then a request that fails whatever the sweep collection holds by then: the
+        // change rolls back.
+        { requests: [{ method: 'DELETE', url: `/api/collections/canary/records/${ids.canaryRecord}` }, { method: 'DELETE', url: '/api/collections/sweep/records/nosuchrecord000' }] },
+        { requests: [{ method: 'PATCH', url: `/api/collections/canary/records/${ids.canaryRecord}`, body: { title: 'changed' } }, { method: 'DELETE', url: '/api/collections/sweep/records/nosuchrecord000' }] },
+        // An Authorization header inside the batch is not the caller; admin-only fields stay admin-only.
+        { requests: [{ method: 'PATCH', url: `/api/collections/users/records/${f.user.id}`, headers: { Authorization: f.server.adminToken }, body: { role: 'admin', verified: true } }] },
+        { requests: [{ method: 'PUT', url: '/api/collections/users/records', body: { id: f.user.id, role: 'admin' } }] },
+        // Too many, wrong shapes, hostile values.
+        { requests: Array.from({ length: 51 }, () => ({ method: 'POST', url: '/api/collections/sweep/records', body: { title: 'x' } })) },
+        { requests: [null, 1, 'x', []] },
+        { requests: [{ method: ['POST'], url: { $ne: 1 } }] },
+        { requests: [{ method: 'POST', url: '/api/collections/sweep/records', headers: { 'x-a': { toString: 'x' } }, body: { title: 'x' } }] },
+        { requests: [{ method: 'POST', url: '/api/collections/sweep/records', body: { meta: deep() } }] },
+        { requests: [{ method: 'POST', url: `/api/collections/sweep/records?expand=${'parent.'.repeat(10)}parent`, body: { title: 'x' } }] },
+        { requests: [{ method: 'POST', url: '/api/collections/sweep/records?__proto__[x]=1&constructor[prototype][x]=1', body: { title: 'x', ['__proto__']: { polluted: true } } }, { method: 'POST', url: '/api/collections/sweep/records', body: { doc: { name: 'x' } } }] },
+        { requests: [{ method: 'POST', url: `/api/collections/sweep/records/${'x'.repeat(9000)}`, body: {} }] },
+      ],
+      raw: [
+        { label: 'multipart without boundary', contentType: 'multipart/form-data', body: '@jsonPayload=x' },
+        { label: 'multipart garbage', contentType: 'multipart/form-data; boundary=b', body: '--b\r\nContent-Disposition: form-data; name="requests.0.doc"; filename="../../../x"\r\n\r\nabc\r\n--b' },
+        {
+          label: 'multipart bad @jsonPayload',
+          contentType: 'multipart/form-data; boundary=b',
+          body: '--b\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n{"requests":\r\n--b--\r\n',
+        },
+        {
+          label: 'multipart file for a request the batch does not hold',
+          contentType: 'multipart/form-data; boundary=b',
+          body:
+            '--b\r\nContent-Disposition: form-data; name="requests.99.doc"; filename="x.txt"\r\n\r\nabc\r\n' +
+            '--b\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n{"requests":[{"method":"POST","url":"/api/collections/sweep/records","body":{"title":"x"}}]}\r\n--b--\r\n',
+        },
+        {
+          label: 'multipart with two empty payloads',
+          contentType: 'multipart/form-data; boundary=b',
+          body: '--b\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n{"requests":[]}\r\n--b\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n{"requests":[]}\r\n--b--\r\n',
+        },
+        {
+          label: 'multipart __proto__ file key',
+          contentType: 'multipart/form-data; boundary=b',
+          body: '--b\r\nContent-Disposition: form-data; name="requests.0.__proto__"; filename="x.txt"\r\n\r\nabc\r\n--b\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n{"requests":[{"method":"POST","url":"/api/collections/sweep/records","body":{"n":"x"}}]}\r\n--b--\r\n',
+        },
+        { label: 'urlencoded', contentType: 'application/x-www-form-urlencoded', body: 'requests=x' },
+      ],
+    },
+
     { route: 'GET /api/collections/:name/rules', access: 'admin', params: { name: 'sweep' } },
     {
       route: 'PUT /api/collections/:name/rules',

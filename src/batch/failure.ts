@@ -1,0 +1,25 @@
+import { ApiError, badRequest, isApiError } from '../errors.ts';
+
+/**
+ * The answer to a batch one of whose requests failed (API contract §11): a 400 naming the request by
+ * its index, with that request's own error `{code, message, data}`. Nothing of the batch was written.
+ * A fault that is not an ApiError stays what it is (a 500, logged, no details).
+ */
+export function batchFailed(index: number, err: unknown): unknown {
+  if (!isApiError(err)) return err;
+  return new ApiError(400, 'Batch transaction failed.', { requests: { [String(index)]: err.toJSON() } });
+}
+
+/** Runs one step of request `index`, reporting its failure under that index. */
+export async function atIndex<T>(index: number, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw batchFailed(index, err);
+  }
+}
+
+/** A batch that cannot be read as a list of requests at all. */
+export function invalidBatch(message: string, code = 'validation_invalid_batch'): ApiError {
+  return badRequest(message, { requests: { code, message } });
+}

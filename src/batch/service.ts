@@ -1,0 +1,92 @@
+import type { CollectionService } from '../collections/service.ts';
+import type { RequestContext } from '../context.ts';
+import type { FileStore } from '../files/store.ts';
+import { fileFieldOf, withUploads } from '../files/uploads.ts';
+import type { StagedFile } from '../files/staged.ts';
+import type { RecordService } from '../records/service.ts';
+import type { RecordWrite } from '../records/write.ts';
+import { atIndex } from './failure.ts';
+import { readBatchForm } from './form.ts';
+import type { MultipartForm } from '../files/uploads.ts';
+import { type BatchRequest, parseBatch } from './request.ts';
+
+/** One answer of a committed batch, as the request alone would have been answered. */
+export interface BatchResult {
+  status: number;
+  body: unknown;
+}
+
+export interface BatchServiceOptions {
+  collections: CollectionService;
+  records: RecordService;
+  files: Pick<FileStore, 'refuseInlineFiles'>;
+  /** Most requests one batch may hold (CAIRN_BATCH_MAX_REQUESTS). */
+  maxRequests: number;
+}
+
+/**
+ * Batch writes (API contract §11, PocketBase v0.23's `/api/batch`): record creates, updates, upserts
+ * and deletes of one database, all committed in one transaction or none.
+ *
+ * Every request is prepared first, in order, as the caller (rules, validation, password hashing: the
+ * slow work, outside the transaction), then all are applied in one transaction, in order, then
+ * answered. A failure at any step rolls everything back and names the request by its index; the
+ * change hooks' rows (webhook outbox) roll back with it and their after-commit follow-ups (delivery,
+ * file clean-up) never run, while for a committed batch they run once per change, in request order.
+ * A request that fails a check needing no stored row (a 403, a validation error) is reported even if
+ * an earlier request would have failed inside the transaction.
+ */
+export class BatchService {
+  constructor(private readonly o: BatchServiceOptions) {}
+
+  /** A batch sent as JSON: `{requests: [{method, url, headers?, body?}]}`. */
+  run(ctx: RequestContext, body: unknown): Promise<BatchResult[]> {
+    return this.execute(ctx, parseBatch(body, this.o.maxRequests));
+  }
+
+  /** A batch sent as multipart: the document in `@jsonPayload`, files as `requests.<index>.<field>`. */
+  runForm(ctx: RequestContext, form: MultipartForm): Promise<BatchResult[]> {
+    return this.execute(ctx, readBatchForm(form, this.o.maxRequests));
+  }
+
+  private async execute(ctx: RequestContext, requests: BatchRequest[]): Promise<BatchResult[]> {
+    const writes: RecordWrite[] = [];
+    for (const [i, request] of requests.entries()) writes.push(await atIndex(i, () => this.prepare(ctx, request)));
+    await ctx.db.transaction(async (tx) => {
+      for (const [i, write] of writes.entries()) await atIndex(i, () => write.apply(tx));
+    });
+    const results: BatchResult[] = [];
+    for (const write of writes) {
+      results.push(write.action === 'delete' ? { status: 204, body: null } : { status: 200, body: await write.answer() });
+    }
+    return results;
+  }
+
+  private async prepare(ctx: RequestContext, request: BatchRequest): Promise<RecordWrite> {
+    const collection = await this.o.collections.get(ctx.db, request.collection);
+    this.o.files.refuseInlineFiles(collection, request.body);
+    let input = request.body;
+    // What rules see as `@request.body`: the JSON values, uploads by the names they are stored under.
+    let ruleBody: unknown = input;
+    const uploads = new Map<string, StagedFile[]>([...(request.uploads ?? [])].filter(([key]) => fileFieldOf(collection, key) !== undefined));
+    if (uploads.size > 0) {
+      input = withUploads({ ...input }, uploads);
+      ruleBody = JSON.parse(JSON.stringify(input));
+    }
+    const sub: RequestContext = {
+      ...ctx,
+      request: { method: request.method, headers: { ...ctx.request.headers, ...request.headers }, query: request.query, body: ruleBody, ip: ctx.request.ip },
+    };
+    const records = this.o.records;
+    switch (request.action) {
+      case 'create':
+        return records.prepareCreate(sub, collection, input, request.query);
+      case 'update':
+        return records.prepareUpdate(sub, collection, request.id!, input, request.query);
+      case 'upsert':
+        return records.prepareUpsert(sub, collection, input, request.query);
+      case 'delete':
+        return records.prepareDelete(sub, collection, request.id!);
+    }
+  }
+}
