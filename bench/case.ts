@@ -17,6 +17,9 @@ export interface BenchCase<State = unknown> {
    * and the report prints this case's Cairn throughput as a fraction of that case's and whether it
    * reaches `target`. */
   relativeTo?: { name: string; target: number };
+  /** Units of work (records) one request of this case does, 1 when absent: a case measured relative
+   * to another is compared per unit, so 50 creates in one request compare with 50 requests. */
+  unitsPerRequest?: number;
   /**
    * Runs in the bench process before the load starts, with Cairn serving and the baseline's database
    * open (the baseline server is not running yet). Creates collections and data through Cairn's API,

@@ -132,16 +132,20 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
     if (c.relativeTo && other) {
       // The raw ratio is the issue's quantity, so it is the one judged; dividing each case by its
       // baseline in the same rounds is a cross-check that the two cases saw the same machine.
-      const ratio = cairn.rps / other.cairn.rps;
-      const normalised = cairn.rps / baseline.rps / (other.cairn.rps / other.baseline.rps);
+      // Per unit of work: a request of 50 creates counts as 50 creates.
+      const units = (c.unitsPerRequest ?? 1) / (other.c.unitsPerRequest ?? 1);
+      const ratio = (cairn.rps / other.cairn.rps) * units;
+      const normalised = (cairn.rps / baseline.rps / (other.cairn.rps / other.baseline.rps)) * units;
       const withDrain = cairn.drain?.cpuUs;
       // Neighbouring rounds saw about the same machine, so their ratios show the measurement's spread.
-      const perRound = cairn.roundRps.map((rps, i) => (rps / other.cairn.roundRps[i]) * 100).sort((a, b) => a - b);
+      const perRound = cairn.roundRps.map((rps, i) => (rps / other.cairn.roundRps[i]) * units * 100).sort((a, b) => a - b);
+      const per = units === 1 ? '' : ` per unit of work (${c.unitsPerRequest ?? 1} per request against ${other.c.unitsPerRequest ?? 1})`;
+      const cpuPerUnit = units === 1 || cairn.cpuUs === undefined ? '' : ` (${fmt(cairn.cpuUs / (c.unitsPerRequest ?? 1))} per unit)`;
       lines.push(
         '',
-        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
+        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds${per}: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
           `${ratio >= c.relativeTo.target ? 'met' : '**below**'}; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
-          `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}; ` +
+          `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${cpuPerUnit}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}; ` +
           `round by round ${fmt(perRound[0])}–${fmt(perRound[perRound.length - 1])}%, median ${fmt(perRound[Math.floor(perRound.length / 2)])}%.`,
       );
     }
