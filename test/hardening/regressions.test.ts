@@ -35,6 +35,19 @@ describe('hardening regressions', () => {
   });
   after(() => server.close());
 
+  test('a create or update with a bad expand or fields is refused before it writes, not after', async () => {
+    await createCollection(server, { name: 'expanded', fields: [{ name: 'meta', type: 'json' }] });
+    for (const query of ['expand=nope', 'expand=meta', `expand=${'a'.repeat(3000)}`, 'fields=a..b', 'expand=expanded_via_nope']) {
+      const res = await server.admin('POST', `/api/collections/expanded/records?${query}`, { body: { meta: { a: 1 } } });
+      assert.equal(res.status, 400, `${query}: ${res.text}`);
+    }
+    assert.equal((await server.admin('GET', '/api/collections/expanded/records')).body.totalItems, 0);
+    const record = (await server.admin('POST', '/api/collections/expanded/records', { body: { meta: { a: 1 } } })).body;
+    const res = await server.admin('PATCH', `/api/collections/expanded/records/${record.id}?expand=nope`, { body: { meta: { a: 2 } } });
+    assert.equal(res.status, 400);
+    assert.deepEqual((await server.admin('GET', `/api/collections/expanded/records/${record.id}`)).body.meta, { a: 1 });
+  });
+
   test('a file uploaded with a long name can be downloaded (stored names are longer than the router allowed)', async () => {
     const form = new FormData();
     form.append('doc', new Blob(['hello']), `${'a'.repeat(150)}.txt`);
