@@ -69,8 +69,23 @@ export function fileFieldOf(collection: Collection, key: string): FieldDef | und
   return collection.fields.find((f) => f.type === 'file' && f.name === name);
 }
 
+/**
+ * The parser destroys the stream of a file the body ended in the middle of, sometimes before its
+ * consumer gets to it; a pipeline from a stream already destroyed never settles, so that is checked
+ * first. Either way the client sent a broken body: a 400, never a hung request or a 500.
+ */
+function truncated(stream: Readable): unknown {
+  return stream.destroyed && !stream.readableEnded ? malformedMultipart(new Error('the body ended in the middle of a file')) : undefined;
+}
+
 async function drain(stream: Readable, budget: ByteBudget): Promise<void> {
-  for await (const chunk of stream) budget.spend((chunk as Buffer).length);
+  const broken = truncated(stream);
+  if (broken) throw broken;
+  try {
+    for await (const chunk of stream) budget.spend((chunk as Buffer).length);
+  } catch (err) {
+    throw malformedMultipart(err);
+  }
 }
 
 /**
@@ -102,6 +117,8 @@ async function stage(part: Extract<UploadPart, { type: 'file' }>, maxSize: numbe
       done(null, chunk);
     },
   });
+  const broken = truncated(part.file);
+  if (broken) throw broken;
   try {
     await pipeline(part.file, meter, createWriteStream(tempPath, { flags: 'wx', mode: 0o600 }));
   } catch (err) {
