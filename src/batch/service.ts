@@ -1,13 +1,12 @@
 import type { CollectionService } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
-import type { FileStore } from '../files/store.ts';
-import { fileFieldOf, withUploads } from '../files/uploads.ts';
 import type { StagedFile } from '../files/staged.ts';
+import type { FileStore } from '../files/store.ts';
+import { fileFieldOf, type MultipartForm, withUploads } from '../files/uploads.ts';
 import type { RecordService } from '../records/service.ts';
 import type { RecordWrite } from '../records/write.ts';
 import { atIndex } from './failure.ts';
 import { readBatchForm } from './form.ts';
-import type { MultipartForm } from '../files/uploads.ts';
 import { type BatchRequest, parseBatch } from './request.ts';
 
 /** One answer of a committed batch, as the request alone would have been answered. */
