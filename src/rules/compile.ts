@@ -16,6 +16,8 @@ export interface ResolvedOperand {
   kind: 'scalar' | 'set';
   sql: Sql;
   valueType?: ValueType;
+  /** Whether the value can be NULL (a path through a relation, a JSON value): sorts say where NULLs go. */
+  nullable?: boolean;
   /** For sets: every element must match, even under an any-of operator (`:each`). */
   each?: boolean;
   /**

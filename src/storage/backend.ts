@@ -25,6 +25,12 @@ export interface StorageBackend {
   remove(name: string, db: Database | undefined): Promise<void>;
   /** Brings a database's internal tables up to date (each step once). */
   applySteps(db: Database, steps: readonly SchemaStep[]): Promise<void>;
+  /**
+   * Takes a lock held across processes until released or until this process dies (PostgreSQL's
+   * session advisory locks); undefined when another holder has it. Absent on SQLite, where
+   * domains keep a lock row instead (a file has no sessions).
+   */
+  tryLock?(key: string): Promise<(() => Promise<void>) | undefined>;
   /** Notices between the processes sharing this storage (PostgreSQL); absent where one process owns it. */
   readonly notifications?: Notifications;
   close(): Promise<void>;

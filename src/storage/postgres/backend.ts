@@ -80,6 +80,31 @@ export class PostgresBackend implements StorageBackend {
     });
   }
 
+  /** A session advisory lock on a connection kept out of the pool while held: a node that dies loses
+   * its connection, and with it the lock. */
+  async tryLock(key: string): Promise<(() => Promise<void>) | undefined> {
+    const client = await this.server.connect(SYSTEM_SCHEMA);
+    let got = false;
+    try {
+      got = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key])).rows[0].ok;
+    } catch (err) {
+      this.server.release(client, err);
+      throw err;
+    }
+    if (!got) {
+      this.server.release(client);
+      return undefined;
+    }
+    return async () => {
+      try {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+        this.server.release(client);
+      } catch (err) {
+        this.server.release(client, err);
+      }
+    };
+  }
+
   async close(): Promise<void> {
     await this.notifications.close();
     await this.server.close();

@@ -44,8 +44,19 @@ function isConnectionError(err: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
 }
 
-/** What reaches the client when the database cannot be used right now: a 503, never a 500. */
-function unavailable(err: unknown): unknown {
+/**
+ * Errors that are the request's, not the server's: a 400. Class 22 are data exceptions (a NUL byte
+ * in text, a number out of range, text too long for an index): values SQLite stores or compares
+ * without complaint, which PostgreSQL refuses.
+ */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/** What reaches the client when the database refuses a value (400) or cannot be used right now (503), never a 500. */
+function toApiError(err: unknown): unknown {
+  if (isDataError(err)) return new ApiError(400, 'The request holds a value the database cannot store or compare (such as a NUL character).');
   if ((err as { code?: string })?.code === '57014') {
     return new ApiError(503, 'The database took too long to answer; try a narrower request.');
   }
@@ -160,7 +171,7 @@ export class PgServer {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      throw unavailable(err);
+      throw toApiError(err);
     }
     const state = stateOf(client);
     if (state.schema !== schema) {
@@ -169,7 +180,7 @@ export class PgServer {
         state.schema = schema;
       } catch (err) {
         client.release(true);
-        throw unavailable(err);
+        throw toApiError(err);
       }
     }
     return client;
@@ -231,7 +242,7 @@ export class PgDatabase implements Database {
       return result;
     } catch (err) {
       this.server.release(client, err);
-      throw unavailable(err);
+      throw toApiError(err);
     }
   }
 
@@ -268,7 +279,7 @@ export class PgDatabase implements Database {
       } catch (rollbackErr) {
         this.server.release(client, rollbackErr);
       }
-      throw unavailable(err);
+      throw toApiError(err);
     }
     this.server.release(client);
     await tx.runAfterCommit();

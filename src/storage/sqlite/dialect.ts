@@ -1,5 +1,6 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { type Sql, sql } from '../sql.ts';
+import { sqliteFulltext } from './fulltext.ts';
 import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
@@ -24,6 +25,8 @@ const AS_IS: Comparable = { left: same, right: same, textual: true };
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+
+  fulltext: sqliteFulltext,
 
   quoteIdent,
 
@@ -72,6 +75,10 @@ export const sqliteDialect: Dialect = {
     return sql`json_extract(CASE WHEN json_valid(${column}) THEN ${column} END, ${path})`;
   },
 
+  orderBy(value, descending) {
+    return descending ? sql`${value} DESC` : sql`${value} ASC`;
+  },
+
   randomOrder() {
     return 'RANDOM()';
   },
@@ -101,6 +108,15 @@ export const sqliteDialect: Dialect = {
       table,
     ]);
     return row !== undefined;
+  },
+
+  async relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined> {
+    const row = await db.get<{ type: string }>("SELECT type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", [name]);
+    return row?.type as 'table' | 'view' | undefined;
+  },
+
+  async foreignSchemasOf(): Promise<string[]> {
+    return [];
   },
 
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {
