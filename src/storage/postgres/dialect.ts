@@ -149,7 +149,7 @@ export const postgresDialect: Dialect = {
   async tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]> {
     return db.all<ColumnInfo>(
       `SELECT column_name AS name, data_type AS type FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name = ? AND column_name NOT LIKE '\_%' ORDER BY ordinal_position`,
+        WHERE table_schema = current_schema() AND table_name = ? AND column_name NOT LIKE '\\_%' ORDER BY ordinal_position`,
       [table],
     );
   },
