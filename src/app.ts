@@ -34,10 +34,13 @@ import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
+import { logRoutes } from './http/routes/logs.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
+import { RequestLogs } from './logs/service.ts';
+import { logSteps } from './logs/store.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
@@ -81,6 +84,8 @@ export interface Services {
   adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
+  /** The request log (`/api/logs`), kept in `registry.logs`. */
+  requestLogs: RequestLogs;
 }
 
 export interface App {
@@ -92,7 +97,7 @@ export interface App {
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
   const secret = loadInstanceSecret(config.dir, config.jwtSecret);
-  const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
+  const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps, logSteps });
   await registry.start();
   const storageDir = path.join(config.dir, 'storage');
   const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
@@ -123,6 +128,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  const requestLogs = new RequestLogs(registry.logs, { enabled: config.requestLogs, keepDays: config.logDays });
   return {
     config,
     secret,
@@ -145,6 +151,7 @@ export async function buildServices(config: Config): Promise<Services> {
     files,
     oauth2,
     migrations,
+    requestLogs,
   };
 }
 
@@ -177,7 +184,7 @@ export async function buildApp(config: Config): Promise<App> {
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerErrorHandling(app);
-  registerRequestLog(app);
+  registerRequestLog(app, services.requestLogs);
   await registerCors(app, config.corsOrigins);
   await registerRateLimit(app, config.rateLimit);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
@@ -197,6 +204,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(logRoutes(services.requestLogs));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -204,12 +212,17 @@ export async function buildApp(config: Config): Promise<App> {
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
+  services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
     services.cron.stop();
     await services.workflows.stop();
     await services.webhooks.stop();
+    // After the server has stopped taking requests (Fastify's own close hook runs first): every
+    // request answered is in the log.
+    await services.requestLogs.stop();
     await services.mailer.close();
     await services.registry.close();
   });

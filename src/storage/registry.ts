@@ -19,6 +19,8 @@ export interface RegistryOptions {
   systemSteps: readonly SchemaStep[];
   /** Internal schema of every database; runs when a database is created and each time it opens. */
   databaseSteps: readonly SchemaStep[];
+  /** Schema of the request log's database (`logs`). */
+  logSteps?: readonly SchemaStep[];
 }
 
 export const DEFAULT_DATABASE = 'main';
@@ -29,6 +31,7 @@ export const DEFAULT_DATABASE = 'main';
  */
 export class DatabaseRegistry {
   private systemDb?: Database;
+  private logsDb?: Database;
   private readonly known = new Map<string, DatabaseInfo>();
   private readonly open = new Map<string, Promise<Database>>();
   /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
@@ -41,11 +44,14 @@ export class DatabaseRegistry {
     return this.options.dir;
   }
 
-  /** Opens system.db, loads the database list and makes sure `main` exists. */
+  /** Opens system.db and logs.db, loads the database list and makes sure `main` exists. */
   async start(): Promise<void> {
     mkdirSync(path.join(this.options.dir, 'databases'), { recursive: true });
     this.systemDb = new SqliteDatabase('system', path.join(this.options.dir, 'system.db'));
     await applySchemaSteps(this.systemDb, this.options.systemSteps);
+    // The request log has a file of its own: its writes never wait for, nor hold up, a data database's.
+    this.logsDb = new SqliteDatabase('logs', path.join(this.options.dir, 'logs.db'));
+    await applySchemaSteps(this.logsDb, this.options.logSteps ?? []);
     for (const row of await this.systemDb.all<DatabaseInfo>('SELECT name, created FROM _databases ORDER BY name')) {
       this.known.set(row.name, row);
     }
@@ -55,6 +61,12 @@ export class DatabaseRegistry {
   get system(): Database {
     if (!this.systemDb) throw new Error('registry not started');
     return this.systemDb;
+  }
+
+  /** The request log's database (not a data database: no collections, never named by x-dbname). */
+  get logs(): Database {
+    if (!this.logsDb) throw new Error('registry not started');
+    return this.logsDb;
   }
 
   has(name: string): boolean {
@@ -143,6 +155,7 @@ export class DatabaseRegistry {
     const dbs = await Promise.allSettled([...this.open.values()]);
     for (const r of dbs) if (r.status === 'fulfilled') await r.value.close();
     this.open.clear();
+    await this.logsDb?.close();
     await this.systemDb?.close();
   }
 

@@ -36,6 +36,8 @@ export interface Fixture {
     run: string;
     log: string;
     migration: string;
+    /** A request log entry (`/api/logs/:id`). */
+    requestLog: string;
   };
   /** A non-admin API key (role `reader`) and its token. */
   readerKey: string;
@@ -131,6 +133,7 @@ export async function startFixture(): Promise<Fixture> {
   const migration = await ok(server.admin('GET', '/api/migrations/generate?name=sweep'));
   const log = await waitFor(async () => (await server.admin('GET', '/api/webhooks/logs')).body.items?.[0]);
   const fileToken = (await ok(server.request('POST', '/api/files/token', { token: user.token }))).token as string;
+  const requestLog = await waitFor(async () => (await server.admin('GET', '/api/logs?perPage=1')).body.items?.[0]);
 
   // Tokens an attacker can make: signed with a guessed key, expired but well signed, unsigned, and
   // genuine ones used where they do not belong.
@@ -208,6 +211,7 @@ export async function startFixture(): Promise<Fixture> {
       run: run.id,
       log: log.id,
       migration: migration.version,
+      requestLog: requestLog.id,
     },
   };
 }

@@ -254,6 +254,10 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/workflows/:name/runs', access: 'admin', params: { name: ids.workflow }, query: LIST },
     { route: 'GET /api/workflows/:name/runs/:id', access: 'admin', params: { name: ids.workflow, id: ids.run } },
 
+    { route: 'GET /api/logs', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
+    { route: 'GET /api/logs/stats', access: 'admin', noDb: true, query: ['filter'] },
+    { route: 'GET /api/logs/:id', access: 'admin', noDb: true, params: { id: ids.requestLog } },
+
     { route: 'GET /api/migrations', access: 'admin', noDb: true },
     { route: 'GET /api/migrations/status', access: 'admin', noDb: true },
     { route: 'GET /api/migrations/generate', access: 'admin', noDb: true, query: ['name', 'description'] },
