@@ -1,10 +1,12 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import path from 'node:path';
 import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
+import { BackupService, type ServiceRestarter } from './backups/service.ts';
+import { recoverInterruptedRestore } from './backups/swap.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
@@ -28,6 +30,7 @@ import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
+import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
@@ -86,6 +89,8 @@ export interface Services {
   workflows: WorkflowService;
   /** The request log (`/api/logs`), kept in `registry.logs`. */
   requestLogs: RequestLogs;
+  backups: BackupService;
+  fileTokens: FileTokens;
 }
 
 export interface App {
@@ -96,6 +101,8 @@ export interface App {
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
+  // Before anything opens a file: a restore the process died in the middle of is undone.
+  recoverInterruptedRestore(config.dir);
   const secret = loadInstanceSecret(config.dir, config.jwtSecret);
   const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps, logSteps });
   await registry.start();
@@ -129,6 +136,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
   const requestLogs = new RequestLogs(registry.logs, { enabled: config.requestLogs, keepDays: config.logDays });
+  const backups = new BackupService(config.dir, registry);
   return {
     config,
     secret,
@@ -152,6 +160,8 @@ export async function buildServices(config: Config): Promise<Services> {
     oauth2,
     migrations,
     requestLogs,
+    backups,
+    fileTokens,
   };
 }
 
@@ -159,9 +169,18 @@ export async function buildServices(config: Config): Promise<Services> {
  * Builds the HTTP application. The request pipeline reads top to bottom: errors, logging, request
  * context (database, caller), then the routes of each domain.
  */
-export async function buildApp(config: Config): Promise<App> {
+export interface BuildAppOptions {
+  /** Fastify's `serverFactory`: the host (`http/host.ts`) owns the listening socket. */
+  serverFactory?: FastifyServerOptions['serverFactory'];
+  /** What restarts the services after a restore (the host); without it restores are refused. */
+  restarter?: ServiceRestarter;
+}
+
+export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const services = await buildServices(config);
+  services.backups.restarter = options.restarter;
   const app = Fastify({
+    serverFactory: options.serverFactory,
     ...loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy ?? false,
@@ -205,6 +224,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
   await app.register(logRoutes(services.requestLogs));
+  await app.register(backupRoutes(services.backups, services.fileTokens));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -214,9 +234,11 @@ export async function buildApp(config: Config): Promise<App> {
   await services.workflows.start(app.log);
   services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
+  services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
+    services.backups.stopSchedule();
     services.cron.stop();
     await services.workflows.stop();
     await services.webhooks.stop();
