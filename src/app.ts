@@ -6,7 +6,6 @@ import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { BackupService, type ServiceRestarter } from './backups/service.ts';
-import { recoverInterruptedRestore } from './backups/swap.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
@@ -101,8 +100,6 @@ export interface App {
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
-  // Before anything opens a file: a restore the process died in the middle of is undone.
-  recoverInterruptedRestore(config.dir);
   const secret = loadInstanceSecret(config.dir, config.jwtSecret);
   const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps, logSteps });
   await registry.start();

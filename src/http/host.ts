@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '../app.ts';
 import type { ServiceRestarter } from '../backups/service.ts';
-import type { Swap } from '../backups/swap.ts';
+import { recoverInterruptedRestore, type Swap } from '../backups/swap.ts';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
@@ -44,6 +44,9 @@ export class Host implements ServiceRestarter {
 
   /** Builds the app and listens on the configured address (port 0: any free port). */
   static async start(config: Config): Promise<Host> {
+    // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
+    // at process start: the rebuild within a restore must find its swap as it left it.
+    recoverInterruptedRestore(config.dir);
     const host = new Host(config);
     await host.build();
     try {
