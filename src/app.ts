@@ -37,6 +37,7 @@ import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
 import { logRoutes } from './http/routes/logs.ts';
+import { collectRoutes, openApiRoutes } from './http/routes/openapi.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
@@ -206,6 +207,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
+  const routes = collectRoutes(app);
   await app.register(healthRoutes);
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
@@ -222,6 +224,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(workflowRoutes(services.workflows, services.authenticator));
   await app.register(logRoutes(services.requestLogs));
   await app.register(backupRoutes(services.backups, services.fileTokens));
+  await app.register(openApiRoutes(services.collections, routes));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.

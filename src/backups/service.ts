@@ -98,6 +98,7 @@ export class BackupService {
   /** Takes a backup now; `name` (optional) is its key. */
   async create(body: unknown): Promise<BackupInfo> {
     this.check();
+    if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) throw badRequest('The body must be a JSON object such as {"name": "backup.zip"}.');
     const name = (body as { name?: unknown } | null | undefined)?.name;
     if (name !== undefined && name !== null && name !== '' && (typeof name !== 'string' || !KEY.test(name))) throw invalidKey();
     const key = typeof name === 'string' && name !== '' ? name : `cairn_backup_${stamp()}.zip`;

@@ -75,6 +75,7 @@ export function routeTable(f: Fixture): RouteSpec[] {
   const flow = (action: string, body: string[]): RouteSpec => ({ route: `POST /api/collections/:collection/${action}`, access: 'public', params: users, body });
   return [
     { route: 'GET /api/health', access: 'public', noDb: true },
+    { route: 'GET /api/openapi.json', access: 'admin' },
 
     { route: 'GET /api/admins', access: 'admin', noDb: true, query: LIST },
     { route: 'POST /api/admins', access: 'admin', noDb: true, body: ADMIN_KEYS },
