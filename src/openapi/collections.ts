@@ -15,7 +15,12 @@ export interface CollectionSchemas {
   record: JsonSchema;
   create?: JsonSchema;
   update?: JsonSchema;
+  /** The same bodies as multipart forms, with the file fields as uploads. */
+  createForm?: JsonSchema;
+  updateForm?: JsonSchema;
 }
+
+const UPLOAD = { type: 'string', contentMediaType: 'application/octet-stream' };
 
 const STRING = { type: 'string' };
 
@@ -134,10 +139,15 @@ export function collectionSchemas(collection: Collection, name: string): Collect
     updateProps[f.name] = fieldSchema(f);
     if (f.required) createRequired.push(f.name);
   }
+  const uploads: Record<string, JsonSchema> = {};
+  for (const f of fields.filter((x) => x.type === 'file')) uploads[f.name] = isMultiSelect(f) ? { type: 'array', items: UPLOAD } : UPLOAD;
+  const fileRequired = fields.filter((f) => f.type === 'file' && f.required).map((f) => f.name);
   return {
     name,
     record,
     create: object(createProps, createRequired, `The JSON body that creates a record of "${collection.name}" (files go in multipart bodies).`),
     update: object(updateProps, [], `The JSON body that updates a record of "${collection.name}"; every field optional.`),
+    createForm: object({ ...createProps, ...uploads }, [...createRequired, ...fileRequired], `The multipart body that creates a record of "${collection.name}".`),
+    updateForm: object({ ...updateProps, ...uploads }, [], `The multipart body that updates a record of "${collection.name}".`),
   };
 }

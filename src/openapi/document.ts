@@ -262,10 +262,12 @@ export function buildOpenApiDocument(input: DocumentInput): JsonSchema {
     };
     op('GET', base, '/api/collections/:collection/records', 'List', { response: json(`${name}List`) });
     op('GET', `${base}/{id}`, '/api/collections/:collection/records/:id', 'View', { response: json(`${name}Record`) });
+    if (s.createForm) schemas[`${name}CreateForm`] = s.createForm;
+    if (s.updateForm) schemas[`${name}UpdateForm`] = s.updateForm;
     if (s.create && s.update) {
-      const multipart = { 'multipart/form-data': { schema: { type: 'object', additionalProperties: true } } };
-      op('POST', base, '/api/collections/:collection/records', 'Create', { body: { required: true, content: { ...json(`${name}Create`), ...multipart } }, response: json(`${name}Record`) });
-      op('PATCH', `${base}/{id}`, '/api/collections/:collection/records/:id', 'Update', { body: { required: true, content: { ...json(`${name}Update`), ...multipart } }, response: json(`${name}Record`) });
+      const form = (schema: string) => ({ 'multipart/form-data': { schema: ref(schema) } });
+      op('POST', base, '/api/collections/:collection/records', 'Create', { body: { required: true, content: { ...json(`${name}Create`), ...form(`${name}CreateForm`) } }, response: json(`${name}Record`) });
+      op('PATCH', `${base}/{id}`, '/api/collections/:collection/records/:id', 'Update', { body: { required: true, content: { ...json(`${name}Update`), ...form(`${name}UpdateForm`) } }, response: json(`${name}Record`) });
       op('DELETE', `${base}/{id}`, '/api/collections/:collection/records/:id', 'Delete', {});
     }
   }
