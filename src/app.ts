@@ -43,7 +43,9 @@ import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { RequestLogs } from './logs/service.ts';
+import { SqliteThreadLogSink } from './logs/sink.ts';
 import { logSteps } from './logs/store.ts';
+import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
@@ -133,7 +135,14 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
-  const requestLogs = new RequestLogs(registry.logs, { enabled: config.requestLogs, keepDays: config.logDays });
+  // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
+  // through its Database.
+  const logsDb = registry.logs;
+  const requestLogs = new RequestLogs(logsDb, {
+    enabled: config.requestLogs,
+    keepDays: config.logDays,
+    sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
+  });
   const backups = new BackupService(config.dir, registry);
   return {
     config,

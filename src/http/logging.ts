@@ -78,7 +78,7 @@ function requestLogEntry(req: FastifyRequest, reply: FastifyReply, url: string, 
   const auth = ctx?.auth;
   const status = reply.statusCode;
   return {
-    created: new Date().toISOString(),
+    time: Date.now(),
     method: req.method,
     url,
     status,

@@ -9,7 +9,7 @@ import { raw, sql } from '../storage/sql.ts';
  * becomes SQL.
  */
 const COLUMNS: Record<string, { sql: string; type: ValueType }> = {
-  id: { sql: 'id', type: 'text' },
+  id: { sql: 'id', type: 'number' },
   created: { sql: 'created', type: 'date' },
   updated: { sql: 'created', type: 'date' },
   level: { sql: 'level', type: 'number' },

@@ -2,6 +2,7 @@ import { notFound } from '../errors.ts';
 import type { Database } from '../storage/index.ts';
 import type { RequestLog, RequestLogEntry } from './entry.ts';
 import { type LogListQuery, type LogPage, type LogStat, LogStore } from './store.ts';
+import { DatabaseLogSink, type LogSink } from './sink.ts';
 import { type LogWriterOptions, RequestLogWriter } from './writer.ts';
 
 const DAY_MS = 86_400_000;
@@ -12,6 +13,8 @@ export interface RequestLogsOptions extends LogWriterOptions {
   enabled: boolean;
   /** Logs older than this many days are deleted, at start and every hour; 0 keeps them. */
   keepDays: number;
+  /** Where batches are written; by default through `db` (see sink.ts for the SQLite thread). */
+  sink?: (store: LogStore) => LogSink;
 }
 
 /**
@@ -29,7 +32,7 @@ export class RequestLogs {
     private readonly options: RequestLogsOptions,
   ) {
     this.store = new LogStore(db);
-    this.writer = new RequestLogWriter(this.store, options);
+    this.writer = new RequestLogWriter(options.sink?.(this.store) ?? new DatabaseLogSink(this.store), options);
   }
 
   get enabled(): boolean {
@@ -58,7 +61,7 @@ export class RequestLogs {
   /** Deletes entries older than the retention; returns how many. */
   async prune(now = Date.now()): Promise<number> {
     if (this.options.keepDays <= 0) return 0;
-    return this.store.prune(new Date(now - this.options.keepDays * DAY_MS).toISOString());
+    return this.store.prune(now - this.options.keepDays * DAY_MS);
   }
 
   /** Prunes now and every hour (a server; CLI commands do not). */

@@ -1,17 +1,18 @@
 import { badRequest } from '../errors.ts';
-import { orderedUuidv7 } from '../lib/ids.ts';
 import { filterProblem, pagination, param } from '../records/query-params.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
 import { type Database, join, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
-import { logFromRow, type RequestLog, type RequestLogEntry, type RequestLogRow, ROW_COLUMNS, rowValues } from './entry.ts';
+import { entryValues, ID_PER_MS, LogIds, logFromRow, type RequestLog, type RequestLogEntry, type RequestLogRow, ROW_COLUMNS } from './entry.ts';
 import { logFieldResolver } from './resolver.ts';
 
 /** The request log's table, in a database of its own (`registry.logs`), never a data database. */
 export const requestLogsTableStep: SchemaStep = {
   id: 'logs.requests',
   async up(tx) {
+    // One b-tree on SQLite (the id is the rowid): no other index, since each costs every request a
+    // page write. Ids are time-ordered, so lists sort and pruning cuts by id.
     await tx.exec(`CREATE TABLE _request_logs (
-      id TEXT PRIMARY KEY NOT NULL,
+      id ${tx.dialect.bigintPrimaryKey()} NOT NULL,
       created TEXT NOT NULL,
       level INTEGER NOT NULL,
       method TEXT NOT NULL,
@@ -26,8 +27,7 @@ export const requestLogsTableStep: SchemaStep = {
       user_agent TEXT NOT NULL,
       referer TEXT NOT NULL,
       error TEXT NOT NULL
-    );
-    CREATE INDEX _request_logs_created ON _request_logs (created);`);
+    )`);
   },
 };
 
@@ -37,8 +37,15 @@ export const logSteps: SchemaStep[] = [requestLogsTableStep];
 const COLUMNS = ROW_COLUMNS.join(', ');
 // Rows per INSERT: one statement for many rows costs less per row than a statement each, and 64 rows
 // of 15 values stay far below every driver's parameter limit.
-const ROWS_PER_INSERT = 64;
+export const ROWS_PER_INSERT = 64;
 const ROW_PLACEHOLDERS = `(${ROW_COLUMNS.map(() => '?').join(', ')})`;
+
+/** The INSERT of `rows` log rows, values in ROW_COLUMNS order (the id first). */
+export function insertSql(rows: number): string {
+  return `INSERT INTO _request_logs (${COLUMNS}) VALUES ${Array.from({ length: rows }, () => ROW_PLACEHOLDERS).join(', ')}`;
+}
+
+export { entryValues };
 const MAX_FILTER_LENGTH = 4096;
 
 export interface LogListQuery {
@@ -69,6 +76,8 @@ export interface LogStat {
  * Portable SQL over whatever `Database` it is given (a SQLite file of its own, or a PostgreSQL schema).
  */
 export class LogStore {
+  private readonly ids = new LogIds();
+
   constructor(private readonly db: Database) {}
 
   /** Writes entries in one transaction. */
@@ -78,8 +87,13 @@ export class LogStore {
       for (let start = 0; start < entries.length; start += ROWS_PER_INSERT) {
         const chunk = entries.slice(start, start + ROWS_PER_INSERT);
         const params: unknown[] = [];
-        for (const e of chunk) params.push(...rowValues(orderedUuidv7(), e));
-        await tx.run(`INSERT INTO _request_logs (${COLUMNS}) VALUES ${chunk.map(() => ROW_PLACEHOLDERS).join(', ')}`, params);
+        for (const e of chunk) {
+          const at = params.length;
+          params.push(this.ids.next(e.time));
+          entryValues(e, params);
+          params[at + 1] = new Date(e.time).toISOString();
+        }
+        await tx.run(insertSql(chunk.length), params);
       }
     });
   }
@@ -94,9 +108,8 @@ export class LogStore {
     } catch (err) {
       throw filterProblem(err, 'sort');
     }
-    if (order.length === 0) order = [sql`created DESC`];
-    // Ids sort in creation order (orderedUuidv7): the tie-breaker of logs written in the same millisecond.
-    const q = sql`SELECT ${raw(COLUMNS)} FROM _request_logs${where} ORDER BY ${join(order, ', ')}, id DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
+    // Ids sort in creation order: newest first by default, and the tie-breaker of any other order.
+    const q = sql`SELECT ${raw(COLUMNS)} FROM _request_logs${where} ORDER BY ${join([...order, sql`id DESC`], ', ')} LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
     const rows = await this.db.all<RequestLogRow>(q.text, q.params);
     const skipTotal = ['1', 'true'].includes(param(query.skipTotal).toLowerCase());
     let totalItems = -1;
@@ -108,7 +121,8 @@ export class LogStore {
   }
 
   async find(id: string): Promise<RequestLog | undefined> {
-    const row = await this.db.get<RequestLogRow>(`SELECT ${COLUMNS} FROM _request_logs WHERE id = ?`, [id]);
+    if (!/^\d{1,17}$/.test(id)) return undefined;
+    const row = await this.db.get<RequestLogRow>(`SELECT ${COLUMNS} FROM _request_logs WHERE id = ?`, [Number(id)]);
     return row && logFromRow(row);
   }
 
@@ -121,9 +135,9 @@ export class LogStore {
     return rows.map((r) => ({ total: Number(r.total), date: `${r.hour}:00:00.000Z` }));
   }
 
-  /** Deletes logs written before `before` (ISO); returns how many. */
-  async prune(before: string): Promise<number> {
-    return (await this.db.run('DELETE FROM _request_logs WHERE created < ?', [before])).changes;
+  /** Deletes logs written before `before` (ms since the epoch); returns how many. */
+  async prune(before: number): Promise<number> {
+    return (await this.db.run('DELETE FROM _request_logs WHERE id < ?', [before * ID_PER_MS])).changes;
   }
 
   private where(filter: unknown): Sql {

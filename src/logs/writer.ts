@@ -1,5 +1,5 @@
 import type { RequestLogEntry } from './entry.ts';
-import type { LogStore } from './store.ts';
+import type { LogSink } from './sink.ts';
 
 export interface LogWriterOptions {
   /** Longest an entry waits in memory before it is written, in milliseconds. */
@@ -34,7 +34,7 @@ export class RequestLogWriter {
   private readonly maxBuffered: number;
 
   constructor(
-    private readonly store: LogStore,
+    private readonly sink: LogSink,
     options: LogWriterOptions = {},
   ) {
     this.flushMs = options.flushMs ?? 200;
@@ -65,7 +65,7 @@ export class RequestLogWriter {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
-    this.writing = this.store.insert(batch).then(
+    this.writing = this.sink.write(batch).then(
       () => {
         this.written += batch.length;
       },
@@ -87,9 +87,10 @@ export class RequestLogWriter {
     }
   }
 
-  /** Stops taking entries and writes those left. */
+  /** Stops taking entries, writes those left and closes the sink. */
   async close(): Promise<void> {
     this.closed = true;
     await this.flush();
+    await this.sink.close();
   }
 }

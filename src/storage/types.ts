@@ -74,6 +74,9 @@ export interface Dialect {
   /** An UPDATE turning the single values of a column into one-element JSON arrays (a field that
    * becomes multiple); empty values become `[]`, values that already are arrays stay. */
   wrapInJsonArraySql(table: string, column: string): string;
+  /** A 64-bit integer primary key column type whose values the caller supplies (SQLite: the rowid
+   * alias `INTEGER PRIMARY KEY`, so the table is one b-tree; PostgreSQL: `BIGINT PRIMARY KEY`). */
+  bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */

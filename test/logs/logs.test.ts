@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RequestLogEntry } from '../../src/logs/entry.ts';
 import { LogStore, logSteps } from '../../src/logs/store.ts';
+import { DatabaseLogSink, SqliteThreadLogSink } from '../../src/logs/sink.ts';
 import { RequestLogWriter } from '../../src/logs/writer.ts';
 import { applySchemaSteps } from '../../src/storage/index.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
@@ -25,7 +26,7 @@ function logRows(dir: string): Record<string, unknown>[] {
 
 function entry(overrides: Partial<RequestLogEntry> = {}): RequestLogEntry {
   return {
-    created: new Date().toISOString(),
+    time: Date.now(),
     method: 'GET',
     url: '/api/health',
     status: 200,
@@ -179,8 +180,8 @@ describe('request logs', () => {
 
   test('old entries are pruned after CAIRN_LOG_DAYS', async () => {
     const store = server.services.requestLogs.store;
-    const old = new Date(Date.now() - 8 * 86_400_000).toISOString();
-    await store.insert([entry({ created: old, url: '/api/health?marker=old' })]);
+    const old = Date.now() - 8 * 86_400_000;
+    await store.insert([entry({ time: old, url: '/api/health?marker=old' })]);
     assert.equal((await server.admin('GET', `/api/logs?filter=${encodeURIComponent('url ~ "marker=old"')}`)).body.totalItems, 1);
     assert.equal(await server.services.requestLogs.prune(), 1);
     assert.equal((await server.admin('GET', `/api/logs?filter=${encodeURIComponent('url ~ "marker=old"')}`)).body.totalItems, 0);
@@ -274,7 +275,7 @@ describe('request log writer', () => {
   });
 
   test('a full buffer drops new entries and counts them instead of growing', async () => {
-    const writer = new RequestLogWriter(new LogStore(db), { maxBuffered: 10, batchSize: 1000, flushMs: 60_000 });
+    const writer = new RequestLogWriter(new DatabaseLogSink(new LogStore(db)), { maxBuffered: 10, batchSize: 1000, flushMs: 60_000 });
     for (let i = 0; i < 25; i++) writer.push(entry({ url: `/api/health?i=${i}` }));
     assert.equal(writer.dropped, 15);
     await writer.close();
@@ -287,10 +288,22 @@ describe('request log writer', () => {
   });
 
   test('a batch size of entries is written without waiting for the timer', async () => {
-    const writer = new RequestLogWriter(new LogStore(db), { batchSize: 100, flushMs: 60_000 });
+    const writer = new RequestLogWriter(new DatabaseLogSink(new LogStore(db)), { batchSize: 100, flushMs: 60_000 });
     for (let i = 0; i < 100; i++) writer.push(entry({ url: '/api/health?batch' }));
     await waitFor(() => writer.written === 100, { what: 'the batch to be written' });
     await writer.close();
+  });
+
+  test('the SQLite thread writes batches in order, with time-ordered ids, and closes its connection', async () => {
+    const writer = new RequestLogWriter(new SqliteThreadLogSink(path.join(dir, 'logs.db')), { batchSize: 150, flushMs: 60_000 });
+    for (let i = 0; i < 300; i++) writer.push(entry({ url: `/api/health?thread=${i}`, status: i % 2 === 0 ? 200 : 404 }));
+    await writer.close();
+    assert.equal(writer.written, 300);
+    const rows = await db.all<{ url: string; level: number }>("SELECT url, level FROM _request_logs WHERE url LIKE '/api/health?thread=%' ORDER BY id");
+    assert.deepEqual(rows.map((r) => r.url), Array.from({ length: 300 }, (_, i) => `/api/health?thread=${i}`));
+    assert.deepEqual(rows.slice(0, 2).map((r) => r.level), [0, 8]);
+    // Closed: the file has no other writer left, so this process's connection writes at once.
+    await db.run("DELETE FROM _request_logs WHERE url LIKE '/api/health?thread=%'");
   });
 
   test('a batch that cannot be written is dropped, counted and reported', async () => {
@@ -298,7 +311,7 @@ describe('request log writer', () => {
     await applySchemaSteps(closed, logSteps);
     await closed.close();
     const errors: unknown[] = [];
-    const writer = new RequestLogWriter(new LogStore(closed), { onError: (err) => errors.push(err) });
+    const writer = new RequestLogWriter(new DatabaseLogSink(new LogStore(closed)), { onError: (err) => errors.push(err) });
     writer.push(entry());
     writer.push(entry());
     await writer.close();
