@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
 
@@ -44,6 +45,14 @@ export interface Config {
   backupCron?: string;
   /** How many scheduled backups to keep (older ones are deleted); 0 keeps them all. */
   backupKeep: number;
+  /** PostgreSQL URL (CAIRN_DATABASE_URL); when unset, SQLite files under `dir`. */
+  databaseUrl?: string;
+  /** PostgreSQL connections per process. */
+  pgPoolSize: number;
+  /** Longest a PostgreSQL statement may run, in milliseconds. */
+  pgStatementTimeoutMs: number;
+  /** This process among the nodes of an instance (webhook logs, cron runs, health). */
+  nodeId: string;
 }
 
 export interface ConfigFlags {
@@ -51,6 +60,7 @@ export interface ConfigFlags {
   port?: string | number;
   dir?: string;
   origins?: string;
+  databaseUrl?: string;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +132,26 @@ function backupCron(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+    throw new ConfigError('CAIRN_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/cairn.');
+  }
+  return raw.trim();
+}
+
+function nodeId(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return `${hostname()}:${process.pid}`;
+  if (!/^[A-Za-z0-9._:-]{1,100}$/.test(raw.trim())) throw new ConfigError('CAIRN_NODE_ID must be 1-100 letters, digits, dots, colons, dashes or underscores.');
+  return raw.trim();
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -160,5 +190,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     logDays: intFrom('CAIRN_LOG_DAYS', env.CAIRN_LOG_DAYS, 7, 0, 3650),
     backupCron: backupCron(env.CAIRN_BACKUP_CRON),
     backupKeep: intFrom('CAIRN_BACKUP_KEEP', env.CAIRN_BACKUP_KEEP, 3, 0, 10000),
+    databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
+    pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
+    nodeId: nodeId(env.CAIRN_NODE_ID),
+    pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
   };
 }

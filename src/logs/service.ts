@@ -24,7 +24,7 @@ export interface RequestLogsOptions extends LogWriterOptions {
  */
 export class RequestLogs {
   readonly store: LogStore;
-  readonly writer: RequestLogWriter;
+  private writerInstance?: RequestLogWriter;
   private pruneTimer?: NodeJS.Timeout;
 
   constructor(
@@ -32,7 +32,12 @@ export class RequestLogs {
     private readonly options: RequestLogsOptions,
   ) {
     this.store = new LogStore(db);
-    this.writer = new RequestLogWriter(options.sink?.(this.store) ?? new DatabaseLogSink(this.store), options);
+  }
+
+  /** Made on first use, so that CLI commands, which record nothing, never start a log thread. */
+  get writer(): RequestLogWriter {
+    this.writerInstance ??= new RequestLogWriter(this.options.sink?.(this.store) ?? new DatabaseLogSink(this.store), this.options);
+    return this.writerInstance;
   }
 
   get enabled(): boolean {
@@ -76,6 +81,6 @@ export class RequestLogs {
   /** Stops pruning and writes what is buffered; call before the log database closes. */
   async stop(): Promise<void> {
     clearInterval(this.pruneTimer);
-    await this.writer.close();
+    await this.writerInstance?.close();
   }
 }

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { swapIn, recoverInterruptedRestore, PREVIOUS_DIR } from '../../src/backups/swap.ts';
 import { zipEntries } from '../../src/lib/zip.ts';
 import { createCollection, request, startServer, type TestServer } from '../helpers/server.ts';
+import { onPostgres, skipOn } from '../helpers/postgres.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 async function fileToken(server: TestServer, token = server.adminToken): Promise<string> {
@@ -47,7 +48,25 @@ async function count(server: TestServer, collection: string): Promise<number> {
   return res.body.totalItems;
 }
 
-describe('backups', () => {
+describe('backups on PostgreSQL', { skip: skipOn('sqlite', 'the PostgreSQL answer') }, () => {
+  test("every endpoint answers 400 naming PostgreSQL's own tools", async () => {
+    const server = await startServer();
+    try {
+      const form = new FormData();
+      form.append('file', new Blob(['x']), 'a.zip');
+      for (const [method, p, raw] of [['GET', '/api/backups'], ['POST', '/api/backups'], ['POST', '/api/backups/upload', form], ['DELETE', '/api/backups/a.zip'], ['POST', '/api/backups/a.zip/restore']] as const) {
+        const res = await server.admin(method, p, raw ? { raw } : {});
+        assert.equal(res.status, 400, `${method} ${p}: ${res.text}`);
+        assert.match(res.body.message, /pg_dump/);
+        assert.match(res.body.message, /pg_restore/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('backups', { skip: skipOn('postgres', 'SQLite files; on PostgreSQL the endpoints answer 400') }, () => {
   let source: TestServer;
   let target: TestServer;
   before(async () => {
@@ -251,7 +270,7 @@ describe('backups', () => {
   });
 });
 
-describe('the swap of a restore', () => {
+describe('the swap of a restore', { skip: onPostgres ? 'SQLite files' : false }, () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'cairn-swap-'));

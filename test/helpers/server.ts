@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { App, Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { Host } from '../../src/http/host.ts';
+import { driverEnv, dropDatabaseFor, onPostgres } from './postgres.ts';
 
 export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';
@@ -73,7 +74,8 @@ export async function request<T = any>(baseUrl: string, method: string, urlPath:
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'cairn-test-'));
-  const host = await Host.start(testConfig(dir, options.env));
+  const env = { ...(await driverEnv(dir)), ...options.env };
+  const host = await Host.start(testConfig(dir, env));
   const url = `http://127.0.0.1:${host.port}`;
 
   let adminToken = '';
@@ -99,7 +101,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     admin: (method, p, o) => request(url, method, p, { ...o, token: adminToken }),
     async close() {
       await host.close();
-      if (ownDir) rmSync(dir, { recursive: true, force: true });
+      if (ownDir) {
+        rmSync(dir, { recursive: true, force: true });
+        if (onPostgres && !options.env?.CAIRN_DATABASE_URL) await dropDatabaseFor(dir);
+      }
     },
   };
   return server;

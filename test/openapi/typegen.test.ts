@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { driverEnv, dropDatabaseFor, onPostgres } from '../helpers/postgres.ts';
 import { runCli } from '../helpers/process.ts';
 import { startServer } from '../helpers/server.ts';
 import { everyFieldType, scratchDir, typeCheck } from './helpers.ts';
@@ -63,20 +64,25 @@ export async function use(): Promise<void> {
 
 describe('cairn typegen', () => {
   let dir: string;
+  let env: Record<string, string>;
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'cairn-typegen-'));
     const server = await startServer({ dir });
     await everyFieldType(server);
     await server.admin('POST', '/api/databases', { body: { name: 'other' } });
     await server.close();
+    env = await driverEnv(dir);
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (onPostgres) await dropDatabaseFor(dir);
+  });
 
   test('writes types that compile with the PocketBase SDK (strict)', async () => {
     const scratch = scratchDir();
     try {
       const out = path.join(scratch, 'types.ts');
-      const run = await runCli(['typegen', '--dir', dir, '--out', out]);
+      const run = await runCli(['typegen', '--dir', dir, '--out', out], env);
       assert.equal(run.code, 0, run.stderr);
       const types = readFileSync(out, 'utf8');
       for (const name of ['PostsRecord', 'PostsCreate', 'PostsUpdate', 'UsersRecord', 'TagsRecord', 'BlogEntriesRecord', 'interface TypedPocketBase']) assert.ok(types.includes(name), name);
@@ -88,11 +94,11 @@ describe('cairn typegen', () => {
   });
 
   test('--db picks the database; standard output without --out; an unknown database is an error', async () => {
-    const other = await runCli(['typegen', '--dir', dir, '--db', 'other']);
+    const other = await runCli(['typegen', '--dir', dir, '--db', 'other'], env);
     assert.equal(other.code, 0, other.stderr);
     assert.match(other.stdout, /export type UsersRecord/);
     assert.doesNotMatch(other.stdout, /export type PostsRecord/);
-    const missing = await runCli(['typegen', '--dir', dir, '--db', 'nope']);
+    const missing = await runCli(['typegen', '--dir', dir, '--db', 'nope'], env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /Database "nope" not found/);
   });
