@@ -185,7 +185,8 @@ describe('request logs', () => {
   });
 
   test('old entries are pruned after CAIRN_LOG_DAYS', async () => {
-    const store = server.services.requestLogs.store;
+    // A store of its own: its ids follow the times it is given (the server's are past that time).
+    const store = new LogStore(server.services.registry.logs);
     const old = Date.now() - 8 * 86_400_000;
     await store.insert([entry({ time: old, url: '/api/health?marker=old' })]);
     assert.equal((await server.admin('GET', `/api/logs?filter=${encodeURIComponent('url ~ "marker=old"')}`)).body.totalItems, 1);
@@ -242,13 +243,11 @@ describe('secrets never reach the request log', () => {
     secrets.push(relogin.body.token);
 
     // Stored hashes and token keys too.
-    const system = new Database(path.join(server.dir, 'system.db'), { readonly: true });
-    const main = new Database(path.join(server.dir, 'databases', 'main.db'), { readonly: true });
-    for (const r of system.prepare('SELECT passwordHash, tokenKey FROM _admins').all() as any[]) secrets.push(r.passwordHash, r.tokenKey);
-    for (const r of main.prepare('SELECT passwordHash, tokenKey FROM users').all() as any[]) secrets.push(r.passwordHash, r.tokenKey);
-    for (const r of main.prepare('SELECT keyHash, tokenKey FROM _api_keys').all() as any[]) secrets.push(r.keyHash, r.tokenKey);
-    system.close();
-    main.close();
+    const system = server.services.registry.system;
+    const main = await server.services.registry.get('main');
+    for (const r of await system.all<any>('SELECT "passwordHash", "tokenKey" FROM _admins')) secrets.push(r.passwordHash, r.tokenKey);
+    for (const r of await main.all<any>('SELECT "passwordHash", "tokenKey" FROM users')) secrets.push(r.passwordHash, r.tokenKey);
+    for (const r of await main.all<any>('SELECT "keyHash", "tokenKey" FROM _api_keys')) secrets.push(r.keyHash, r.tokenKey);
 
     await server.request('GET', '/api/health?marker=last');
     await waitFor(async () => (await logRows(server)).some((r) => r.url === '/api/health?marker=last'), { what: 'the last request in the log' });
