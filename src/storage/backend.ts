@@ -17,6 +17,11 @@ export interface StorageBackend {
   readonly location: string;
   /** Connects (or opens the directory) and returns the instance's own database. */
   openSystem(): Promise<Database>;
+  /**
+   * Opens the request log's database (`registry.logs`, src/logs): not a data database, never named by
+   * `x-dbname`. SQLite: `<dir>/logs.db`.
+   */
+  openLogs(): Promise<Database>;
   /** Opens the storage of an existing database; undefined when it is missing (a deleted file). */
   open(name: string): Promise<Database | undefined>;
   /** Makes the storage of a new database and opens it. */

@@ -118,6 +118,9 @@ export interface Dialect {
   jsonPath(column: Sql, keys: readonly string[]): Sql;
   /** An ORDER BY term; NULLs sort first in ascending order, as SQLite sorts them. */
   orderBy(value: Sql, descending: boolean, nullable: boolean): Sql;
+  /** A 64-bit integer primary key column type whose values the caller supplies (SQLite: the rowid
+   * alias `INTEGER PRIMARY KEY`, so the table is one b-tree; PostgreSQL: `BIGINT PRIMARY KEY`). */
+  bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */

@@ -45,6 +45,11 @@ export class PostgresBackend implements StorageBackend {
     return this.server.database('system', SYSTEM_SCHEMA);
   }
 
+  /** The request log's table lives beside the instance tables, in `cairn_system`. */
+  async openLogs(): Promise<Database> {
+    return this.server.database('logs', SYSTEM_SCHEMA);
+  }
+
   async open(name: string): Promise<Database | undefined> {
     const system = this.server.database('system', SYSTEM_SCHEMA);
     const found = await system.get('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?', [name]);

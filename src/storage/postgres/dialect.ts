@@ -131,6 +131,10 @@ export const postgresDialect: Dialect = {
     return descending ? sql`${value} DESC NULLS LAST` : sql`${value} ASC NULLS FIRST`;
   },
 
+  bigintPrimaryKey() {
+    return 'BIGINT PRIMARY KEY';
+  },
+
   randomOrder() {
     return 'RANDOM()';
   },

@@ -52,6 +52,10 @@ export const sqliteDialect: Dialect = {
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
   },
 
+  bigintPrimaryKey() {
+    return 'INTEGER PRIMARY KEY';
+  },
+
   comparable() {
     return AS_IS;
   },
