@@ -112,6 +112,8 @@ export interface Dialect {
   distinct(left: Sql, right: Sql): Sql;
   /** Whether a value is empty (NULL or ''), whatever its type; or, with `negate`, whether it is not. */
   isEmpty(value: Sql, negate: boolean): Sql;
+  /** A value as text (for concatenation and LIKE): as it is on SQLite, converted on PostgreSQL. */
+  asText(value: Sql): Sql;
   /** Lower-cased text of a value. */
   lower(value: Sql): Sql;
   /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */

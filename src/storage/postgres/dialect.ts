@@ -115,6 +115,10 @@ export const postgresDialect: Dialect = {
     return sql`COALESCE(${raw(FN)}.txt(${value}), '') ${raw(negate ? '!=' : '=')} ''`;
   },
 
+  asText(value) {
+    return sql`${raw(FN)}.txt(${value})`;
+  },
+
   lower(value) {
     return sql`LOWER(${raw(FN)}.txt(${value}))`;
   },

@@ -68,6 +68,10 @@ export const sqliteDialect: Dialect = {
     return negate ? sql`COALESCE(${value}, '') != ''` : sql`COALESCE(${value}, '') = ''`;
   },
 
+  asText(value) {
+    return value;
+  },
+
   lower(value) {
     return sql`LOWER(${value})`;
   },
