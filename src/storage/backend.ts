@@ -1,5 +1,5 @@
 import type { SchemaStep } from './schema-steps.ts';
-import type { Database, Dialect, Queryable } from './types.ts';
+import type { Database, Dialect, Queryable, Transaction } from './types.ts';
 
 /**
  * Where a driver keeps databases: SQLite files under the data directory, or PostgreSQL schemas of one
@@ -36,6 +36,11 @@ export interface StorageBackend {
    * domains keep a lock row instead (a file has no sessions).
    */
   tryLock?(key: string): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * One transaction over several databases, where the driver has one (PostgreSQL: they are schemas of
+   * one database). Absent on SQLite, where each file has its own transactions.
+   */
+  transactionAcross?<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T>;
   /** Notices between the processes sharing this storage (PostgreSQL); absent where one process owns it. */
   readonly notifications?: Notifications;
   close(): Promise<void>;
