@@ -71,6 +71,7 @@ export const CATALOG: Record<string, OperationInfo> = {
   'GET /api/collections/:collection/records/:id': { summary: 'View a record', tag: 'records', access: 'public', query: RECORD_VIEW, response: 'Record' },
   'PATCH /api/collections/:collection/records/:id': { summary: 'Update a record', tag: 'records', access: 'public', query: RECORD_VIEW, body: 'Record', response: 'Record' },
   'DELETE /api/collections/:collection/records/:id': { summary: 'Delete a record', tag: 'records', access: 'public', status: 204 },
+  'POST /api/batch': { summary: 'Create, update, upsert and delete records in one transaction (JSON, or multipart with @jsonPayload and files)', tag: 'records', access: 'public', body: 'BatchRequest', response: '[BatchResult]' },
 
   'POST /api/files/token': { summary: 'A short-lived token for protected files (and, for administrators, backup downloads)', tag: 'files', access: 'session', response: 'FileToken' },
   'GET /api/files/:collection/:recordId/:filename': { summary: "Download a record's file", tag: 'files', access: 'public', query: ['token', 'download', 'db', 'thumb'], response: 'file' },

@@ -97,6 +97,26 @@ function commonSchemas(): Record<string, JsonSchema> {
     Health: { type: 'object', required: ['code', 'message', 'data'], properties: { code: { type: 'integer' }, message: STRING, data: OBJECT } },
     Record: record,
     RecordList: listOf(ref('Record')),
+    BatchRequest: {
+      type: 'object',
+      required: ['requests'],
+      properties: {
+        requests: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['method', 'url'],
+            properties: {
+              method: { enum: ['POST', 'PUT', 'PATCH', 'DELETE'] },
+              url: { type: 'string', examples: ['/api/collections/posts/records?expand=author'] },
+              headers: { type: 'object', additionalProperties: STRING },
+              body: OBJECT,
+            },
+          },
+        },
+      },
+    },
+    BatchResult: { type: 'object', required: ['status', 'body'], properties: { status: { type: 'integer' }, body: { type: ['object', 'null'], additionalProperties: true } } },
     Admin: admin,
     AdminList: listOf(ref('Admin')),
     AdminInput: { type: 'object', properties: { email: STRING, password: STRING, passwordConfirm: STRING, avatar: { type: 'integer' } } },
