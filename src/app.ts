@@ -21,6 +21,8 @@ import { registerContext } from './http/plugins/context.ts';
 import { FileService } from './files/download.ts';
 import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
+import { S3FileStorage } from './files/storage/s3.ts';
+import type { FileStorage } from './files/storage/types.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
@@ -125,7 +127,9 @@ export async function buildServices(config: Config): Promise<Services> {
   invalidations.on('databases', () => void registry.reload().catch(() => undefined));
   registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
-  const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
+  // Uploads are staged in the data directory whichever storage keeps them.
+  const storage: FileStorage = config.s3 ? new S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
+  const fileStore = new FileStore({ storage, stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
   const collections = new CollectionService({
     validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
@@ -171,7 +175,7 @@ export async function buildServices(config: Config): Promise<Services> {
     keepDays: config.logDays,
     sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
   });
-  const backups = new BackupService(config.dir, registry);
+  const backups = new BackupService(config.dir, registry, config.storage);
   // Notices from other nodes flow before this node serves or changes anything.
   await backend.notifications?.ready();
   return {
@@ -286,6 +290,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     await services.requestLogs.stop();
     await services.mailer.close();
     await services.registry.close();
+    services.fileStore.storage.close?.();
   });
   return { app, services };
 }

@@ -53,6 +53,22 @@ export interface Config {
   pgStatementTimeoutMs: number;
   /** This process among the nodes of an instance (webhook logs, cron runs, health). */
   nodeId: string;
+  /** Where uploaded files are kept: `<dir>/storage` (local) or an S3-compatible bucket (s3). */
+  storage: 'local' | 's3';
+  /** The bucket, when `storage` is s3. */
+  s3?: S3Config;
+}
+
+/** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
+export interface S3Config {
+  /** The service's URL; AWS S3 itself when unset. */
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  /** Both or neither: without them the AWS SDK's default credentials are used. */
+  accessKey?: string;
+  secret?: string;
+  forcePathStyle: boolean;
 }
 
 export interface ConfigFlags {
@@ -152,6 +168,45 @@ function nodeId(raw: string | undefined): string {
   return raw.trim();
 }
 
+function httpUrl(name: string, raw: string | undefined, example: string): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol)) throw new ConfigError(`${name} must be an http(s) URL such as ${example}, got "${raw}".`);
+  return raw.trim();
+}
+
+function storageKind(raw: string | undefined): 'local' | 's3' {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '' || value === 'local') return 'local';
+  if (value === 's3') return 's3';
+  throw new ConfigError(`CAIRN_STORAGE must be "local" or "s3", got "${raw}".`);
+}
+
+/** The bucket settings, all checked now: a server that starts can at least try its bucket. */
+function s3Config(env: NodeJS.ProcessEnv): S3Config {
+  const bucket = (env.CAIRN_S3_BUCKET ?? '').trim();
+  if (bucket === '') throw new ConfigError('CAIRN_STORAGE=s3 needs CAIRN_S3_BUCKET, the name of the bucket that keeps the files.');
+  if (/[\s/]/.test(bucket)) throw new ConfigError(`CAIRN_S3_BUCKET must be a bucket name (no spaces or slashes), got "${bucket}".`);
+  const accessKey = nonEmpty(env.CAIRN_S3_ACCESS_KEY);
+  const secret = nonEmpty(env.CAIRN_S3_SECRET);
+  if ((accessKey === undefined) !== (secret === undefined)) {
+    throw new ConfigError('CAIRN_S3_ACCESS_KEY and CAIRN_S3_SECRET go together: set both, or neither to use the AWS SDK\'s default credentials.');
+  }
+  return {
+    endpoint: httpUrl('CAIRN_S3_ENDPOINT', env.CAIRN_S3_ENDPOINT, 'https://s3.example.com'),
+    bucket,
+    region: nonEmpty(env.CAIRN_S3_REGION?.trim()) ?? 'us-east-1',
+    accessKey,
+    secret,
+    forcePathStyle: onOff('CAIRN_S3_FORCE_PATH_STYLE', env.CAIRN_S3_FORCE_PATH_STYLE, false),
+  };
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -163,6 +218,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     throw new ConfigError(`CAIRN_RATE_LIMIT must be "on" or "off", got "${env.CAIRN_RATE_LIMIT}".`);
   }
   const host = flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1';
+  const storage = storageKind(env.CAIRN_STORAGE);
   return {
     host,
     port: intFrom('port', flags.port ?? env.CAIRN_PORT, 8090, 0, 65535),
@@ -194,5 +250,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
     nodeId: nodeId(env.CAIRN_NODE_ID),
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
+    storage,
+    s3: storage === 's3' ? s3Config(env) : undefined,
   };
 }
