@@ -29,6 +29,9 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './ht
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
+import { redisCounters } from './http/plugins/rate-limit-stores.ts';
+import type { RateCounters } from './ratelimit/counters.ts';
+import { DatabaseCounters } from './ratelimit/database.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { backupRoutes } from './http/routes/backups.ts';
@@ -217,6 +220,27 @@ export interface BuildAppOptions {
   restarter?: ServiceRestarter;
 }
 
+/**
+ * Where the rate limits count across nodes: Redis when CAIRN_REDIS_URL is set, else the database the
+ * nodes share (PostgreSQL); undefined on SQLite, whose single process counts in memory.
+ */
+async function rateCounters(config: Config, registry: DatabaseRegistry, app: FastifyInstance): Promise<RateCounters | undefined> {
+  const report = everyMinute((err) => app.log.warn({ err }, 'rate-limit counters: Redis is out of reach'));
+  if (config.redisUrl) return redisCounters(config.redisUrl, config.redisPrefix, report);
+  if (registry.backend.shared) return new DatabaseCounters(registry.system, (err) => app.log.warn({ err }, 'pruning rate-limit counters failed'));
+  return undefined;
+}
+
+/** `fn`, called at most once a minute: for a failure that repeats on every request. */
+function everyMinute(fn: (err: unknown) => void): (err: unknown) => void {
+  let last = 0;
+  return (err) => {
+    if (Date.now() - last < 60_000) return;
+    last = Date.now();
+    fn(err);
+  };
+}
+
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const services = await buildServices(config);
   services.backups.restarter = options.restarter;
@@ -246,7 +270,16 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   registerErrorHandling(app);
   registerRequestLog(app, services.requestLogs);
   await registerCors(app, config.corsOrigins);
-  await registerRateLimit(app, config.rateLimit);
+  const sharedCounters = config.rateLimit ? await rateCounters(config, services.registry, app) : undefined;
+  registerRateLimit(app, {
+    enabled: config.rateLimit,
+    globalMax: config.globalRateLimit,
+    shared: sharedCounters,
+    // Redis counts every request's hit for the price of a round trip; on PostgreSQL the global limit,
+    // checked on every request, stays in each node's memory (docs/auth.md: measured).
+    shareGlobal: config.shareGlobalRateLimit ?? config.redisUrl !== undefined,
+    onSharedError: everyMinute((err) => app.log.warn({ err }, 'rate-limit counters out of reach: counting in this node\'s memory meanwhile')),
+  });
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 

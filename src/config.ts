@@ -57,6 +57,17 @@ export interface Config {
   storage: 'local' | 's3';
   /** The bucket, when `storage` is s3. */
   s3?: S3Config;
+  /** Redis URL (CAIRN_REDIS_URL): when set, rate-limit counters are kept there. */
+  redisUrl?: string;
+  /** Prefix of every key Cairn writes in Redis. */
+  redisPrefix: string;
+  /** The global rate limit: requests per minute per client IP. */
+  globalRateLimit: number;
+  /**
+   * Whether the global limit counts across nodes (CAIRN_RATE_LIMIT_SHARE_GLOBAL); undefined: where
+   * that is cheap (Redis), not on PostgreSQL alone (docs/auth.md).
+   */
+  shareGlobalRateLimit?: boolean;
 }
 
 /** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
@@ -207,6 +218,24 @@ function s3Config(env: NodeJS.ProcessEnv): S3Config {
   };
 }
 
+function redisPrefix(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'cairn:';
+  if (!/^[A-Za-z0-9._:{}-]{1,100}$/.test(raw)) throw new ConfigError('CAIRN_REDIS_PREFIX must be 1-100 letters, digits, dots, colons, braces, dashes or underscores.');
+  return raw;
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['redis:', 'rediss:'].includes(url.protocol)) throw new ConfigError('CAIRN_REDIS_URL must be a Redis URL such as redis://127.0.0.1:6379.');
+  return raw.trim();
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -252,5 +281,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     storage,
     s3: storage === 's3' ? s3Config(env) : undefined,
+    redisUrl: redisUrl(env.CAIRN_REDIS_URL),
+    redisPrefix: redisPrefix(env.CAIRN_REDIS_PREFIX),
+    globalRateLimit: intFrom('CAIRN_RATE_LIMIT_GLOBAL', env.CAIRN_RATE_LIMIT_GLOBAL, 3000, 1, 1_000_000),
+    shareGlobalRateLimit: nonEmpty(env.CAIRN_RATE_LIMIT_SHARE_GLOBAL?.trim()) === undefined ? undefined : onOff('CAIRN_RATE_LIMIT_SHARE_GLOBAL', env.CAIRN_RATE_LIMIT_SHARE_GLOBAL, false),
   };
 }

@@ -125,6 +125,11 @@ export interface Dialect {
   bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
+  /**
+   * The statement that creates a table of data a crash may lose (counters): PostgreSQL's `CREATE
+   * UNLOGGED TABLE` writes no WAL, so its commits wait on no disk flush; SQLite's plain `CREATE TABLE`.
+   */
+  readonly createUnloggedTable: string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   classifyError(err: unknown): StorageErrorKind;

@@ -135,6 +135,8 @@ export const postgresDialect: Dialect = {
     return descending ? sql`${value} DESC NULLS LAST` : sql`${value} ASC NULLS FIRST`;
   },
 
+  createUnloggedTable: 'CREATE UNLOGGED TABLE',
+
   bigintPrimaryKey() {
     return 'BIGINT PRIMARY KEY';
   },

@@ -52,6 +52,8 @@ export const sqliteDialect: Dialect = {
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
   },
 
+  createUnloggedTable: 'CREATE TABLE',
+
   bigintPrimaryKey() {
     return 'INTEGER PRIMARY KEY';
   },
