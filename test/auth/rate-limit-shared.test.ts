@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RATE_LIMITS } from '../../src/http/plugins/rate-limit.ts';
+import { DatabaseCounters } from '../../src/ratelimit/database.ts';
 import { startNodes } from '../helpers/nodes.ts';
 import { onPostgres, skipOn } from '../helpers/postgres.ts';
 import { freePort } from '../helpers/process.ts';
@@ -83,19 +84,24 @@ describe('rate limits counted in PostgreSQL', { skip: skipOn('sqlite', 'several 
     assertLimited(await request(cluster.nodes[0].url, 'GET', '/api/health', { headers: { 'x-forwarded-for': ip } }));
   });
 
-  test('ended windows are pruned from the table', async () => {
+  test('ended windows are pruned from the table; a hit after its window starts a new one', async () => {
     const db = cluster.nodes[0].services.registry.system;
-    const { count } = (await db.get<{ count: number | string }>('SELECT COUNT(*) AS count FROM _rate_limits'))!;
-    assert.ok(Number(count) > 0);
-    // Windows that end now: every row is pruned.
-    await db.run('UPDATE _rate_limits SET reset_at = ?', [new Date(Date.now() - 1).toISOString()]);
-    const { DatabaseCounters } = await import('../../src/ratelimit/database.ts');
+    const rows = async () => Number((await db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM _rate_limits'))!.n);
+    assert.ok((await rows()) > 0);
     const counters = new DatabaseCounters(db);
     try {
-      assert.equal(await counters.prune(), Number(count));
-      // An ended window starts again at one hit.
-      assert.deepEqual((await counters.hit('probe', 60_000)).count, 1);
-      assert.deepEqual((await counters.hit('probe', 60_000)).count, 2);
+      assert.equal((await counters.hit('probe', 60_000)).count, 1);
+      assert.equal((await counters.hit('probe', 60_000)).count, 2);
+      // Every window ends now.
+      await db.run('UPDATE _rate_limits SET reset_at = ?', [new Date(Date.now() - 1).toISOString()]);
+      assert.ok((await counters.prune()) > 0);
+      assert.equal(await rows(), 0);
+      assert.equal((await counters.hit('probe', 60_000)).count, 1);
+      await db.run('UPDATE _rate_limits SET reset_at = ?', [new Date(Date.now() - 1).toISOString()]);
+      // Not pruned yet: the hit itself starts the new window.
+      const hit = await counters.hit('probe', 60_000);
+      assert.equal(hit.count, 1);
+      assert.ok(hit.ttlMs > 59_000 && hit.ttlMs <= 60_000, String(hit.ttlMs));
     } finally {
       await counters.close();
     }
