@@ -7,6 +7,7 @@ import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
+import { smtpSection } from './auth/mail/smtp-settings.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
@@ -29,6 +30,8 @@ import { registerRateLimit } from './http/plugins/rate-limit.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
+import { DashboardAssets } from './dashboard/assets.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -113,7 +116,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)]);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
@@ -187,7 +190,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings));
+  await app.register(settingsRoutes(services.settings, services.mailer));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
   await app.register(ruleRoutes(services.collections));
@@ -197,6 +200,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.

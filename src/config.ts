@@ -1,5 +1,9 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where `npm run build:dashboard` writes the dashboard, relative to this package. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../dashboard/dist', import.meta.url));
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
 export interface Config {
@@ -35,6 +39,8 @@ export interface Config {
   fileTokenTtl: number;
   /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
   corsOrigins: string[];
+  /** The dashboard's built files, served at `/_/` (`dashboard/dist` of this package by default). */
+  dashboardDir: string;
 }
 
 export interface ConfigFlags {
@@ -127,5 +133,6 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
+    dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
   };
 }
