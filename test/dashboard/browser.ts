@@ -31,7 +31,7 @@ export async function launchBrowser(options: { width?: number; height?: number; 
     colorScheme: options.colorScheme ?? 'light',
     acceptDownloads: true,
   });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(20_000);
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(`uncaught: ${err.message}`));
