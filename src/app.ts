@@ -46,7 +46,7 @@ import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
-import { DatabaseRegistry } from './storage/index.ts';
+import { DatabaseRegistry, openBackend } from './storage/index.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
@@ -57,6 +57,8 @@ import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
+import { sqliteOutbox } from './webhooks/outbox.ts';
+import { postgresOutbox } from './webhooks/outbox-postgres.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {
@@ -94,14 +96,24 @@ export interface App {
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
-  const secret = loadInstanceSecret(config.dir, config.jwtSecret);
-  const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
+  const backend = openBackend(config);
+  // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
+  // PostgreSQL's nodes claim them with leases.
+  const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
+  const registry = new DatabaseRegistry({ dir: config.dir, backend, systemSteps, databaseSteps: databaseSteps(outbox) });
   await registry.start();
+  let secret: string;
+  try {
+    secret = await loadInstanceSecret(config.dir, config.jwtSecret, registry.backend.shared ? registry.system : undefined);
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
   const storageDir = path.join(config.dir, 'storage');
   const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
   const collections = new CollectionService({ validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect), validateOptions: [validateTriggers] });
-  const webhooks = new WebhookService({ registry, secret, config });
+  const webhooks = new WebhookService({ registry, outbox, secret, config });
   const records = new RecordService({
     collections,
     access: new RuleAccess(),

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,6 +40,14 @@ export interface Config {
   fileTokenTtl: number;
   /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
   corsOrigins: string[];
+  /** PostgreSQL URL (CAIRN_DATABASE_URL); when unset, SQLite files under `dir`. */
+  databaseUrl?: string;
+  /** PostgreSQL connections per process. */
+  pgPoolSize: number;
+  /** Longest a PostgreSQL statement may run, in milliseconds. */
+  pgStatementTimeoutMs: number;
+  /** This process among the nodes of an instance (webhook logs, cron runs, health). */
+  nodeId: string;
   /** The dashboard's built files, served at `/_/` (`dashboard/dist` of this package by default). */
   dashboardDir: string;
 }
@@ -48,6 +57,7 @@ export interface ConfigFlags {
   port?: string | number;
   dir?: string;
   origins?: string;
+  databaseUrl?: string;
 }
 
 export class ConfigError extends Error {
@@ -99,6 +109,26 @@ function corsOrigins(raw: string | undefined): string[] {
   return origins.includes('*') ? ['*'] : origins;
 }
 
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+    throw new ConfigError('CAIRN_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/cairn.');
+  }
+  return raw.trim();
+}
+
+function nodeId(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return `${hostname()}:${process.pid}`;
+  if (!/^[A-Za-z0-9._:-]{1,100}$/.test(raw.trim())) throw new ConfigError('CAIRN_NODE_ID must be 1-100 letters, digits, dots, colons, dashes or underscores.');
+  return raw.trim();
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -133,6 +163,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
+    databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
+    pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
+    nodeId: nodeId(env.CAIRN_NODE_ID),
+    pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
   };
 }

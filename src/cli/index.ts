@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { isApiError } from '../errors.ts';
+import { StorageStartError } from '../storage/index.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
 import { registerMigrateCommands } from './migrate.ts';
@@ -22,7 +23,8 @@ export function buildCli(): Command {
     .option('--host <host>', 'address to bind (env CAIRN_HOST)')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
-    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string }) => {
+    .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
+    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string }) => {
       await serve(loadConfig(opts));
     });
 
@@ -31,7 +33,8 @@ export function buildCli(): Command {
     .command('create <email> <password>')
     .description('create an administrator (works without a running server)')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .action(async (email: string, password: string, opts: { dir?: string }) => {
+    .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
+    .action(async (email: string, password: string, opts: { dir?: string; databaseUrl?: string }) => {
       await createAdmin(loadConfig(opts), email, password);
     });
 
@@ -47,6 +50,10 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) {
       process.stderr.write(`cairn: ${err.message}\n`);
       process.exit(2);
+    }
+    if (err instanceof StorageStartError) {
+      process.stderr.write(`cairn: ${err.message}\n`);
+      process.exit(1);
     }
     if (isApiError(err)) {
       const details = Object.entries(err.data)

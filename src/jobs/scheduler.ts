@@ -3,7 +3,6 @@ import { uuidv7 } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { pagination } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
-import { hasUnfinished } from '../webhooks/outbox.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import { parseSchedule, type RunningSchedule } from './schedule.ts';
 import { type CronJob, deleteJob, findJob, listJobs, markRun, normalizeJob, saveJob } from './store.ts';
@@ -91,7 +90,7 @@ export class CronService {
     const orderKey = `cron/${id}`;
     const fired = await db.transaction(async (tx) => {
       const job = await findJob(tx, id);
-      if (!job?.enabled || (await hasUnfinished(tx, orderKey))) return false;
+      if (!job?.enabled || (await this.webhooks.outbox.hasUnfinished(tx, orderKey))) return false;
       const now = new Date();
       const eventId = uuidv7();
       const body = job.body ?? { id: eventId, event: 'cron.run', database: dbName, job: { id: job.id, name: job.name }, timestamp: now.toISOString() };

@@ -28,7 +28,7 @@ async function restore(deps: MigrationDeps, db: Database | undefined, schema: Da
 export async function applyMigration(deps: MigrationDeps, version: string): Promise<void> {
   const { registry, files, collections } = deps;
   const system = registry.system;
-  const file = files.read(version);
+  const file = (await files.read(version));
   if (!file) throw notFound(`Migration "${version}" not found.`);
   const entry = await journalEntry(system, version);
   if (entry?.status === 'applied') throw conflict(`Migration "${version}" is already applied.`);
@@ -96,7 +96,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
 export async function applyPending(deps: MigrationDeps): Promise<string[]> {
   const entries = new Map((await journalEntries(deps.registry.system)).map((e) => [e.version, e]));
   const applied: string[] = [];
-  for (const ref of deps.files.list()) {
+  for (const ref of (await deps.files.list())) {
     if ((entries.get(ref.version)?.status ?? 'pending') !== 'pending' || applied.includes(ref.version)) continue;
     try {
       await applyMigration(deps, ref.version);
@@ -118,7 +118,7 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   const { registry, files, collections } = deps;
   const system = registry.system;
   const entry = await journalEntry(system, version);
-  const file = files.read(version);
+  const file = (await files.read(version));
   if (!entry && !file) throw notFound(`Migration "${version}" not found.`);
   if (entry?.status !== 'applied') throw conflict(`Migration "${version}" is not applied (it is ${entry?.status ?? 'pending'}).`);
   const later = await appliedAfter(system, entry.seq ?? 0);

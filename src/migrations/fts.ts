@@ -16,7 +16,7 @@ import type { FtsConfig } from './model.ts';
 export const fulltextTableStep: SchemaStep = {
   id: 'migrations.fulltext',
   async up(tx) {
-    await tx.exec('CREATE TABLE _fulltext (collection TEXT PRIMARY KEY NOT NULL COLLATE NOCASE, fields JSON NOT NULL, tokenize TEXT)');
+    await tx.exec(`CREATE TABLE _fulltext (collection ${tx.dialect.columnDefinition('citext', false)} PRIMARY KEY, fields JSON NOT NULL, tokenize TEXT)`);
   },
 };
 

@@ -1,6 +1,6 @@
 import { normalizeDate } from '../lib/time.ts';
 import { join, raw, type Sql, sql } from '../storage/sql.ts';
-import type { Dialect } from '../storage/types.ts';
+import type { CompareKind, Dialect } from '../storage/types.ts';
 import { baseOperator, type ComparisonOperator, type Expr, isAnyOf, type Literal, type Operand } from './ast.ts';
 import { Deferred } from './deferred.ts';
 import { FilterError } from './errors.ts';
@@ -92,15 +92,21 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
       if (leftEmpty || rightEmpty) {
         const subject = leftEmpty ? right : left;
         if (subject.kind === 'set') return equal ? sql`NOT EXISTS (${subject.sql})` : sql`EXISTS (${subject.sql})`;
-        const isEmpty = (v: Sql) => (equal ? sql`COALESCE(${v}, '') = ''` : sql`COALESCE(${v}, '') != ''`);
+        const isEmpty = (v: Sql) => dialect.isEmpty(v, !equal);
         return assemble(left, right, (l, r) => isEmpty(leftEmpty ? r : l), anyOf);
       }
+      const as = dialect.comparable(kindOf(left), kindOf(right));
       // A known non-empty value compares directly (and can use an index); two unknowns compare as
       // PocketBase does, with NULL and '' equal.
       const known = left.constant !== undefined || right.constant !== undefined;
-      const cond: Condition = known
-        ? (l, r) => (equal ? sql`${l} = ${r}` : sql`${l} IS NOT ${r}`)
-        : (l, r) => (equal ? sql`COALESCE(${l}, '') = COALESCE(${r}, '')` : sql`COALESCE(${l}, '') IS NOT COALESCE(${r}, '')`);
+      let cond: Condition;
+      if (known) cond = (l, r) => (equal ? sql`${as.left(l)} = ${as.right(r)}` : dialect.distinct(as.left(l), as.right(r)));
+      else if (as.textual) {
+        cond = (l, r) => {
+          const [a, b] = [sql`COALESCE(${as.left(l)}, '')`, sql`COALESCE(${as.right(r)}, '')`];
+          return equal ? sql`${a} = ${b}` : dialect.distinct(a, b);
+        };
+      } else cond = (l, r) => (equal ? sql`NOT (${dialect.distinct(as.left(l), as.right(r))})` : dialect.distinct(as.left(l), as.right(r)));
       return assemble(left, right, cond, anyOf);
     }
     if (base === '~' || base === '!~') {
@@ -108,7 +114,8 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
       const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
       return assemble(left, likePattern(right), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
     }
-    return assemble(left, right, (l, r) => sql`${l} ${raw(base)} ${r}`, anyOf);
+    const as = dialect.comparable(kindOf(left), kindOf(right));
+    return assemble(left, right, (l, r) => sql`${as.left(l)} ${raw(base)} ${as.right(r)}`, anyOf);
   }
 
   return resolver.wrap ? resolver.wrap(walk(expr)) : walk(expr);
@@ -155,6 +162,15 @@ function splitTwice(text: string, a: string, b: string): [string, string, string
 
 function constant(value: unknown, valueType: ValueType | undefined): ResolvedOperand {
   return { kind: 'scalar', sql: sql`${value}`, valueType, constant: { value } };
+}
+
+/** What an operand is compared as: its value type, or for a constant without one its JavaScript type. */
+function kindOf(op: ResolvedOperand): CompareKind | null | undefined {
+  if (op.valueType !== undefined) return op.valueType;
+  if (op.constant === undefined) return undefined;
+  const v = op.constant.value;
+  if (v === null || v === undefined) return null;
+  return typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'bool' : 'text';
 }
 
 function isEmptyConstant(op: ResolvedOperand): boolean {

@@ -1,3 +1,5 @@
+import type { Sql } from './sql.ts';
+
 /**
  * The storage interface every caller uses. It is asynchronous even though the SQLite driver is
  * synchronous underneath, so that a PostgreSQL driver can implement it without reshaping callers.
@@ -59,9 +61,25 @@ export interface ColumnInfo {
  * `citext` is text compared case-insensitively (auth emails). */
 export type ColumnKind = 'text' | 'citext' | 'number' | 'bool' | 'json';
 
+/** What a compared value is (the filter language's value types); `null` for a NULL constant. */
+export type CompareKind = 'text' | 'number' | 'bool' | 'date' | 'json';
+
+/** How the two sides of a comparison are made comparable (see `Dialect.comparable`). */
+export interface Comparable {
+  left(value: Sql): Sql;
+  right(value: Sql): Sql;
+  /** Whether both sides end up as text, so NULL and '' can be equated with COALESCE. */
+  textual: boolean;
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   quoteIdent(name: string): string;
+  /**
+   * The column some databases need so that rows keep their insertion order (SQLite has its rowid;
+   * PostgreSQL gets `_seq`), as a column definition, or undefined when the database has one built in.
+   */
+  readonly insertionOrderColumn?: { name: string; definition: string };
   /** Column type and default for a field column, e.g. `TEXT DEFAULT '' NOT NULL`. */
   columnDefinition(kind: ColumnKind, multiple: boolean): string;
   /** A table-valued source over the elements of a JSON array expression; elements are read from
@@ -74,6 +92,19 @@ export interface Dialect {
   /** An UPDATE turning the single values of a column into one-element JSON arrays (a field that
    * becomes multiple); empty values become `[]`, values that already are arrays stay. */
   wrapInJsonArraySql(table: string, column: string): string;
+  /**
+   * Converters that make two compared values comparable. SQLite compares values of any types; a
+   * typed database needs both sides converted to one type, chosen from what each side is.
+   */
+  comparable(left: CompareKind | null | undefined, right: CompareKind | null | undefined): Comparable;
+  /** `left IS NOT right` that holds when exactly one side is NULL. */
+  distinct(left: Sql, right: Sql): Sql;
+  /** Whether a value is empty (NULL or ''), whatever its type; or, with `negate`, whether it is not. */
+  isEmpty(value: Sql, negate: boolean): Sql;
+  /** Lower-cased text of a value. */
+  lower(value: Sql): Sql;
+  /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */
+  jsonPath(column: Sql, keys: readonly string[]): Sql;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */

@@ -1,3 +1,4 @@
+import { driverEnv } from './postgres.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,7 @@ const ADMIN: Auth = { type: 'admin', id: 'admin0000000000', email: 'admin@exampl
 
 export async function rulesFixture(): Promise<RulesFixture> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cairn-rules-'));
-  const services = await buildServices(testConfig(dir));
+  const services = await buildServices(testConfig(dir, await driverEnv(dir)));
   const db = await services.registry.get('main');
   const { collections } = services;
   const system = systemContext('main', db);

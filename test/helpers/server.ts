@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type App, buildApp, type Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { driverEnv, dropDatabaseFor, onPostgres } from './postgres.ts';
 
 export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';
@@ -70,7 +71,8 @@ export async function request<T = any>(baseUrl: string, method: string, urlPath:
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'cairn-test-'));
-  const { app, services } = await buildApp(testConfig(dir, options.env));
+  const env = { ...(await driverEnv(dir)), ...options.env };
+  const { app, services } = await buildApp(testConfig(dir, env));
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -94,7 +96,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     admin: (method, p, o) => request(url, method, p, { ...o, token: adminToken }),
     async close() {
       await app.close();
-      if (ownDir) rmSync(dir, { recursive: true, force: true });
+      if (ownDir) {
+        rmSync(dir, { recursive: true, force: true });
+        if (onPostgres && !options.env?.CAIRN_DATABASE_URL) await dropDatabaseFor(dir);
+      }
     },
   };
   return server;

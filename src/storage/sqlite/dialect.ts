@@ -1,5 +1,6 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
-import type { ColumnInfo, ColumnKind, Dialect, Queryable, StorageErrorKind } from '../types.ts';
+import { type Sql, sql } from '../sql.ts';
+import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
   // Zero values instead of NULL, as PocketBase stores them: filters and sorts then need no COALESCE.
@@ -16,6 +17,10 @@ function guardJson(expr: string): string {
   // An adopted column may hold text that is not JSON; json_each would raise on it mid-query.
   return `CASE WHEN json_valid(${expr}) THEN ${expr} ELSE '[]' END`;
 }
+
+const same = (value: Sql): Sql => value;
+// SQLite compares values of different types by its own rules (numbers before text), without errors.
+const AS_IS: Comparable = { left: same, right: same, textual: true };
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -42,6 +47,29 @@ export const sqliteDialect: Dialect = {
     const col = quoteIdent(column);
     return `UPDATE ${quoteIdent(table)} SET ${col} = CASE WHEN ${col} IS NULL OR ${col} = '' THEN '[]' ELSE json_array(${col}) END
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
+  },
+
+  comparable() {
+    return AS_IS;
+  },
+
+  distinct(left, right) {
+    return sql`${left} IS NOT ${right}`;
+  },
+
+  isEmpty(value, negate) {
+    return negate ? sql`COALESCE(${value}, '') != ''` : sql`COALESCE(${value}, '') = ''`;
+  },
+
+  lower(value) {
+    return sql`LOWER(${value})`;
+  },
+
+  jsonPath(column, keys) {
+    const path = '$' + keys.map((k) => (/^\d+$/.test(k) ? `[${k}]` : `."${k}"`)).join('');
+    // json_extract raises on text that is not JSON (or nested too deep for SQLite), which an adopted
+    // column may hold: such a value reads as null instead of failing the query.
+    return sql`json_extract(CASE WHEN json_valid(${column}) THEN ${column} END, ${path})`;
   },
 
   randomOrder() {
