@@ -75,7 +75,7 @@ export class MigrationService {
   }
 
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await acquireApplyLock(this.options.registry.system);
+    const release = await acquireApplyLock(this.options.registry);
     try {
       return await fn();
     } finally {

@@ -199,7 +199,7 @@ export class RecordFieldResolver implements Resolver {
         const keys = segments.slice(i + 1);
         if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(path)}`, position);
         if (modifier === 'length' || modifier === 'each') throw new FilterError(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(path)}`, position);
-        return this.operand(hops, dialect.jsonPath(columnRef, keys), 'json', modifier);
+        return { ...this.operand(hops, dialect.jsonPath(columnRef, keys), 'json', modifier), nullable: true };
       }
 
       if (last) {
@@ -215,7 +215,8 @@ export class RecordFieldResolver implements Resolver {
           return this.operand(hops, sql`${raw(j)}.value`, column.valueType, each ? undefined : modifier, each);
         }
         if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-        return this.operand(hops, columnRef, column.valueType, modifier);
+        const op = this.operand(hops, columnRef, column.valueType, modifier);
+        return column.field?.type === 'json' || column.masked ? { ...op, nullable: true } : op;
       }
 
       if (column.field?.type !== 'relation') {
@@ -258,7 +259,7 @@ export class RecordFieldResolver implements Resolver {
       ', ',
     )}${where}`;
     if (eachSet) return { kind: 'set', sql: select, valueType, each: true };
-    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType };
+    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType, nullable: true };
     for (const h of hops) if (!this.joins.has(h.key)) this.joins.set(h.key, h);
     return { kind: 'scalar', sql: v, valueType, every: select };
   }

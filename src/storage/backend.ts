@@ -1,5 +1,5 @@
 import type { SchemaStep } from './schema-steps.ts';
-import type { Database, Dialect, Queryable } from './types.ts';
+import type { Database, Dialect, Queryable, Transaction } from './types.ts';
 
 /**
  * Where a driver keeps databases: SQLite files under the data directory, or PostgreSQL schemas of one
@@ -17,6 +17,11 @@ export interface StorageBackend {
   readonly location: string;
   /** Connects (or opens the directory) and returns the instance's own database. */
   openSystem(): Promise<Database>;
+  /**
+   * Opens the request log's database (`registry.logs`, src/logs): not a data database, never named by
+   * `x-dbname`. SQLite: `<dir>/logs.db`.
+   */
+  openLogs(): Promise<Database>;
   /** Opens the storage of an existing database; undefined when it is missing (a deleted file). */
   open(name: string): Promise<Database | undefined>;
   /** Makes the storage of a new database and opens it. */
@@ -25,6 +30,17 @@ export interface StorageBackend {
   remove(name: string, db: Database | undefined): Promise<void>;
   /** Brings a database's internal tables up to date (each step once). */
   applySteps(db: Database, steps: readonly SchemaStep[]): Promise<void>;
+  /**
+   * Takes a lock held across processes until released or until this process dies (PostgreSQL's
+   * session advisory locks); undefined when another holder has it. Absent on SQLite, where
+   * domains keep a lock row instead (a file has no sessions).
+   */
+  tryLock?(key: string): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * One transaction over several databases, where the driver has one (PostgreSQL: they are schemas of
+   * one database). Absent on SQLite, where each file has its own transactions.
+   */
+  transactionAcross?<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T>;
   /** Notices between the processes sharing this storage (PostgreSQL); absent where one process owns it. */
   readonly notifications?: Notifications;
   close(): Promise<void>;

@@ -72,8 +72,19 @@ export interface Comparable {
   textual: boolean;
 }
 
+/** Full-text indexes of collections (`create_fts`) and the `search=` condition of lists. */
+export interface FulltextDialect {
+  /** Builds the index of a collection's fields and indexes the rows already there. */
+  create(tx: Queryable, collection: string, fields: readonly string[], tokenize: string | undefined): Promise<void>;
+  /** Removes it (a no-op when there is none). */
+  drop(tx: Queryable, collection: string): Promise<void>;
+  /** Matching rows (every word) of the record aliased `alias`, and an order term, best first. */
+  search(alias: string, collection: string, words: readonly string[], tokenize: string | undefined): { where: Sql; order: Sql };
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
+  readonly fulltext: FulltextDialect;
   quoteIdent(name: string): string;
   /**
    * The column some databases need so that rows keep their insertion order (SQLite has its rowid;
@@ -101,10 +112,17 @@ export interface Dialect {
   distinct(left: Sql, right: Sql): Sql;
   /** Whether a value is empty (NULL or ''), whatever its type; or, with `negate`, whether it is not. */
   isEmpty(value: Sql, negate: boolean): Sql;
+  /** A value as text (for concatenation and LIKE): as it is on SQLite, converted on PostgreSQL. */
+  asText(value: Sql): Sql;
   /** Lower-cased text of a value. */
   lower(value: Sql): Sql;
   /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */
   jsonPath(column: Sql, keys: readonly string[]): Sql;
+  /** An ORDER BY term; NULLs sort first in ascending order, as SQLite sorts them. */
+  orderBy(value: Sql, descending: boolean, nullable: boolean): Sql;
+  /** A 64-bit integer primary key column type whose values the caller supplies (SQLite: the rowid
+   * alias `INTEGER PRIMARY KEY`, so the table is one b-tree; PostgreSQL: `BIGINT PRIMARY KEY`). */
+  bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
@@ -113,6 +131,10 @@ export interface Dialect {
   /** Physical columns of a table, or an empty list when the table does not exist. */
   tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]>;
   tableExists(db: Queryable, table: string): Promise<boolean>;
+  /** Whether a name is a table or a view of the database, or neither. */
+  relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined>;
+  /** Schemas other than the database's own that a view reads from (PostgreSQL; always none on SQLite). */
+  foreignSchemasOf(db: Queryable, view: string): Promise<string[]>;
   /** The table an index of that name belongs to, or undefined when there is no such index. */
   indexTable(db: Queryable, index: string): Promise<string | undefined>;
 }

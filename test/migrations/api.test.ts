@@ -203,7 +203,7 @@ describe('migrations API', () => {
 
   test('applying while another apply runs is refused, not interleaved', async () => {
     const version = await saveMigration(server, { name: 'locked', databases: { main: { collections: { locked: { create_table: { name: 'locked', type: 'base', schema: [] } } } } } });
-    const release = await acquireApplyLock(server.services.registry.system);
+    const release = await acquireApplyLock(server.services.registry);
     try {
       const res = await apply(server, version);
       assert.equal(res.status, 409);

@@ -44,8 +44,19 @@ function isConnectionError(err: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
 }
 
-/** What reaches the client when the database cannot be used right now: a 503, never a 500. */
-function unavailable(err: unknown): unknown {
+/**
+ * Errors that are the request's, not the server's: a 400. Class 22 are data exceptions (a NUL byte
+ * in text, a number out of range, text too long for an index): values SQLite stores or compares
+ * without complaint, which PostgreSQL refuses.
+ */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/** What reaches the client when the database refuses a value (400) or cannot be used right now (503), never a 500. */
+function toApiError(err: unknown): unknown {
+  if (isDataError(err)) return new ApiError(400, 'The request holds a value the database cannot store or compare (such as a NUL character).');
   if ((err as { code?: string })?.code === '57014') {
     return new ApiError(503, 'The database took too long to answer; try a narrower request.');
   }
@@ -160,7 +171,7 @@ export class PgServer {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      throw unavailable(err);
+      throw toApiError(err);
     }
     const state = stateOf(client);
     if (state.schema !== schema) {
@@ -169,10 +180,41 @@ export class PgServer {
         state.schema = schema;
       } catch (err) {
         client.release(true);
-        throw unavailable(err);
+        throw toApiError(err);
       }
     }
     return client;
+  }
+
+  /**
+   * Runs `fn` in one transaction with a handle per database (schemas of this PostgreSQL database):
+   * committed when it resolves, rolled back when it rejects; after-commit callbacks run after COMMIT.
+   */
+  async transactionAcross<T>(dbs: readonly PgDatabase[], fn: (txs: Transaction[]) => Promise<T>): Promise<T> {
+    const first = dbs[0]?.schema ?? SYSTEM_SCHEMA;
+    const client = await this.connect(first);
+    const session = new Session(client, this.extensionSchema);
+    const atBegin = session.schema;
+    let result: T;
+    try {
+      await client.query('BEGIN');
+      result = await fn(dbs.map((db) => new PgTransaction(session, db.schema, db.dialect)));
+      session.finished = true;
+      await client.query('COMMIT');
+    } catch (err) {
+      session.finished = true;
+      try {
+        await client.query('ROLLBACK');
+        session.rolledBack(atBegin);
+        this.release(client, err);
+      } catch (rollbackErr) {
+        this.release(client, rollbackErr);
+      }
+      throw toApiError(err);
+    }
+    this.release(client);
+    await session.runAfterCommit();
+    return result;
   }
 
   /** Gives a connection back; one that failed at the connection level is closed instead. */
@@ -231,7 +273,7 @@ export class PgDatabase implements Database {
       return result;
     } catch (err) {
       this.server.release(client, err);
-      throw unavailable(err);
+      throw toApiError(err);
     }
   }
 
@@ -251,92 +293,47 @@ export class PgDatabase implements Database {
     await this.withClient((c) => c.query(toPostgres(sql, false)));
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    const client = await this.server.connect(this.schema);
-    const tx = new PgTransaction(client, this.schema, this.dialect);
-    let result: T;
-    try {
-      await client.query('BEGIN');
-      result = await fn(tx);
-      tx.finish();
-      await client.query('COMMIT');
-    } catch (err) {
-      tx.finish();
-      try {
-        await client.query('ROLLBACK');
-        this.server.release(client, err);
-      } catch (rollbackErr) {
-        this.server.release(client, rollbackErr);
-      }
-      throw unavailable(err);
-    }
-    this.server.release(client);
-    await tx.runAfterCommit();
-    return result;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.server.transactionAcross([this], ([tx]) => fn(tx));
   }
 
   /** The pool belongs to the process (PgServer), not to one database. */
   async close(): Promise<void> {}
 }
 
-class PgTransaction implements Transaction {
-  private finished = false;
-  private savepoints = 0;
-  private readonly callbacks: Array<() => void | Promise<void>> = [];
+/**
+ * One PostgreSQL transaction on one connection. Every Cairn database is a schema of the same
+ * PostgreSQL database, so one transaction can span several of them (a migration over two databases
+ * commits atomically); each `PgTransaction` of the session sets the connection's search_path to its
+ * schema before its statements when another schema's statements came last.
+ */
+class Session {
+  finished = false;
+  savepoints = 0;
+  readonly callbacks: Array<() => void | Promise<void>> = [];
+  private readonly state: ConnectionState;
 
   constructor(
-    private readonly client: pg.PoolClient,
-    private readonly schema: string,
-    readonly dialect: Dialect,
-  ) {}
+    readonly client: pg.PoolClient,
+    readonly extensionSchema: string,
+  ) {
+    this.state = stateOf(client);
+  }
 
-  private check(): void {
+  get schema(): string | undefined {
+    return this.state.schema;
+  }
+
+  async use(schema: string): Promise<void> {
     if (this.finished) throw new Error('transaction already finished');
+    if (this.state.schema === schema) return;
+    await this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+    this.state.schema = schema;
   }
 
-  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    this.check();
-    return (await query(this.client, this.schema, sql, params)).rows as T[];
-  }
-
-  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    this.check();
-    return (await query(this.client, this.schema, sql, params)).rows[0] as T | undefined;
-  }
-
-  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    this.check();
-    return runResult(await query(this.client, this.schema, sql, params));
-  }
-
-  async exec(sql: string): Promise<void> {
-    this.check();
-    await this.client.query(toPostgres(sql, false));
-  }
-
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    this.check();
-    const name = `sp${++this.savepoints}`;
-    const pendingCallbacks = this.callbacks.length;
-    await this.client.query(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn(this);
-      await this.client.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (err) {
-      await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      await this.client.query(`RELEASE SAVEPOINT ${name}`);
-      this.callbacks.length = pendingCallbacks;
-      throw err;
-    }
-  }
-
-  afterCommit(fn: () => void | Promise<void>): void {
-    this.callbacks.push(fn);
-  }
-
-  finish(): void {
-    this.finished = true;
+  /** After a rollback the search_path is what it was at BEGIN (SET is transactional). */
+  rolledBack(schemaAtBegin: string | undefined): void {
+    this.state.schema = schemaAtBegin;
   }
 
   async runAfterCommit(): Promise<void> {
@@ -348,5 +345,55 @@ class PgTransaction implements Transaction {
         process.emitWarning(`after-commit callback failed: ${(err as Error).message}`);
       }
     }
+  }
+}
+
+class PgTransaction implements Transaction {
+  constructor(
+    private readonly session: Session,
+    private readonly schema: string,
+    readonly dialect: Dialect,
+  ) {}
+
+  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    await this.session.use(this.schema);
+    return runResult(await query(this.session.client, this.schema, sql, params));
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.session.use(this.schema);
+    await this.session.client.query(toPostgres(sql, false));
+  }
+
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (this.session.finished) throw new Error('transaction already finished');
+    const name = `sp${++this.session.savepoints}`;
+    const pendingCallbacks = this.session.callbacks.length;
+    await this.session.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.session.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      // Follow-ups of work that was rolled back must not run.
+      this.session.callbacks.length = pendingCallbacks;
+      throw err;
+    }
+  }
+
+  afterCommit(fn: () => void | Promise<void>): void {
+    this.session.callbacks.push(fn);
   }
 }

@@ -1,5 +1,6 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { type Sql, sql } from '../sql.ts';
+import { sqliteFulltext } from './fulltext.ts';
 import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
@@ -25,6 +26,8 @@ const AS_IS: Comparable = { left: same, right: same, textual: true };
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
 
+  fulltext: sqliteFulltext,
+
   quoteIdent,
 
   columnDefinition(kind, multiple) {
@@ -49,6 +52,10 @@ export const sqliteDialect: Dialect = {
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
   },
 
+  bigintPrimaryKey() {
+    return 'INTEGER PRIMARY KEY';
+  },
+
   comparable() {
     return AS_IS;
   },
@@ -61,6 +68,10 @@ export const sqliteDialect: Dialect = {
     return negate ? sql`COALESCE(${value}, '') != ''` : sql`COALESCE(${value}, '') = ''`;
   },
 
+  asText(value) {
+    return value;
+  },
+
   lower(value) {
     return sql`LOWER(${value})`;
   },
@@ -70,6 +81,10 @@ export const sqliteDialect: Dialect = {
     // json_extract raises on text that is not JSON (or nested too deep for SQLite), which an adopted
     // column may hold: such a value reads as null instead of failing the query.
     return sql`json_extract(CASE WHEN json_valid(${column}) THEN ${column} END, ${path})`;
+  },
+
+  orderBy(value, descending) {
+    return descending ? sql`${value} DESC` : sql`${value} ASC`;
   },
 
   randomOrder() {
@@ -101,6 +116,15 @@ export const sqliteDialect: Dialect = {
       table,
     ]);
     return row !== undefined;
+  },
+
+  async relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined> {
+    const row = await db.get<{ type: string }>("SELECT type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", [name]);
+    return row?.type as 'table' | 'view' | undefined;
+  },
+
+  async foreignSchemasOf(): Promise<string[]> {
+    return [];
   },
 
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {
