@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Admin, database, session, signIn, signOut } from './api.ts';
 import { AdminsPage } from './pages/admins.tsx';
+import { BackupsPage } from './pages/backups.tsx';
 import { AdminResetConfirm, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, SetupPage } from './pages/auth.tsx';
 import { CollectionEditor } from './pages/collection-editor.tsx';
 import { CollectionsPage } from './pages/collections.tsx';
 import { CronPage } from './pages/cron.tsx';
 import { KeysPage } from './pages/keys.tsx';
+import { LogsPage } from './pages/logs.tsx';
 import { MigrationsPage } from './pages/migrations.tsx';
 import { RecordsPage } from './pages/records.tsx';
 import { SettingsPage } from './pages/settings.tsx';
@@ -81,6 +83,8 @@ function SignedIn({ admin, path, query }: { admin: Admin; path: string; query: U
   else if (path === '/cron') page = <CronPage key={db} />;
   else if (path === '/workflows' || match('/workflows/:name', path)) page = <WorkflowsPage key={db} selected={match('/workflows/:name', path)?.name} />;
   else if (path === '/migrations') page = <MigrationsPage />;
+  else if (path === '/logs') page = <LogsPage />;
+  else if (path === '/backups') page = <BackupsPage />;
   else if (path === '/settings') page = <SettingsPage />;
   else if (path === '/admins') page = <AdminsPage me={admin} />;
   else page = <Empty title="This page does not exist.">{<a href="#/collections">Go to the collections</a>}</Empty>;

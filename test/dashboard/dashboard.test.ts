@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
 import type { Page } from 'playwright-core';
+import { onPostgres } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
@@ -301,6 +302,25 @@ describe('the dashboard in a real browser', () => {
     const mail = await inbox.next('ops@example.com');
     assert.match(mail.subject, /^\[Test\]/);
     await checkNames('settings');
+  });
+
+  test('request logs: the refused requests of this session, by filter', async () => {
+    await nav('Request logs');
+    await page.getByLabel('Filter logs').fill('status = 400 && url ~ "/api/collections/posts"');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByRole('cell', { name: /PATCH \/api\/collections\/posts/ }).first().waitFor();
+    const statuses = await page.locator('tbody tr td:nth-child(2)').allInnerTexts();
+    assert.ok(statuses.length > 0 && statuses.every((t) => t === '400'), `only 400s: ${statuses.join()}`);
+    await checkNames('request logs');
+  });
+
+  test('backups: take one from the console (SQLite), or read why not (PostgreSQL)', async () => {
+    await nav('Backups');
+    await page.getByLabel('Backup name').fill('from_console.zip');
+    await page.getByRole('button', { name: 'Take a backup' }).click();
+    if (onPostgres) await page.getByRole('alert').getByText(/PostgreSQL/).waitFor();
+    else await page.getByRole('rowheader', { name: 'from_console.zip' }).waitFor({ timeout: 30_000 });
+    await checkNames('backups');
   });
 
   test('the pages the mails link to confirm a password reset and a verification', async () => {

@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, database, fieldError, messageOf, type Page } from '../api.ts';
 import { type Collection, type FieldDef, type RecordData, recordTitle } from '../model.ts';
-import { navigate } from '../router.ts';
 import { cellText, formatDate } from '../ui/format.ts';
 import { useLoad, useStore } from '../ui/hooks.ts';
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Pagination, SelectField, TextField } from '../ui/kit.tsx';
@@ -224,8 +223,4 @@ function Cell({ record, name, field }: { record: RecordData; name: string; field
   }
   const text = cellText(value);
   return <span class="truncate" title={text}>{text}</span>;
-}
-
-export function openRecord(collection: string, id: string): void {
-  navigate(`/collections/${encodeURIComponent(collection)}?record=${id}`);
 }
