@@ -70,6 +70,8 @@ describe('the dashboard in a real browser', () => {
     for (const html of await unnamedControls(page)) unnamed.push(`${screen}: ${html}`);
   };
   const nav = async (name: string, heading: string | RegExp = name) => {
+    // A dialog left open by a failed step would hide the sidebar from the next ones.
+    for (let i = 0; i < 3 && (await page.locator('dialog[open]').count()) > 0; i++) await page.keyboard.press('Escape');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   };
@@ -163,7 +165,7 @@ describe('the dashboard in a real browser', () => {
     const preview = edit.getByRole('img', { name: `Preview of ${record.cover}` });
     await preview.waitFor();
     // The browser fetched the stored file and decoded it as the 8x8 image uploaded.
-    await page.waitForFunction(`document.querySelector('img[alt="Preview of ${record.cover}"]')?.naturalWidth === 8`, undefined, { timeout: 5000 });
+    await page.waitForFunction(`document.querySelector('img[alt="Preview of ${record.cover}"]')?.naturalWidth === 8`, undefined, { timeout: 20_000 });
     await page.keyboard.press('Escape');
     await edit.waitFor({ state: 'detached' });
   });
