@@ -113,7 +113,7 @@ await shoot(page, 'api-key-created');
 await page.getByRole('button', { name: 'I have stored it' }).click();
 await page.goto(`${server.url}/_/#/cron`);
 await page.getByRole('button', { name: 'Edit cron job nightly-report' }).click();
-await page.getByText('Next runs:').waitFor();
+await page.getByText('Next runs').waitFor();
 await shoot(page, 'cron');
 await page.keyboard.press('Escape');
 await page.goto(`${server.url}/_/#/migrations`);

@@ -194,7 +194,7 @@ function CronForm({ job, onClose, onSaved }: { job?: CronJob; onClose: () => voi
         </div>
         {preview.runs && (
           <div class="note" aria-live="polite">
-            <strong>Next runs:</strong>{' '}
+            <strong>Next runs</strong> <span class="muted small">(your time)</span>:{' '}
             {preview.runs.map((d) => (
               <span key={d.toISOString()} class="chip">
                 {formatDate(d.toISOString())}
