@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
@@ -70,8 +70,6 @@ describe('the dashboard in a real browser', () => {
     for (const html of await unnamedControls(page)) unnamed.push(`${screen}: ${html}`);
   };
   const nav = async (name: string, heading: string | RegExp = name) => {
-    // A dialog left open by a failed step would hide the sidebar from the next ones.
-    for (let i = 0; i < 3 && (await page.locator('dialog[open]').count()) > 0; i++) await page.keyboard.press('Escape');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   };
@@ -84,6 +82,10 @@ describe('the dashboard in a real browser', () => {
     b = await launchBrowser();
     page = b.page;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  });
+  // A dialog left open by a failed step would cover the page for the steps after it.
+  beforeEach(async () => {
+    for (let i = 0; i < 3 && page && (await page.locator('dialog[open]').count()) > 0; i++) await page.keyboard.press('Escape');
   });
   after(async () => {
     await b?.close();
@@ -164,8 +166,10 @@ describe('the dashboard in a real browser', () => {
     const edit = page.getByRole('dialog', { name: 'Edit posts record' });
     const preview = edit.getByRole('img', { name: `Preview of ${record.cover}` });
     await preview.waitFor();
-    // The browser fetched the stored file and decoded it as the 8x8 image uploaded.
-    await page.waitForFunction(`document.querySelector('img[alt="Preview of ${record.cover}"]')?.naturalWidth === 8`, undefined, { timeout: 20_000 });
+    // The browser fetched the stored file and decoded it as the 8x8 image uploaded. (Polled from
+    // here: waitForFunction would evaluate its predicate in the page, which the console's CSP forbids.)
+    const width = `document.querySelector('img[alt="Preview of ${record.cover}"]')?.naturalWidth`;
+    await waitFor(async () => (await page.evaluate(width)) === 8, { what: 'the stored image to load', timeoutMs: 20_000 });
     await page.keyboard.press('Escape');
     await edit.waitFor({ state: 'detached' });
   });
