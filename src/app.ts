@@ -165,7 +165,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
-  const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
   // through its Database.
   const logsDb = registry.logs;
