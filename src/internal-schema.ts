@@ -13,7 +13,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
-import { workflowTablesStep } from './workflows/store.ts';
+import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 import { rateLimitsTableStep } from './ratelimit/database.ts';
 
 /**
@@ -57,5 +57,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     workflowTablesStep,
     logsEventSeqStep,
     logsNodeStep,
+    workflowRunLeasesStep,
   ];
 }
