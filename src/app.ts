@@ -35,12 +35,16 @@ import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
+import { realtimeRoutes } from './http/routes/realtime.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
+import { LocalChangeFeed } from './realtime/feed.ts';
+import { realtimeChangeHook } from './realtime/hook.ts';
+import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry } from './storage/index.ts';
@@ -81,6 +85,8 @@ export interface Services {
   adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
+  /** Server-sent record changes (PocketBase's realtime). */
+  realtime: RealtimeService;
 }
 
 export interface App {
@@ -99,10 +105,13 @@ export async function buildServices(config: Config): Promise<Services> {
   await fileStore.start();
   const collections = new CollectionService({ validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect), validateOptions: [validateTriggers] });
   const webhooks = new WebhookService({ registry, secret, config });
+  // Committed record changes reach realtime through this feed: one process's for now; a feed that
+  // spans the nodes of an instance replaces it here without touching the realtime domain.
+  const changeFeed = new LocalChangeFeed();
   const records = new RecordService({
     collections,
     access: new RuleAccess(),
-    changeHooks: [webhooks.changeHook, fileStore.changeHook],
+    changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed)],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
     search: fulltextSearch,
@@ -123,6 +132,18 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  const realtime = new RealtimeService({
+    feed: changeFeed,
+    registry,
+    records: records.deps,
+    authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),
+    limits: {
+      maxClients: config.realtimeMaxClients,
+      maxSubscriptions: config.realtimeMaxSubscriptions,
+      clientBuffer: config.realtimeClientBuffer,
+      keepAliveMs: config.realtimeKeepAliveMs,
+    },
+  });
   return {
     config,
     secret,
@@ -138,6 +159,7 @@ export async function buildServices(config: Config): Promise<Services> {
     webhooks,
     cron,
     workflows,
+    realtime,
     mailer,
     emailFlows,
     adminPasswordReset,
@@ -197,6 +219,7 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(realtimeRoutes(services.realtime));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -204,6 +227,12 @@ export async function buildApp(config: Config): Promise<App> {
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  services.realtime.start(app.log);
+  // Open event streams would hold the server's close forever: they are ended before it waits for
+  // connections (clients reconnect to the next server).
+  app.addHook('preClose', async () => {
+    await services.realtime.close();
+  });
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();

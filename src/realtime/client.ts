@@ -1,0 +1,63 @@
+import type { Identity } from './identity.ts';
+import type { Subscription } from './audiences.ts';
+
+/** A client's event stream, as the HTTP layer provides it (a `text/event-stream` response). */
+export interface EventStream {
+  /** Queues text on the connection (the first write sends the response headers). */
+  write(text: string): void;
+  /** Bytes written and not yet handed to the operating system. */
+  readonly buffered: number;
+  /** Ends the stream once what is buffered is sent; the connection closes after it. */
+  end(): void;
+  /** Closes the connection at once, dropping what is buffered. */
+  destroy(): void;
+}
+
+/** Why a client left, for the log. */
+export type DropReason = 'slow' | 'unauthorized' | 'overload';
+
+/**
+ * One connected realtime client. Messages of a batch of changes are collected and written in one
+ * piece; a client whose stream holds more than `maxBuffered` unsent bytes does not read, and is
+ * dropped instead of buffered without bound.
+ */
+export class RealtimeClient {
+  /** Who the client subscribes as, and in which database; unset until its first subscription request. */
+  identity?: Identity;
+  subscriptions: Subscription[] = [];
+  /** When something was last written (keep-alive comments go to streams idle for a while). */
+  lastWrite = Date.now();
+  closed = false;
+  private pending: string[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly stream: EventStream,
+    private readonly maxBuffered: number,
+  ) {}
+
+  /** Adds a message to the batch being built. */
+  queue(event: string, data: string): void {
+    this.pending.push(`id:${this.id}\nevent:${event}\ndata:${data}\n\n`);
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * Writes the queued messages (or `text`) in one piece. Returns false when the stream already holds
+   * too much: the caller drops the client.
+   */
+  flush(text = ''): boolean {
+    if (this.closed) return true;
+    const out = this.pending.length > 0 ? this.pending.join('') + text : text;
+    this.pending = [];
+    if (out === '') return true;
+    // Characters, not bytes: the bound is about memory, and messages are mostly ASCII.
+    if (this.stream.buffered + out.length > this.maxBuffered) return false;
+    this.stream.write(out);
+    this.lastWrite = Date.now();
+    return true;
+  }
+}
