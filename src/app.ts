@@ -14,6 +14,7 @@ import { TokenService } from './auth/tokens.ts';
 import { registerFieldType } from './collections/fields/registry.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
+import { closeUnusedConnections } from './http/connections.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
 import { registerCors } from './http/plugins/cors.ts';
 import { registerContext } from './http/plugins/context.ts';
@@ -229,10 +230,11 @@ export async function buildApp(config: Config): Promise<App> {
   await services.workflows.start(app.log);
   services.realtime.start(app.log);
   // Open event streams would hold the server's close forever: they are ended before it waits for
-  // connections (clients reconnect to the next server).
+  // connections (clients reconnect to the next server), and so are connections without a request.
   app.addHook('preClose', async () => {
     await services.realtime.close();
   });
+  closeUnusedConnections(app);
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();

@@ -18,8 +18,8 @@ export type DropReason = 'slow' | 'unauthorized' | 'overload';
 
 /**
  * One connected realtime client. Messages of a batch of changes are collected and written in one
- * piece; a client whose stream holds more than `maxBuffered` unsent bytes does not read, and is
- * dropped instead of buffered without bound.
+ * piece; a client whose stream still holds more than `maxBuffered` unsent bytes when the next batch
+ * is due does not read, and is dropped instead of buffered without bound.
  */
 export class RealtimeClient {
   /** Who the client subscribes as, and in which database; unset until its first subscription request. */
@@ -46,16 +46,17 @@ export class RealtimeClient {
   }
 
   /**
-   * Writes the queued messages (or `text`) in one piece. Returns false when the stream already holds
-   * too much: the caller drops the client.
+   * Writes the queued messages (or `text`) in one piece. Returns false, writing nothing, when the
+   * stream still holds more than `maxBuffered` bytes from earlier writes: the peer is not reading, and
+   * the caller drops the client. (A single batch larger than the bound still goes to a client that
+   * keeps up.)
    */
   flush(text = ''): boolean {
     if (this.closed) return true;
     const out = this.pending.length > 0 ? this.pending.join('') + text : text;
     this.pending = [];
     if (out === '') return true;
-    // Characters, not bytes: the bound is about memory, and messages are mostly ASCII.
-    if (this.stream.buffered + out.length > this.maxBuffered) return false;
+    if (this.stream.buffered > this.maxBuffered) return false;
     this.stream.write(out);
     this.lastWrite = Date.now();
     return true;
