@@ -126,8 +126,13 @@ export class Broadcaster {
       if (!auth || audience.subscriptions.size === 0) continue;
       const message = await messages.for(audience, auth);
       if (message === undefined) continue;
+      // One frame per topic, its bytes shared by every client subscribed to it: no id line, which
+      // would differ per client (an EventSource keeps PB_CONNECT's id as its last event id anyway).
+      const frames = new Map<string, Buffer>();
       for (const s of audience.subscriptions) {
-        s.client.queue(s.topic, message);
+        let frame = frames.get(s.topic);
+        if (!frame) frames.set(s.topic, (frame = Buffer.from(`event:${s.topic}\ndata:${message}\n\n`)));
+        s.client.queue(frame);
         batch.touched.add(s.client);
       }
     }

@@ -3,8 +3,8 @@ import type { Subscription } from './audiences.ts';
 
 /** A client's event stream, as the HTTP layer provides it (a `text/event-stream` response). */
 export interface EventStream {
-  /** Queues text on the connection (the first write sends the response headers). */
-  write(text: string): void;
+  /** Queues bytes on the connection (the first write sends the response headers). */
+  write(chunk: Buffer | string): void;
   /** Bytes written and not yet handed to the operating system. */
   readonly buffered: number;
   /** Ends the stream once what is buffered is sent; the connection closes after it. */
@@ -28,7 +28,7 @@ export class RealtimeClient {
   /** When something was last written (keep-alive comments go to streams idle for a while). */
   lastWrite = Date.now();
   closed = false;
-  private pending: string[] = [];
+  private pending: Buffer[] = [];
 
   constructor(
     readonly id: string,
@@ -36,9 +36,9 @@ export class RealtimeClient {
     private readonly maxBuffered: number,
   ) {}
 
-  /** Adds a message to the batch being built. */
-  queue(event: string, data: string): void {
-    this.pending.push(`id:${this.id}\nevent:${event}\ndata:${data}\n\n`);
+  /** Adds a message (a whole `event:…\ndata:…\n\n` frame, shared with other clients) to the batch being built. */
+  queue(frame: Buffer): void {
+    this.pending.push(frame);
   }
 
   get hasPending(): boolean {
@@ -51,11 +51,12 @@ export class RealtimeClient {
    * the caller drops the client. (A single batch larger than the bound still goes to a client that
    * keeps up.)
    */
-  flush(text = ''): boolean {
+  flush(text?: string): boolean {
     if (this.closed) return true;
-    const out = this.pending.length > 0 ? this.pending.join('') + text : text;
+    if (text !== undefined) this.pending.push(Buffer.from(text));
+    if (this.pending.length === 0) return true;
+    const out = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.pending = [];
-    if (out === '') return true;
     if (this.stream.buffered > this.maxBuffered) return false;
     this.stream.write(out);
     this.lastWrite = Date.now();

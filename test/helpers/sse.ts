@@ -24,6 +24,7 @@ export function sdkClient(url: string, db?: string): PocketBase {
 }
 
 export interface SseEvent {
+  /** The last event id, as an EventSource reports it: kept from earlier events until one sets another. */
   id: string;
   event: string;
   data: string;
@@ -39,6 +40,7 @@ export class SseStream {
   socket?: Socket;
   private buffer = '';
   private current: Partial<SseEvent> = {};
+  private lastEventId = '';
   private request?: http.ClientRequest;
 
   /** Opens the stream and waits for its first event (PB_CONNECT). */
@@ -85,8 +87,9 @@ export class SseStream {
       const line = this.buffer.slice(0, nl).replace(/\r$/, '');
       this.buffer = this.buffer.slice(nl + 1);
       if (line === '') {
+        if (this.current.id !== undefined) this.lastEventId = this.current.id;
         if (this.current.event !== undefined || this.current.data !== undefined) {
-          this.events.push({ id: this.current.id ?? '', event: this.current.event ?? 'message', data: this.current.data ?? '' });
+          this.events.push({ id: this.lastEventId, event: this.current.event ?? 'message', data: this.current.data ?? '' });
         }
         this.current = {};
       } else if (line.startsWith(':')) this.comments++;

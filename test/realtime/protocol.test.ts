@@ -56,6 +56,7 @@ describe('realtime protocol', () => {
       events.map((e) => e.event).sort(),
       ['POSTS', `posts/${existing.id}`, withOptions].sort(),
     );
+    // As an EventSource sees them: the id PB_CONNECT set stays the last event id.
     for (const e of events) assert.equal(e.id, s.clientId);
     assert.deepEqual(JSON.parse(events.find((e) => e.event === withOptions)!.data), { action: 'update', record: { title: 'second' } });
     const full = JSON.parse(events.find((e) => e.event === 'POSTS')!.data);

@@ -27,13 +27,13 @@ class ResponseStream implements EventStream {
     res.on('error', () => {});
   }
 
-  write(text: string): void {
+  write(chunk: Buffer | string): void {
     if (this.res.destroyed || this.res.writableEnded) return;
     if (this.headers) {
       this.res.writeHead(200, this.headers as Record<string, string>);
       this.headers = undefined;
     }
-    this.res.write(text);
+    this.res.write(chunk);
   }
 
   get buffered(): number {
