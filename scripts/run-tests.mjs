@@ -1,8 +1,15 @@
-// Runs every test file with node:test through tsx. Node 20 does not discover .ts test files itself
-// (it would report zero tests), so the list is built here and passed explicitly.
+// Runs every test file with node:test through tsx, once per storage driver: SQLite, then PostgreSQL
+// (each test server on its own database of the server at CAIRN_TEST_POSTGRES, by default the local
+// one). Node 20 does not discover .ts test files itself (it would report zero tests), so the list is
+// built here and passed explicitly.
+//
+//   node scripts/run-tests.mjs [substring…]     files whose path contains a substring
+//   CAIRN_TEST_DRIVERS=sqlite|postgres           one pass only
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 
 const roots = ['src', 'test'];
 const files = [];
@@ -22,6 +29,42 @@ if (selected.length === 0) {
   process.exit(1);
 }
 selected.sort();
+
+const drivers = (process.env.CAIRN_TEST_DRIVERS ?? 'sqlite,postgres').split(',').map((d) => d.trim());
+const postgresUrl = process.env.CAIRN_TEST_POSTGRES || 'postgres://postgres@127.0.0.1:5432/postgres';
 const concurrency = process.env.CAIRN_TEST_CONCURRENCY ?? '2';
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...selected], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+
+/** Drops the databases of one run (a test that crashed leaves its own behind). */
+async function dropRunDatabases(run) {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`cairn_t_${run}_%`]);
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+let failed = false;
+for (const driver of drivers) {
+  const env = { ...process.env };
+  const run = randomBytes(4).toString('hex');
+  if (driver === 'postgres') {
+    env.CAIRN_TEST_POSTGRES = postgresUrl;
+    env.CAIRN_TEST_RUN = run;
+  } else if (driver === 'sqlite') {
+    delete env.CAIRN_TEST_POSTGRES;
+  } else {
+    console.error(`unknown driver "${driver}" in CAIRN_TEST_DRIVERS`);
+    process.exit(1);
+  }
+  console.log(`\n# ==== ${driver} ====\n`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...selected], { stdio: 'inherit', env });
+  if (result.status !== 0) {
+    failed = true;
+    console.log(`\n# ${driver}: FAILED\n`);
+  }
+  if (driver === 'postgres') await dropRunDatabases(run);
+}
+process.exit(failed ? 1 : 0);

@@ -1,10 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import path from 'node:path';
 import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
+import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
@@ -14,7 +15,6 @@ import { TokenService } from './auth/tokens.ts';
 import { registerFieldType } from './collections/fields/registry.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
-import { closeUnusedConnections } from './http/connections.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
 import { registerCors } from './http/plugins/cors.ts';
 import { registerContext } from './http/plugins/context.ts';
@@ -29,17 +29,24 @@ import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
+import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
+import { logRoutes } from './http/routes/logs.ts';
+import { collectRoutes, openApiRoutes } from './http/routes/openapi.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { realtimeRoutes } from './http/routes/realtime.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
+import { RequestLogs } from './logs/service.ts';
+import { SqliteThreadLogSink } from './logs/sink.ts';
+import { logSteps } from './logs/store.ts';
+import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
@@ -48,7 +55,8 @@ import { realtimeChangeHook } from './realtime/hook.ts';
 import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
-import { DatabaseRegistry } from './storage/index.ts';
+import { DatabaseRegistry, openBackend } from './storage/index.ts';
+import { Invalidations } from './storage/invalidations.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
@@ -59,6 +67,8 @@ import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
+import { sqliteOutbox } from './webhooks/outbox.ts';
+import { postgresOutbox } from './webhooks/outbox-postgres.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {
@@ -88,6 +98,10 @@ export interface Services {
   workflows: WorkflowService;
   /** Server-sent record changes (PocketBase's realtime). */
   realtime: RealtimeService;
+  /** The request log (`/api/logs`), kept in `registry.logs`. */
+  requestLogs: RequestLogs;
+  backups: BackupService;
+  fileTokens: FileTokens;
 }
 
 export interface App {
@@ -98,14 +112,39 @@ export interface App {
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
-  const secret = loadInstanceSecret(config.dir, config.jwtSecret);
-  const registry = new DatabaseRegistry({ dir: config.dir, systemSteps, databaseSteps });
+  const backend = openBackend(config);
+  // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
+  // PostgreSQL's nodes claim them with leases.
+  const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
+  const registry = new DatabaseRegistry({ dir: config.dir, backend, systemSteps, databaseSteps: databaseSteps(outbox), logSteps });
   await registry.start();
+  let secret: string;
+  try {
+    secret = await loadInstanceSecret(config.dir, config.jwtSecret, registry.backend.shared ? registry.system : undefined);
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
+  // Caches of one node that another node can make stale (collections, settings, cron jobs, the
+  // database list) are dropped through notices between the nodes (LISTEN/NOTIFY on PostgreSQL).
+  const invalidations = new Invalidations(config.nodeId, backend.notifications, registry.system);
+  invalidations.on('databases', () => void registry.reload().catch(() => undefined));
+  registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
   const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
-  const collections = new CollectionService({ validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect), validateOptions: [validateTriggers] });
-  const webhooks = new WebhookService({ registry, secret, config });
+  const collections = new CollectionService({
+    validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
+    validateOptions: [validateTriggers],
+    invalidations,
+  });
+  invalidations.on('collections', (name) => {
+    for (const info of name ? [{ name }] : registry.list()) {
+      const db = registry.opened(info.name);
+      if (db) collections.forget(db);
+    }
+  });
+  const webhooks = new WebhookService({ registry, outbox, secret, config });
   // Committed record changes reach realtime through this feed: one process's for now; a feed that
   // spans the nodes of an instance replaces it here without touching the realtime domain.
   const changeFeed = new LocalChangeFeed();
@@ -123,7 +162,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
@@ -131,7 +170,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
-  const cron = new CronService(registry, webhooks);
+  const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
   const realtime = new RealtimeService({
     feed: changeFeed,
@@ -145,6 +184,17 @@ export async function buildServices(config: Config): Promise<Services> {
       keepAliveMs: config.realtimeKeepAliveMs,
     },
   });
+  // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
+  // through its Database.
+  const logsDb = registry.logs;
+  const requestLogs = new RequestLogs(logsDb, {
+    enabled: config.requestLogs,
+    keepDays: config.logDays,
+    sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
+  });
+  const backups = new BackupService(config.dir, registry);
+  // Notices from other nodes flow before this node serves or changes anything.
+  await backend.notifications?.ready();
   return {
     config,
     secret,
@@ -168,6 +218,9 @@ export async function buildServices(config: Config): Promise<Services> {
     files,
     oauth2,
     migrations,
+    requestLogs,
+    backups,
+    fileTokens,
   };
 }
 
@@ -175,9 +228,18 @@ export async function buildServices(config: Config): Promise<Services> {
  * Builds the HTTP application. The request pipeline reads top to bottom: errors, logging, request
  * context (database, caller), then the routes of each domain.
  */
-export async function buildApp(config: Config): Promise<App> {
+export interface BuildAppOptions {
+  /** Fastify's `serverFactory`: the host (`http/host.ts`) owns the listening socket. */
+  serverFactory?: FastifyServerOptions['serverFactory'];
+  /** What restarts the services after a restore (the host); without it restores are refused. */
+  restarter?: ServiceRestarter;
+}
+
+export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const services = await buildServices(config);
+  services.backups.restarter = options.restarter;
   const app = Fastify({
+    serverFactory: options.serverFactory,
     ...loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy ?? false,
@@ -200,13 +262,14 @@ export async function buildApp(config: Config): Promise<App> {
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerErrorHandling(app);
-  registerRequestLog(app);
+  registerRequestLog(app, services.requestLogs);
   await registerCors(app, config.corsOrigins);
   await registerRateLimit(app, config.rateLimit);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
-  await app.register(healthRoutes);
+  const routes = collectRoutes(app);
+  await app.register(healthRoutes(services.registry, config.nodeId));
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
@@ -221,6 +284,9 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
   await app.register(realtimeRoutes(services.realtime));
+  await app.register(logRoutes(services.requestLogs));
+  await app.register(backupRoutes(services.backups, services.fileTokens));
+  await app.register(openApiRoutes(services.collections, routes));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -229,18 +295,24 @@ export async function buildApp(config: Config): Promise<App> {
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
   services.realtime.start(app.log);
-  // Open event streams would hold the server's close forever: they are ended before it waits for
-  // connections (clients reconnect to the next server), and so are connections without a request.
+  // Event streams never end by themselves: closing the app ends them (clients reconnect to the next
+  // server). The host ends them earlier still, before it waits for requests under way (http/host.ts).
   app.addHook('preClose', async () => {
     await services.realtime.close();
   });
-  closeUnusedConnections(app);
+  if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
+  services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
+  services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
+    services.backups.stopSchedule();
     services.cron.stop();
     await services.workflows.stop();
     await services.webhooks.stop();
+    // After the server has stopped taking requests (Fastify's own close hook runs first): every
+    // request answered is in the log.
+    await services.requestLogs.stop();
     await services.mailer.close();
     await services.registry.close();
   });

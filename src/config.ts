@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
+import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
 export interface Config {
@@ -43,6 +45,22 @@ export interface Config {
   realtimeClientBuffer: number;
   /** Idle realtime streams get a comment at least this often, in milliseconds. */
   realtimeKeepAliveMs: number;
+  /** Whether API requests are recorded in the request log (`/api/logs`); CAIRN_REQUEST_LOGS. */
+  requestLogs: boolean;
+  /** Request logs older than this many days are pruned; 0 keeps them. */
+  logDays: number;
+  /** When to take a backup on its own (cron expression or `@every`); undefined: never. */
+  backupCron?: string;
+  /** How many scheduled backups to keep (older ones are deleted); 0 keeps them all. */
+  backupKeep: number;
+  /** PostgreSQL URL (CAIRN_DATABASE_URL); when unset, SQLite files under `dir`. */
+  databaseUrl?: string;
+  /** PostgreSQL connections per process. */
+  pgPoolSize: number;
+  /** Longest a PostgreSQL statement may run, in milliseconds. */
+  pgStatementTimeoutMs: number;
+  /** This process among the nodes of an instance (webhook logs, cron runs, health). */
+  nodeId: string;
 }
 
 export interface ConfigFlags {
@@ -50,6 +68,7 @@ export interface ConfigFlags {
   port?: string | number;
   dir?: string;
   origins?: string;
+  databaseUrl?: string;
 }
 
 export class ConfigError extends Error {
@@ -101,6 +120,46 @@ function corsOrigins(raw: string | undefined): string[] {
   return origins.includes('*') ? ['*'] : origins;
 }
 
+function onOff(name: string, raw: string | undefined, fallback: boolean): boolean {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '') return fallback;
+  if (['on', 'true', '1'].includes(value)) return true;
+  if (['off', 'false', '0'].includes(value)) return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${raw}".`);
+}
+
+/** A backup schedule, checked now so that a typo stops the server at start, not at the first run. */
+function backupCron(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    parseSchedule(raw, 'UTC');
+  } catch (err) {
+    if (err instanceof ScheduleError) throw new ConfigError(`CAIRN_BACKUP_CRON: ${err.message}`);
+    throw err;
+  }
+  return raw.trim();
+}
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
+    throw new ConfigError('CAIRN_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/cairn.');
+  }
+  return raw.trim();
+}
+
+function nodeId(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === '') return `${hostname()}:${process.pid}`;
+  if (!/^[A-Za-z0-9._:-]{1,100}$/.test(raw.trim())) throw new ConfigError('CAIRN_NODE_ID must be 1-100 letters, digits, dots, colons, dashes or underscores.');
+  return raw.trim();
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -140,5 +199,13 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     realtimeClientBuffer: intFrom('CAIRN_REALTIME_CLIENT_BUFFER', env.CAIRN_REALTIME_CLIENT_BUFFER, 256 * 1024, 1024, 1024 * 1024 * 1024),
     // Proxies commonly close connections silent for 60 s; the contract asks for 30 s at most.
     realtimeKeepAliveMs: intFrom('CAIRN_REALTIME_KEEPALIVE_MS', env.CAIRN_REALTIME_KEEPALIVE_MS, 25000, 10, 30000),
+    requestLogs: onOff('CAIRN_REQUEST_LOGS', env.CAIRN_REQUEST_LOGS, true),
+    logDays: intFrom('CAIRN_LOG_DAYS', env.CAIRN_LOG_DAYS, 7, 0, 3650),
+    backupCron: backupCron(env.CAIRN_BACKUP_CRON),
+    backupKeep: intFrom('CAIRN_BACKUP_KEEP', env.CAIRN_BACKUP_KEEP, 3, 0, 10000),
+    databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
+    pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
+    nodeId: nodeId(env.CAIRN_NODE_ID),
+    pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
   };
 }

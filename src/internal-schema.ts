@@ -5,12 +5,14 @@ import { oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
+import { secretsTableStep } from './auth/secret.ts';
 import { cronJobsTableStep } from './jobs/store.ts';
 import { fulltextTableStep } from './migrations/fts.ts';
+import { migrationFilesTableStep } from './migrations/files.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
-import { logsEventSeqStep, logsTableStep } from './webhooks/logs.ts';
-import { outboxChangeStep, outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step } from './webhooks/outbox.ts';
+import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
+import type { OutboxStore } from './webhooks/outbox-store.ts';
 import { workflowTablesStep } from './workflows/store.ts';
 
 /**
@@ -31,24 +33,26 @@ export const systemSteps: SchemaStep[] = [
   journalTableStep,
   // Administrator password resets keep their single-use tokens beside the administrators.
   oneTimeTokensTableStep,
+  secretsTableStep,
+  migrationFilesTableStep,
 ];
 
-/** Tables of every database (`main` and those created through /api/databases). */
-export const databaseSteps: SchemaStep[] = [
-  collectionsTableStep,
-  usersCollectionStep,
-  usersRulesStep,
-  apiKeysTableStep,
-  outboxTableStep,
-  logsTableStep,
-  cronJobsTableStep,
-  fulltextTableStep,
-  oneTimeTokensTableStep,
-  externalAuthsTableStep,
-  workflowTablesStep,
-  outboxV2Step,
-  logsEventSeqStep,
-  outboxV3Step,
-  outboxV4Step,
-  outboxChangeStep,
-];
+/** Tables of every database (`main` and those created through /api/databases); the outbox's are
+ * the storage driver's own. */
+export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
+  return [
+    collectionsTableStep,
+    usersCollectionStep,
+    usersRulesStep,
+    apiKeysTableStep,
+    ...outbox.steps,
+    logsTableStep,
+    cronJobsTableStep,
+    fulltextTableStep,
+    oneTimeTokensTableStep,
+    externalAuthsTableStep,
+    workflowTablesStep,
+    logsEventSeqStep,
+    logsNodeStep,
+  ];
+}

@@ -3,7 +3,7 @@ import { badRequest, conflict, type FieldError, forbidden, notFound, unauthorize
 import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
-import type { Database, SchemaStep } from '../storage/index.ts';
+import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 
@@ -22,13 +22,13 @@ export const adminsTableStep: SchemaStep = {
   async up(tx) {
     await tx.exec(`CREATE TABLE _admins (
       id TEXT PRIMARY KEY NOT NULL,
-      email TEXT COLLATE NOCASE NOT NULL UNIQUE,
+      email ${tx.dialect.columnDefinition('citext', false)} UNIQUE,
       avatar INTEGER DEFAULT 0 NOT NULL,
       passwordHash TEXT NOT NULL,
       tokenKey TEXT NOT NULL,
       lastResetSentAt TEXT DEFAULT '' NOT NULL,
       created TEXT NOT NULL,
-      updated TEXT NOT NULL
+      updated TEXT NOT NULL${orderColumn(tx.dialect)}
     )`);
   },
 };
@@ -64,7 +64,7 @@ export class AdminService {
   async list(query: Record<string, unknown>) {
     const { page, perPage } = pagination(query);
     const totalItems = await this.count();
-    const items = await this.system.all<AdminRow>(`SELECT ${COLUMNS} FROM _admins ORDER BY created, rowid LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
+    const items = await this.system.all<AdminRow>(`SELECT ${COLUMNS} FROM _admins ORDER BY created, ${this.system.dialect.insertionOrder('_admins')} LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
     return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: items.map(adminJson) };
   }
 

@@ -4,7 +4,7 @@ import { badRequest, type FieldError, notFound, unauthorized, validationFailed }
 import { randomId, randomSecret } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
-import type { Database, SchemaStep } from '../storage/index.ts';
+import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 import { API_KEY_TOKEN_TTL, type AuthClaims, tokenKeyFingerprint, type TokenService } from './tokens.ts';
 
@@ -20,7 +20,7 @@ export const apiKeysTableStep: SchemaStep = {
       keyHash TEXT NOT NULL UNIQUE,
       tokenKey TEXT NOT NULL,
       created TEXT NOT NULL,
-      updated TEXT NOT NULL
+      updated TEXT NOT NULL${orderColumn(tx.dialect)}
     )`);
   },
 };
@@ -163,7 +163,7 @@ export class ApiKeyService {
   async list(db: Database, query: Record<string, unknown>) {
     const { page, perPage } = pagination(query);
     const totalItems = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM _api_keys'))?.n ?? 0);
-    const rows = await db.all<ApiKeyRow>(`SELECT ${COLUMNS} FROM _api_keys ORDER BY created, rowid LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
+    const rows = await db.all<ApiKeyRow>(`SELECT ${COLUMNS} FROM _api_keys ORDER BY created, ${db.dialect.insertionOrder('_api_keys')} LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
     return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: rows.map(toJson) };
   }
 

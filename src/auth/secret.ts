@@ -1,17 +1,32 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Queryable, SchemaStep } from '../storage/index.ts';
 
 export const SECRET_FILE = '.jwt_secret';
 
+/** `_secrets` in the system database: the generated instance secret where processes share a database. */
+export const secretsTableStep: SchemaStep = {
+  id: 'auth.secrets',
+  async up(tx) {
+    await tx.exec('CREATE TABLE _secrets (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)');
+  },
+};
+
 /**
  * The instance secret: CAIRN_JWT_SECRET when set, else a random secret generated at first start and
- * kept in `<dir>/.jwt_secret` with mode 0600, so tokens survive restarts.
+ * kept so that tokens survive restarts: in `<dir>/.jwt_secret` (mode 0600), or, where several
+ * processes share a PostgreSQL database, in its `_secrets` table, so every node signs alike.
  */
-export function loadInstanceSecret(dir: string, fromEnv: string | undefined): string {
+export async function loadInstanceSecret(dir: string, fromEnv: string | undefined, shared?: Queryable): Promise<string> {
   if (fromEnv) {
     if (fromEnv.length < 32) throw new Error('CAIRN_JWT_SECRET must be at least 32 characters long.');
     return fromEnv;
+  }
+  if (shared) {
+    // The first node to start writes it; the others (and later starts) read that one.
+    await shared.run('INSERT INTO _secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', ['instance', randomBytes(48).toString('base64url')]);
+    return (await shared.get<{ value: string }>('SELECT value FROM _secrets WHERE name = ?', ['instance']))!.value;
   }
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, SECRET_FILE);

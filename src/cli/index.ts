@@ -1,10 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { isApiError } from '../errors.ts';
+import { StorageStartError } from '../storage/index.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
 import { registerMigrateCommands } from './migrate.ts';
 import { serve } from './serve.ts';
+import { typegen } from './typegen.ts';
 
 function port(value: string): string {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number (0-65535).');
@@ -22,7 +24,8 @@ export function buildCli(): Command {
     .option('--host <host>', 'address to bind (env CAIRN_HOST)')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
-    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string }) => {
+    .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
+    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string }) => {
       await serve(loadConfig(opts));
     });
 
@@ -31,8 +34,19 @@ export function buildCli(): Command {
     .command('create <email> <password>')
     .description('create an administrator (works without a running server)')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .action(async (email: string, password: string, opts: { dir?: string }) => {
+    .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
+    .action(async (email: string, password: string, opts: { dir?: string; databaseUrl?: string }) => {
       await createAdmin(loadConfig(opts), email, password);
+    });
+
+  program
+    .command('typegen')
+    .description("write TypeScript types of a database's collections (record, create and update types, TypedPocketBase)")
+    .option('--db <name>', 'the database (default main)')
+    .option('--out <file>', 'write to this file instead of standard output')
+    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+    .action(async (opts: { db?: string; out?: string; dir?: string }) => {
+      await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 
   registerMigrateCommands(program);
@@ -47,6 +61,10 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) {
       process.stderr.write(`cairn: ${err.message}\n`);
       process.exit(2);
+    }
+    if (err instanceof StorageStartError) {
+      process.stderr.write(`cairn: ${err.message}\n`);
+      process.exit(1);
     }
     if (isApiError(err)) {
       const details = Object.entries(err.data)

@@ -11,8 +11,13 @@ import type { MigrationItem, MigrationService } from '../migrations/service.ts';
 
 type Out = (line: string) => void;
 
-async function withMigrations(dir: string | undefined, fn: (m: MigrationService, out: Out) => Promise<void>): Promise<void> {
-  const services = await buildServices(loadConfig({ dir }));
+interface Where {
+  dir?: string;
+  databaseUrl?: string;
+}
+
+async function withMigrations(where: Where, fn: (m: MigrationService, out: Out) => Promise<void>): Promise<void> {
+  const services = await buildServices(loadConfig({ dir: where.dir, databaseUrl: where.databaseUrl }));
   try {
     await fn(services.migrations, (line) => process.stdout.write(`${line}\n`));
   } finally {
@@ -28,13 +33,15 @@ function describe(item: MigrationItem): string {
 export function registerMigrateCommands(program: Command): void {
   const migrate = program.command('migrate').description('manage schema migrations (works without a running server)');
   const dirOption = ['--dir <path>', 'data directory (env CAIRN_DIR)'] as const;
+  const urlOption = ['--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)'] as const;
 
   migrate
     .command('list')
     .description('list migrations with their status')
     .option(...dirOption)
-    .action((opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         const { items } = await m.list();
         if (items.length === 0) out('No migrations.');
         for (const item of items) out(describe(item));
@@ -45,8 +52,9 @@ export function registerMigrateCommands(program: Command): void {
     .command('status')
     .description('counts of applied, pending and failed migrations')
     .option(...dirOption)
-    .action((opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         const s = await m.status();
         out(`applied: ${s.appliedCount}`);
         out(`pending: ${s.pendingCount}`);
@@ -60,11 +68,12 @@ export function registerMigrateCommands(program: Command): void {
     .description('save the schema changes since the last applied migration as a pending migration')
     .option('--description <text>', 'description written into the file')
     .option(...dirOption)
-    .action((name: string, opts: { dir?: string; description?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((name: string, opts: { dir?: string; databaseUrl?: string; description?: string }) =>
+      withMigrations(opts, async (m, out) => {
         const result = await m.generate({ name, description: opts.description });
         if ('changes' in result) out('No schema changes.');
-        else out(`Created migration ${result.version} (${m.files.find(result.version)!.fileName}).`);
+        else out(`Created migration ${result.version} (${(await m.files.find(result.version))!.fileName}).`);
       }),
     );
 
@@ -72,8 +81,9 @@ export function registerMigrateCommands(program: Command): void {
     .command('up')
     .description('apply every pending migration in version order')
     .option(...dirOption)
-    .action((opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         const { applied } = await m.applyPending();
         if (applied.length === 0) out('No pending migrations.');
         for (const v of applied) out(`Applied ${v}.`);
@@ -84,8 +94,9 @@ export function registerMigrateCommands(program: Command): void {
     .command('down')
     .description('roll back the latest applied migration')
     .option(...dirOption)
-    .action((opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         const item = await m.rollbackLatest();
         out(item ? `Rolled back ${item.version}.` : 'No applied migrations.');
       }),
@@ -95,8 +106,9 @@ export function registerMigrateCommands(program: Command): void {
     .command('apply <version>')
     .description('apply one migration')
     .option(...dirOption)
-    .action((version: string, opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((version: string, opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         await m.apply(version);
         out(`Applied ${version}.`);
       }),
@@ -106,8 +118,9 @@ export function registerMigrateCommands(program: Command): void {
     .command('rollback <version>')
     .description('roll back one migration (the latest applied one)')
     .option(...dirOption)
-    .action((version: string, opts: { dir?: string }) =>
-      withMigrations(opts.dir, async (m, out) => {
+    .option(...urlOption)
+    .action((version: string, opts: { dir?: string; databaseUrl?: string }) =>
+      withMigrations(opts, async (m, out) => {
         await m.rollback(version);
         out(`Rolled back ${version}.`);
       }),

@@ -25,7 +25,7 @@ export const collectionsTableStep: SchemaStep = {
   async up(tx) {
     await tx.exec(`CREATE TABLE _collections (
       id TEXT PRIMARY KEY NOT NULL,
-      name TEXT NOT NULL COLLATE NOCASE UNIQUE,
+      name ${tx.dialect.columnDefinition('citext', false)} UNIQUE,
       type TEXT NOT NULL,
       system BOOLEAN DEFAULT FALSE NOT NULL,
       fields JSON DEFAULT '[]' NOT NULL,

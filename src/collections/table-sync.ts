@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { ownerFields } from '../rules/owner-fields.ts';
-import type { ColumnKind, Queryable } from '../storage/index.ts';
+import { type ColumnKind, orderColumn, type Queryable } from '../storage/index.ts';
 import { typeOf } from './fields/registry.ts';
 import { type Collection, type FieldDef, RULE_NAMES } from './model.ts';
 
@@ -90,11 +90,14 @@ export function parseIndex(text: string): ParsedIndex | undefined {
 
 async function createTable(db: Queryable, c: Collection): Promise<void> {
   const cols = columnsOf(c).map((col) => `${quoteIdent(col.name)} ${db.dialect.columnDefinition(col.kind, col.multiple)}`);
-  await db.exec(`CREATE TABLE ${quoteIdent(c.name)} (id TEXT PRIMARY KEY NOT NULL, ${cols.join(', ')})`);
+  await db.exec(`CREATE TABLE ${quoteIdent(c.name)} (id TEXT PRIMARY KEY NOT NULL, ${cols.join(', ')}${orderColumn(db.dialect)})`);
 }
 
 async function addMissingColumns(db: Queryable, c: Collection): Promise<void> {
   const existing = new Set((await db.dialect.tableColumns(db, c.name)).map((col) => col.name.toLowerCase()));
+  const order = db.dialect.insertionOrderColumn;
+  // An adopted table (made outside Cairn) gets the column lists are ordered by (PostgreSQL only).
+  if (order) await db.exec(`ALTER TABLE ${quoteIdent(c.name)} ADD COLUMN IF NOT EXISTS ${order.definition}`);
   for (const col of columnsOf(c)) {
     if (existing.has(col.name.toLowerCase())) continue;
     await db.exec(`ALTER TABLE ${quoteIdent(c.name)} ADD COLUMN ${quoteIdent(col.name)} ${db.dialect.columnDefinition(col.kind, col.multiple)}`);

@@ -1,7 +1,7 @@
 import { type FieldError, validationFailed } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
-import type { Queryable, SchemaStep } from '../storage/index.ts';
+import { orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems } from '../webhooks/target.ts';
 import { parseSchedule, ScheduleError } from './schedule.ts';
 
@@ -39,7 +39,7 @@ export const cronJobsTableStep: SchemaStep = {
       enabled INTEGER DEFAULT 1 NOT NULL,
       lastRunAt TEXT,
       created TEXT NOT NULL,
-      updated TEXT NOT NULL
+      updated TEXT NOT NULL${orderColumn(tx.dialect)}
     )`);
   },
 };
@@ -134,7 +134,7 @@ export function normalizeJob(body: unknown, existing?: CronJob): CronJob {
 const COLUMNS = 'id, name, schedule, timezone, url, method, headers, body, secret, enabled, lastRunAt, created, updated';
 
 export async function listJobs(db: Queryable): Promise<CronJob[]> {
-  return (await db.all<CronJobRow>(`SELECT ${COLUMNS} FROM _cron_jobs ORDER BY created, rowid`)).map(fromRow);
+  return (await db.all<CronJobRow>(`SELECT ${COLUMNS} FROM _cron_jobs ORDER BY created, ${db.dialect.insertionOrder('_cron_jobs')}`)).map(fromRow);
 }
 
 export async function findJob(db: Queryable, id: string): Promise<CronJob | undefined> {
@@ -142,9 +142,15 @@ export async function findJob(db: Queryable, id: string): Promise<CronJob | unde
   return row ? fromRow(row) : undefined;
 }
 
+const UPDATED = COLUMNS.split(', ')
+  .filter((c) => c !== 'id' && c !== 'created')
+  .map((c) => `${c} = excluded.${c}`)
+  .join(', ');
+const SAVE_JOB = `INSERT INTO _cron_jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET ${UPDATED}`;
+
 /** Inserts or replaces a job. */
 export async function saveJob(db: Queryable, job: CronJob): Promise<void> {
-  await db.run(`INSERT OR REPLACE INTO _cron_jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+  await db.run(SAVE_JOB, [
     job.id,
     job.name,
     job.schedule,

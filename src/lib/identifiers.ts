@@ -18,8 +18,14 @@ export function isValidCollectionName(name: unknown): name is string {
   return isValidName(name) && !name.toLowerCase().startsWith('sqlite_');
 }
 
+/** Names a database cannot have on either driver, so that a database moves between them: on
+ * PostgreSQL a database is a schema, and these are PostgreSQL's own or Cairn's instance schema. */
+export function isReservedDatabaseName(name: string): boolean {
+  return name === 'public' || name === 'information_schema' || name === 'cairn_system' || name.startsWith('pg_');
+}
+
 export function isValidDatabaseName(name: unknown): name is string {
-  return typeof name === 'string' && DATABASE_NAME_PATTERN.test(name);
+  return typeof name === 'string' && DATABASE_NAME_PATTERN.test(name) && !isReservedDatabaseName(name);
 }
 
 /** Double-quotes an identifier that has already passed a name check (defence in depth: quotes doubled). */

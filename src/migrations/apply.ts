@@ -22,13 +22,13 @@ async function restore(deps: MigrationDeps, db: Database | undefined, schema: Da
   await db.transaction(async (tx) => {
     await realizeDatabase(tx, await readDatabaseSchema(tx), schema);
   });
-  deps.collections.invalidate(db);
+  await deps.collections.invalidate(db);
 }
 
 export async function applyMigration(deps: MigrationDeps, version: string): Promise<void> {
   const { registry, files, collections } = deps;
   const system = registry.system;
-  const file = files.read(version);
+  const file = (await files.read(version));
   if (!file) throw notFound(`Migration "${version}" not found.`);
   const entry = await journalEntry(system, version);
   if (entry?.status === 'applied') throw conflict(`Migration "${version}" is already applied.`);
@@ -62,6 +62,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
       if (!names.includes(name)) untouched[name] = await readDatabaseSchema(await registry.get(name));
     }
     await inAllTransactions(
+      registry.backend,
       [system, ...dbs],
       async ([systemTx, ...txs]) => {
         const after: InstanceSchema = {};
@@ -88,7 +89,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
     await markFailed(system, version, migration.name, message);
     throw badRequest(`Migration "${version}" failed: ${message}`, isApiError(err) ? err.data : {});
   } finally {
-    for (const db of dbs) collections.invalidate(db);
+    for (const db of dbs) await collections.invalidate(db);
   }
 }
 
@@ -96,7 +97,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
 export async function applyPending(deps: MigrationDeps): Promise<string[]> {
   const entries = new Map((await journalEntries(deps.registry.system)).map((e) => [e.version, e]));
   const applied: string[] = [];
-  for (const ref of deps.files.list()) {
+  for (const ref of (await deps.files.list())) {
     if ((entries.get(ref.version)?.status ?? 'pending') !== 'pending' || applied.includes(ref.version)) continue;
     try {
       await applyMigration(deps, ref.version);
@@ -118,7 +119,7 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   const { registry, files, collections } = deps;
   const system = registry.system;
   const entry = await journalEntry(system, version);
-  const file = files.read(version);
+  const file = (await files.read(version));
   if (!entry && !file) throw notFound(`Migration "${version}" not found.`);
   if (entry?.status !== 'applied') throw conflict(`Migration "${version}" is not applied (it is ${entry?.status ?? 'pending'}).`);
   const later = await appliedAfter(system, entry.seq ?? 0);
@@ -135,6 +136,7 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   const current: InstanceSchema = {};
   try {
     await inAllTransactions(
+      registry.backend,
       [system, ...dbs],
       async ([systemTx, ...txs]) => {
         for (let i = 0; i < names.length; i++) {
@@ -148,6 +150,6 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   } catch (err) {
     throw badRequest(`Rollback of migration "${version}" failed: ${messageOf(err)}`, isApiError(err) ? err.data : {});
   } finally {
-    for (const db of dbs) collections.invalidate(db);
+    for (const db of dbs) await collections.invalidate(db);
   }
 }

@@ -2,10 +2,11 @@ import { hostname } from 'node:os';
 import { conflict } from '../errors.ts';
 import { randomSecret } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
-import type { Database } from '../storage/index.ts';
+import type { DatabaseRegistry } from '../storage/index.ts';
 
 /**
- * The apply lock: a row in system.db's `_migrations_lock`, so that an apply or rollback started while
+ * The apply lock. On PostgreSQL a session advisory lock, held by any node. On SQLite a row in
+ * system.db's `_migrations_lock`, so that an apply or rollback started while
  * another runs, in this process or another one on the same data directory (the CLI beside a
  * server), is refused with a 409 instead of interleaving with it. A row left by a process that died
  * on this host is taken over.
@@ -27,8 +28,18 @@ interface LockRow {
   acquired: string;
 }
 
+const BUSY = 'Another migration is being applied or rolled back; try again when it has finished.';
+
 /** Takes the lock or throws 409; resolves with the function that releases it. */
-export async function acquireApplyLock(system: Database): Promise<() => Promise<void>> {
+export async function acquireApplyLock(registry: DatabaseRegistry): Promise<() => Promise<void>> {
+  const { backend } = registry;
+  if (backend.tryLock) {
+    // Shared PostgreSQL: a lock that ends with the session of whoever holds it, on any node.
+    const release = await backend.tryLock('cairn.migrations.apply');
+    if (!release) throw conflict(BUSY);
+    return release;
+  }
+  const system = registry.system;
   const owner = randomSecret(12);
   const host = hostname();
   await system.transaction(async (tx) => {

@@ -28,15 +28,22 @@ export interface MigrationDocument {
 const ARCHIVE_LIMITS = { maxEntries: 1000, maxEntrySize: 1024 * 1024, maxTotalSize: 20 * 1024 * 1024 };
 const MAX_NAME = 100;
 
+const reserved = new Set<string>();
+
 /** Saves a migration under a fresh version (now, or the next free millisecond). */
 async function saveNew(deps: MigrationDeps, name: string, render: (version: string) => { text: string; migration: Migration }): Promise<MigrationDocument> {
   const known = new Set((await journalEntries(deps.registry.system)).map((e) => e.version));
-  // Allocation and write happen without an await between them, so two saves in this process never
-  // pick the same version.
-  const version = nextVersion((v) => known.has(v) || deps.files.find(v) !== undefined);
-  const { text, migration } = render(version);
-  deps.files.write(version, name, text);
-  return { version, name, yaml: text, migration: { ...migration, version } };
+  for (const ref of await deps.files.list()) known.add(ref.version);
+  // Reserved until written, so that two saves of this process never pick the same version.
+  const version = nextVersion((v) => known.has(v) || reserved.has(v));
+  reserved.add(version);
+  try {
+    const { text, migration } = render(version);
+    await deps.files.write(version, name, text);
+    return { version, name, yaml: text, migration: { ...migration, version } };
+  } finally {
+    reserved.delete(version);
+  }
 }
 
 function sameContent(text: string, migration: Migration): boolean {
@@ -53,7 +60,7 @@ async function needsWrite(deps: MigrationDeps, version: string, text: string, mi
     conflict(`Migration version ${version} already exists with different content.`, {
       version: { code: 'validation_version_exists', message: 'A different migration has this version.' },
     });
-  const existing = deps.files.read(version);
+  const existing = (await deps.files.read(version));
   if (existing) {
     if (existing.text === text || sameContent(existing.text, migration)) return false;
     throw taken();
@@ -67,8 +74,8 @@ async function needsWrite(deps: MigrationDeps, version: string, text: string, mi
 async function saveParsed(deps: MigrationDeps, parsed: ParsedFile, text: string): Promise<MigrationDocument> {
   const { migration } = parsed;
   if (migration.version === '') return saveNew(deps, migration.name, (version) => ({ text: withVersion(parsed, version), migration }));
-  if (await needsWrite(deps, migration.version, text, migration)) deps.files.write(migration.version, migration.name, text);
-  const stored = deps.files.read(migration.version)!;
+  if (await needsWrite(deps, migration.version, text, migration)) (await deps.files.write(migration.version, migration.name, text));
+  const stored = (await deps.files.read(migration.version))!;
   return { version: migration.version, name: migration.name, yaml: stored.text, migration: parseMigrationText(stored.text).migration };
 }
 
@@ -91,8 +98,8 @@ export async function saveBody(deps: MigrationDeps, body: unknown): Promise<Migr
     });
   }
   const text = migrationToYaml(migration);
-  if (await needsWrite(deps, migration.version, text, migration)) deps.files.write(migration.version, migration.name, text);
-  return { version: migration.version, name: migration.name, yaml: deps.files.read(migration.version)!.text, migration };
+  if (await needsWrite(deps, migration.version, text, migration)) (await deps.files.write(migration.version, migration.name, text));
+  return { version: migration.version, name: migration.name, yaml: (await deps.files.read(migration.version))!.text, migration };
 }
 
 /**
@@ -154,11 +161,11 @@ export async function importArchive(deps: MigrationDeps, buffer: Buffer): Promis
   const imported: string[] = [];
   try {
     for (const c of toWrite) {
-      deps.files.write(c.version, c.name, c.text);
+      (await deps.files.write(c.version, c.name, c.text));
       imported.push(c.version);
     }
   } catch (err) {
-    for (const v of imported) deps.files.remove(v);
+    for (const v of imported) (await deps.files.remove(v));
     throw err;
   }
   return { imported: imported.sort(), skipped: skipped.sort() };

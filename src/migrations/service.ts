@@ -5,7 +5,7 @@ import { zipEntries } from '../lib/zip.ts';
 import type { DatabaseRegistry } from '../storage/index.ts';
 import { applyMigration, applyPending, rollbackMigration } from './apply.ts';
 import { type MigrationDeps, messageOf } from './deps.ts';
-import { checksum, MigrationFiles } from './files.ts';
+import { checksum, DatabaseMigrationFiles, MigrationDirectory, type MigrationFiles } from './files.ts';
 import { type JournalEntry, journalEntries, journalEntry, latestApplied, removeEntry } from './journal.ts';
 import { acquireApplyLock } from './lock.ts';
 import type { InstanceSchema, Migration, MigrationStatus } from './model.ts';
@@ -63,7 +63,9 @@ export class MigrationService {
   private readonly deps: MigrationDeps;
 
   constructor(private readonly options: MigrationServiceOptions) {
-    this.files = new MigrationFiles(path.join(options.dir, 'migrations'));
+    const dir = path.join(options.dir, 'migrations');
+    // Where several processes share one PostgreSQL database, the files live in it (the directory mirrors them).
+    this.files = options.registry.backend.shared ? new DatabaseMigrationFiles(options.registry.system, dir) : new MigrationDirectory(dir);
     this.deps = { registry: options.registry, collections: options.collections, files: this.files };
   }
 
@@ -73,7 +75,7 @@ export class MigrationService {
   }
 
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await acquireApplyLock(this.options.registry.system);
+    const release = await acquireApplyLock(this.options.registry);
     try {
       return await fn();
     } finally {
@@ -111,10 +113,10 @@ export class MigrationService {
     const entries = new Map((await journalEntries(this.options.registry.system)).map((e) => [e.version, e]));
     const items: MigrationItem[] = [];
     const seen = new Set<string>();
-    for (const ref of this.files.list()) {
+    for (const ref of (await this.files.list())) {
       if (seen.has(ref.version)) continue;
       seen.add(ref.version);
-      items.push(this.item(ref.version, this.files.read(ref.version), entries.get(ref.version)));
+      items.push(this.item(ref.version, (await this.files.read(ref.version)), entries.get(ref.version)));
     }
     for (const entry of entries.values()) if (!seen.has(entry.version)) items.push(this.item(entry.version, undefined, entry));
     items.sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
@@ -122,7 +124,7 @@ export class MigrationService {
   }
 
   async get(version: string): Promise<MigrationItem> {
-    const file = this.files.read(version);
+    const file = (await this.files.read(version));
     const entry = await journalEntry(this.options.registry.system, version);
     if (!file && !entry) throw notFound(`Migration "${version}" not found.`);
     return this.item(version, file, entry);
@@ -138,24 +140,26 @@ export class MigrationService {
     };
   }
 
-  load(versionIn: unknown): MigrationDocument {
+  async load(versionIn: unknown): Promise<MigrationDocument> {
     const version = versionParam(versionIn);
-    const file = this.files.read(version);
+    const file = (await this.files.read(version));
     if (!file) throw notFound(`Migration "${version}" not found.`);
     const { migration } = parseMigrationText(file.text, { field: 'file' });
     return { version, name: migration.name, yaml: file.text, migration };
   }
 
-  download(versionIn: unknown): { fileName: string; text: string } {
+  async download(versionIn: unknown): Promise<{ fileName: string; text: string }> {
     const version = versionParam(versionIn);
-    const file = this.files.read(version);
+    const file = (await this.files.read(version));
     if (!file) throw notFound(`Migration "${version}" not found.`);
     return { fileName: file.ref.fileName, text: file.text };
   }
 
   /** Every migration file as one ZIP archive. */
-  exportArchive(): Promise<Buffer> {
-    return zipEntries(this.files.list().map((ref) => ({ name: ref.fileName, data: Buffer.from(this.files.read(ref.version)!.text) })));
+  async exportArchive(): Promise<Buffer> {
+    const entries = [];
+    for (const ref of await this.files.list()) entries.push({ name: ref.fileName, data: Buffer.from((await this.files.read(ref.version))!.text) });
+    return zipEntries(entries);
   }
 
   // ---- producing files (pending migrations) -------------------------------------------------
@@ -214,9 +218,9 @@ export class MigrationService {
     const version = versionParam(versionIn);
     return this.locked(async () => {
       const entry = await journalEntry(this.options.registry.system, version);
-      if (!entry && !this.files.find(version)) throw notFound(`Migration "${version}" not found.`);
+      if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
       if (entry?.status === 'applied') throw conflict(`Migration "${version}" is applied; roll it back before deleting it.`);
-      this.files.remove(version);
+      (await this.files.remove(version));
       await removeEntry(this.options.registry.system, version);
     });
   }

@@ -16,6 +16,26 @@ const SECRET_NAMES = new Set([...AUTH_SECRET_COLUMNS].map((c) => c.toLowerCase()
 // String literals first, so their text is never read as a name; then quoted and bare identifiers.
 const SQL_TOKENS = /'(?:[^']|'')*'|"((?:[^"]|"")*)"|`([^`]*)`|\[([^\]]*)\]|([A-Za-z_][A-Za-z0-9_$]*)/g;
 
+// The databases' own catalogues and what reaches past the database: SQLite's tables, PostgreSQL's
+// catalogues, other schemas' instance tables, and functions that read files, settings or other
+// connections, or run SQL given as text.
+const FORBIDDEN_PREFIXES = ['sqlite_', 'pg_', 'lo_', 'dblink'];
+const FORBIDDEN_NAMES = new Set([
+  'information_schema',
+  'cairn_system',
+  'current_setting',
+  'set_config',
+  'query_to_xml',
+  'query_to_xml_and_xmlschema',
+  'query_to_xmlschema',
+  'cursor_to_xml',
+  'cursor_to_xmlschema',
+  'table_to_xml',
+  'table_to_xml_and_xmlschema',
+  'schema_to_xml',
+  'database_to_xml',
+]);
+
 /**
  * The first name in the query that a view may not read: an auth collection's secret columns, or a
  * table of Cairn's own (`_`-prefixed: API key hashes, one-time tokens, the outbox …) or SQLite's.
@@ -27,7 +47,7 @@ function forbiddenName(query: string): string | undefined {
     const name = m[1]?.replace(/""/g, '"') ?? m[2] ?? m[3] ?? m[4];
     if (name === undefined) continue;
     const lower = name.toLowerCase();
-    if (SECRET_NAMES.has(lower) || lower.startsWith('_') || lower.startsWith('sqlite_')) return name;
+    if (SECRET_NAMES.has(lower) || lower.startsWith('_') || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p)) || FORBIDDEN_NAMES.has(lower)) return name;
   }
   return undefined;
 }
@@ -46,7 +66,7 @@ export function viewQuery(name: string, text: string): string {
 export function viewSqlProblem(query: string): string | undefined {
   const forbidden = forbiddenName(query);
   if (forbidden === undefined) return undefined;
-  return `reads "${forbidden}": views cannot expose password hashes, token keys or Cairn's and SQLite's internal tables.`;
+  return `reads "${forbidden}": views cannot expose password hashes, token keys, Cairn's internal tables or the database's catalogues.`;
 }
 
 function fieldTypeOfColumn(declared: string): string {
@@ -81,22 +101,26 @@ function inferredField(view: string, column: string, declared: string): FieldDef
 export async function createView(tx: Queryable, name: string, query: string): Promise<FieldDef[]> {
   const view = quoteIdent(name);
   // A view whose collection was deleted through the collections API is still there; it holds no data.
-  const leftover = await tx.get<{ type: string }>('SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE', [name]);
-  if (leftover?.type === 'view') await tx.exec(`DROP VIEW ${view}`);
+  if ((await tx.dialect.relationKind(tx, name)) === 'view') await tx.exec(`DROP VIEW ${view}`);
   let columns: { name: string; type: string }[];
   try {
-    // run() prepares exactly one statement, so the query cannot carry a second one.
-    await tx.run(`CREATE VIEW ${view} AS ${query}`);
-    columns = await tx.all<{ name: string; type: string }>('SELECT name, type FROM pragma_table_info(?)', [name]);
+    // A nested transaction (savepoint): PostgreSQL aborts the whole transaction on an error otherwise.
+    columns = await tx.transaction(async (inner) => {
+      // run() prepares exactly one statement, so the query cannot carry a second one.
+      await inner.run(`CREATE VIEW ${view} AS ${query}`);
+      return inner.dialect.tableColumns(inner, name);
+    });
   } catch (err) {
     throw badRequest(`Invalid SQL for view "${name}": ${(err as Error).message}`);
   }
+  const foreign = await tx.dialect.foreignSchemasOf(tx, name);
+  if (foreign.length > 0) throw badRequest(`View "${name}" reads from "${foreign[0]}": a view reads only its own database.`);
   const lower = new Set(columns.map((c) => c.name.toLowerCase()));
   if (!lower.has('id')) throw badRequest(`View "${name}" must select an "id" column: records are addressed by id.`);
   const missing = ['created', 'updated'].filter((c) => !lower.has(c));
   if (missing.length > 0) {
     await tx.exec(`DROP VIEW ${view}`);
-    await tx.run(`CREATE VIEW ${view} AS SELECT *, ${missing.map((c) => `'' AS ${quoteIdent(c)}`).join(', ')} FROM (${query})`);
+    await tx.run(`CREATE VIEW ${view} AS SELECT *, ${missing.map((c) => `'' AS ${quoteIdent(c)}`).join(', ')} FROM (${query}) AS _view`);
   }
   const fields: FieldDef[] = [];
   const seen = new Set<string>();

@@ -132,7 +132,7 @@ export class RecordFieldResolver implements Resolver {
 
   wrap(condition: Sql): Sql {
     if (this.joins.size === 0) return condition;
-    const joins = [...this.joins.values()].map((h) => sql` LEFT JOIN ${h.from} ON ${h.on ?? sql`1`}`);
+    const joins = [...this.joins.values()].map((h) => sql` LEFT JOIN ${h.from} ON ${h.on ?? sql`TRUE`}`);
     this.joins.clear();
     return sql`EXISTS (SELECT 1 FROM (SELECT 1) ${raw('_j0')}${join(joins, '')} WHERE ${condition})`;
   }
@@ -192,18 +192,14 @@ export class RecordFieldResolver implements Resolver {
       }
 
       const columnRef = column.masked
-        ? sql`(CASE WHEN ${ref}."emailVisibility" = 1 THEN ${ref}."email" END)`
+        ? sql`(CASE WHEN ${ref}."emailVisibility" = TRUE THEN ${ref}."email" END)`
         : sql`${ref}.${ident(segment)}`;
       if (column.field?.type === 'json' && !last) {
         // The remaining segments are a path inside the JSON value.
         const keys = segments.slice(i + 1);
         if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(path)}`, position);
-        const jsonPath = '$' + keys.map((k) => (/^\d+$/.test(k) ? `[${k}]` : `."${k}"`)).join('');
         if (modifier === 'length' || modifier === 'each') throw new FilterError(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(path)}`, position);
-        // json_extract raises on text that is not JSON (or nested too deep for SQLite), which an
-        // adopted column may hold: such a value reads as null instead of failing the query.
-        const json = sql`CASE WHEN json_valid(${columnRef}) THEN ${columnRef} END`;
-        return this.operand(hops, sql`json_extract(${json}, ${jsonPath})`, 'json', modifier);
+        return { ...this.operand(hops, dialect.jsonPath(columnRef, keys), 'json', modifier), nullable: true };
       }
 
       if (last) {
@@ -219,7 +215,8 @@ export class RecordFieldResolver implements Resolver {
           return this.operand(hops, sql`${raw(j)}.value`, column.valueType, each ? undefined : modifier, each);
         }
         if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-        return this.operand(hops, columnRef, column.valueType, modifier);
+        const op = this.operand(hops, columnRef, column.valueType, modifier);
+        return column.field?.type === 'json' || column.masked ? { ...op, nullable: true } : op;
       }
 
       if (column.field?.type !== 'relation') {
@@ -253,7 +250,7 @@ export class RecordFieldResolver implements Resolver {
    * scalar subquery when every hop yields at most one row, a `:each` set, or a joined value.
    */
   private operand(hops: Hop[], value: Sql, valueType: ValueType, modifier: string | undefined, eachSet = false): ResolvedOperand {
-    const v = modifier === 'lower' ? sql`LOWER(${value})` : value;
+    const v = modifier === 'lower' ? this.options.dialect.lower(value) : value;
     if (hops.length === 0) return { kind: 'scalar', sql: v, valueType };
     const on = hops.flatMap((h) => (h.on ? [h.on] : []));
     const where = on.length > 0 ? sql` WHERE ${join(on, ' AND ')}` : sql``;
@@ -262,7 +259,7 @@ export class RecordFieldResolver implements Resolver {
       ', ',
     )}${where}`;
     if (eachSet) return { kind: 'set', sql: select, valueType, each: true };
-    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType };
+    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType, nullable: true };
     for (const h of hops) if (!this.joins.has(h.key)) this.joins.set(h.key, h);
     return { kind: 'scalar', sql: v, valueType, every: select };
   }

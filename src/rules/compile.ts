@@ -1,6 +1,6 @@
 import { normalizeDate } from '../lib/time.ts';
 import { join, raw, type Sql, sql } from '../storage/sql.ts';
-import type { Dialect } from '../storage/types.ts';
+import type { CompareKind, Dialect } from '../storage/types.ts';
 import { baseOperator, type ComparisonOperator, type Expr, isAnyOf, type Literal, type Operand } from './ast.ts';
 import { Deferred } from './deferred.ts';
 import { FilterError } from './errors.ts';
@@ -16,6 +16,8 @@ export interface ResolvedOperand {
   kind: 'scalar' | 'set';
   sql: Sql;
   valueType?: ValueType;
+  /** Whether the value can be NULL (a path through a relation, a JSON value): sorts say where NULLs go. */
+  nullable?: boolean;
   /** For sets: every element must match, even under an any-of operator (`:each`). */
   each?: boolean;
   /**
@@ -92,23 +94,30 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
       if (leftEmpty || rightEmpty) {
         const subject = leftEmpty ? right : left;
         if (subject.kind === 'set') return equal ? sql`NOT EXISTS (${subject.sql})` : sql`EXISTS (${subject.sql})`;
-        const isEmpty = (v: Sql) => (equal ? sql`COALESCE(${v}, '') = ''` : sql`COALESCE(${v}, '') != ''`);
+        const isEmpty = (v: Sql) => dialect.isEmpty(v, !equal);
         return assemble(left, right, (l, r) => isEmpty(leftEmpty ? r : l), anyOf);
       }
+      const as = dialect.comparable(kindOf(left), kindOf(right));
       // A known non-empty value compares directly (and can use an index); two unknowns compare as
       // PocketBase does, with NULL and '' equal.
       const known = left.constant !== undefined || right.constant !== undefined;
-      const cond: Condition = known
-        ? (l, r) => (equal ? sql`${l} = ${r}` : sql`${l} IS NOT ${r}`)
-        : (l, r) => (equal ? sql`COALESCE(${l}, '') = COALESCE(${r}, '')` : sql`COALESCE(${l}, '') IS NOT COALESCE(${r}, '')`);
+      let cond: Condition;
+      if (known) cond = (l, r) => (equal ? sql`${as.left(l)} = ${as.right(r)}` : dialect.distinct(as.left(l), as.right(r)));
+      else if (as.textual) {
+        cond = (l, r) => {
+          const [a, b] = [sql`COALESCE(${as.left(l)}, '')`, sql`COALESCE(${as.right(r)}, '')`];
+          return equal ? sql`${a} = ${b}` : dialect.distinct(a, b);
+        };
+      } else cond = (l, r) => (equal ? sql`NOT (${dialect.distinct(as.left(l), as.right(r))})` : dialect.distinct(as.left(l), as.right(r)));
       return assemble(left, right, cond, anyOf);
     }
     if (base === '~' || base === '!~') {
       const likeSql = dialect.like('\u0000L', '\u0000R', base === '!~');
       const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
-      return assemble(left, likePattern(right), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
+      return assemble(left, likePattern(right, dialect), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
     }
-    return assemble(left, right, (l, r) => sql`${l} ${raw(base)} ${r}`, anyOf);
+    const as = dialect.comparable(kindOf(left), kindOf(right));
+    return assemble(left, right, (l, r) => sql`${as.left(l)} ${raw(base)} ${as.right(r)}`, anyOf);
   }
 
   return resolver.wrap ? resolver.wrap(walk(expr)) : walk(expr);
@@ -157,6 +166,15 @@ function constant(value: unknown, valueType: ValueType | undefined): ResolvedOpe
   return { kind: 'scalar', sql: sql`${value}`, valueType, constant: { value } };
 }
 
+/** What an operand is compared as: its value type, or for a constant without one its JavaScript type. */
+function kindOf(op: ResolvedOperand): CompareKind | null | undefined {
+  if (op.valueType !== undefined) return op.valueType;
+  if (op.constant === undefined) return undefined;
+  const v = op.constant.value;
+  if (v === null || v === undefined) return null;
+  return typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'bool' : 'text';
+}
+
 function isEmptyConstant(op: ResolvedOperand): boolean {
   return op.constant !== undefined && (op.constant.value === null || op.constant.value === undefined || op.constant.value === '');
 }
@@ -168,15 +186,15 @@ function likeText(value: unknown): string {
   return text.includes('%') ? text : `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
-function likePattern(op: ResolvedOperand): ResolvedOperand {
+function likePattern(op: ResolvedOperand, dialect: Dialect): ResolvedOperand {
   if (op.constant !== undefined) {
     const value = likeText(op.constant.value);
     const param = op.constant.param?.map(likeText);
     return { kind: 'scalar', sql: sql`${param ?? value}`, valueType: 'text', constant: { value, param } };
   }
-  const wrapSet = (s: Sql) => sql`SELECT ('%' || v || '%') AS v FROM (${s})`;
-  if (op.kind === 'set') return { ...op, sql: wrapSet(op.sql) };
-  return { ...op, sql: sql`('%' || ${op.sql} || '%')`, every: op.every && wrapSet(op.every) };
+  const wrapSet = (s: Sql) => sql`SELECT ('%' || ${dialect.asText(sql`v`)} || '%') AS v FROM (${s}) AS ${raw('lp')}`;
+  if (op.kind === 'set') return { ...op, valueType: 'text', sql: wrapSet(op.sql) };
+  return { ...op, valueType: 'text', sql: sql`('%' || ${dialect.asText(op.sql)} || '%')`, every: op.every && wrapSet(op.every) };
 }
 
 function coerceLiteral(lit: Literal, hint: ValueType | undefined): unknown {

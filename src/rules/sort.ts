@@ -20,7 +20,8 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
     if (trimmed === '') continue;
     const m = SORT_TERM.exec(trimmed);
     if (!m) throw new FilterError(`invalid sort term ${JSON.stringify(trimmed)}`, at);
-    const direction = raw(m[1] === '-' ? 'DESC' : 'ASC');
+    const descending = m[1] === '-';
+    const direction = raw(descending ? 'DESC' : 'ASC');
     const name = m[2];
     if (name === '@random') {
       terms.push(sql`${raw(dialect.randomOrder())}`);
@@ -33,7 +34,7 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
       if (operand.kind !== 'scalar' || operand.every !== undefined) {
         throw new FilterError(`cannot sort by ${JSON.stringify(name)}: multiple-value fields and paths have several values per record`, at);
       }
-      terms.push(sql`${operand.sql} ${direction}`);
+      terms.push(dialect.orderBy(operand.sql, descending, operand.nullable === true));
     }
     if (terms.length > MAX_SORT_TERMS) throw new FilterError(`more than ${MAX_SORT_TERMS} sort terms`, at);
   }

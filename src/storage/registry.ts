@@ -1,11 +1,9 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { isValidDatabaseName } from '../lib/identifiers.ts';
+import { isReservedDatabaseName, isValidDatabaseName } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
-import { applySchemaSteps, type SchemaStep } from './schema-steps.ts';
-import { SqliteDatabase } from './sqlite/driver.ts';
-import type { Database } from './types.ts';
+import type { StorageBackend } from './backend.ts';
+import type { SchemaStep } from './schema-steps.ts';
+import type { Database, Dialect } from './types.ts';
 
 export interface DatabaseInfo {
   name: string;
@@ -15,25 +13,33 @@ export interface DatabaseInfo {
 export interface RegistryOptions {
   /** The data directory. */
   dir: string;
+  /** Where databases are kept (SQLite files or PostgreSQL schemas). */
+  backend: StorageBackend;
   /** Internal schema of system.db. */
   systemSteps: readonly SchemaStep[];
   /** Internal schema of every database; runs when a database is created and each time it opens. */
   databaseSteps: readonly SchemaStep[];
+  /** Schema of the request log's database (`logs`). */
+  logSteps?: readonly SchemaStep[];
 }
 
 export const DEFAULT_DATABASE = 'main';
 
 /**
- * The only place a database name becomes a file. Databases are listed in system.db; a name that is
- * not listed there is unknown (404), and nothing but `create` makes a new one.
+ * The only place a database name becomes storage (a file, or a PostgreSQL schema, by the backend).
+ * Databases are listed in the system database; a name that is not listed there is unknown (404), and
+ * nothing but `create` makes a new one.
  */
 export class DatabaseRegistry {
   private systemDb?: Database;
+  private logsDb?: Database;
   private readonly known = new Map<string, DatabaseInfo>();
   private readonly open = new Map<string, Promise<Database>>();
   /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
   private readonly ready = new Map<string, Database>();
   private closing = false;
+  /** Called once a new database is listed (the app tells the other nodes). */
+  onCreated?: (name: string) => Promise<void>;
 
   constructor(private readonly options: RegistryOptions) {}
 
@@ -41,20 +47,43 @@ export class DatabaseRegistry {
     return this.options.dir;
   }
 
-  /** Opens system.db, loads the database list and makes sure `main` exists. */
+  get backend(): StorageBackend {
+    return this.options.backend;
+  }
+
+  get dialect(): Dialect {
+    return this.options.backend.dialect;
+  }
+
+  /** Opens the system database, loads the database list and makes sure `main` exists. */
   async start(): Promise<void> {
-    mkdirSync(path.join(this.options.dir, 'databases'), { recursive: true });
-    this.systemDb = new SqliteDatabase('system', path.join(this.options.dir, 'system.db'));
-    await applySchemaSteps(this.systemDb, this.options.systemSteps);
-    for (const row of await this.systemDb.all<DatabaseInfo>('SELECT name, created FROM _databases ORDER BY name')) {
-      this.known.set(row.name, row);
+    this.systemDb = await this.options.backend.openSystem();
+    await this.options.backend.applySteps(this.systemDb, this.options.systemSteps);
+    // The request log has a database of its own (logs.db on SQLite): its writes never wait for, nor
+    // hold up, a data database's.
+    this.logsDb = await this.options.backend.openLogs();
+    await this.options.backend.applySteps(this.logsDb, this.options.logSteps ?? []);
+    await this.reload();
+    if (!this.known.has(DEFAULT_DATABASE)) {
+      try {
+        await this.create(DEFAULT_DATABASE);
+      } catch (err) {
+        // Another node sharing the database made it at the same moment.
+        await this.reload();
+        if (!this.known.has(DEFAULT_DATABASE)) throw err;
+      }
     }
-    if (!this.known.has(DEFAULT_DATABASE)) await this.create(DEFAULT_DATABASE);
   }
 
   get system(): Database {
     if (!this.systemDb) throw new Error('registry not started');
     return this.systemDb;
+  }
+
+  /** The request log's database (not a data database: no collections, never named by x-dbname). */
+  get logs(): Database {
+    if (!this.logsDb) throw new Error('registry not started');
+    return this.logsDb;
   }
 
   has(name: string): boolean {
@@ -75,11 +104,9 @@ export class DatabaseRegistry {
   get(name: string): Promise<Database> {
     const opened = this.open.get(name);
     if (opened) return opened;
-    if (!isValidDatabaseName(name)) return Promise.reject(invalidName());
-    if (!this.known.has(name)) return Promise.reject(notFound(`Database "${name}" not found.`));
-    const file = this.fileOf(name);
-    if (!existsSync(file)) return Promise.reject(notFound(`Database "${name}" not found.`));
-    const promise = this.openFile(name, file);
+    if (!isValidDatabaseName(name)) return Promise.reject(invalidName(name));
+    if (!this.known.has(name)) return this.getUnknown(name);
+    const promise = this.openExisting(name);
     this.open.set(name, promise);
     promise.then(
       (db) => {
@@ -90,13 +117,21 @@ export class DatabaseRegistry {
     return promise;
   }
 
-  /** Creates a database file with Cairn's internal schema (and the `users` collection). */
+  /** A name this process has not seen: another process (a node, the CLI) may have created it since. */
+  private async getUnknown(name: string): Promise<Database> {
+    await this.reload();
+    if (!this.known.has(name)) throw notFound(`Database "${name}" not found.`);
+    return this.get(name);
+  }
+
+  /** Creates a database with Cairn's internal schema (and the `users` collection). */
   async create(name: string): Promise<DatabaseInfo> {
-    if (!isValidDatabaseName(name)) throw invalidName();
+    if (!isValidDatabaseName(name)) throw invalidName(name);
+    if (!this.known.has(name)) await this.reload();
     if (this.known.has(name)) throw conflict(`Database "${name}" already exists.`);
     if (this.closing) throw new Error('registry is closing');
     const info = { name, created: nowIso() };
-    const promise = this.openFile(name, this.fileOf(name));
+    const promise = this.prepare(name, this.options.backend.create(name));
     this.open.set(name, promise);
     try {
       await promise;
@@ -104,9 +139,16 @@ export class DatabaseRegistry {
       this.open.delete(name);
       throw err;
     }
-    await this.system.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
+    try {
+      await this.system.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
+    } catch (err) {
+      this.open.delete(name);
+      if (this.dialect.classifyError(err).kind === 'unique') throw conflict(`Database "${name}" already exists.`);
+      throw err;
+    }
     this.known.set(name, info);
     if (this.open.get(name) === promise) this.ready.set(name, await promise);
+    await this.onCreated?.(name);
     return info;
   }
 
@@ -121,8 +163,7 @@ export class DatabaseRegistry {
     this.ready.delete(name);
     this.known.delete(name);
     const db = await opened?.catch(() => undefined);
-    await db?.close();
-    for (const suffix of ['', '-wal', '-shm']) rmSync(this.fileOf(name) + suffix, { force: true });
+    await this.options.backend.remove(name, db);
     await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
   }
 
@@ -143,18 +184,21 @@ export class DatabaseRegistry {
     const dbs = await Promise.allSettled([...this.open.values()]);
     for (const r of dbs) if (r.status === 'fulfilled') await r.value.close();
     this.open.clear();
+    await this.logsDb?.close();
     await this.systemDb?.close();
+    await this.options.backend.close();
   }
 
-  private fileOf(name: string): string {
-    // The name passed isValidDatabaseName, so it cannot leave the directory.
-    return path.join(this.options.dir, 'databases', `${name}.db`);
+  private async openExisting(name: string): Promise<Database> {
+    const db = await this.options.backend.open(name);
+    if (!db) throw notFound(`Database "${name}" not found.`);
+    return this.prepare(name, Promise.resolve(db));
   }
 
-  private async openFile(name: string, file: string): Promise<Database> {
-    const db = new SqliteDatabase(name, file);
+  private async prepare(_name: string, opening: Promise<Database>): Promise<Database> {
+    const db = await opening;
     try {
-      await applySchemaSteps(db, this.options.databaseSteps);
+      await this.options.backend.applySteps(db, this.options.databaseSteps);
     } catch (err) {
       await db.close();
       throw err;
@@ -163,7 +207,12 @@ export class DatabaseRegistry {
   }
 }
 
-function invalidName() {
+function invalidName(name: string) {
+  if (isReservedDatabaseName(name)) {
+    return badRequest(`"${name}" is reserved and cannot be a database name.`, {
+      name: { code: 'validation_reserved_database_name', message: 'public, information_schema, cairn_system and names starting with pg_ are reserved.' },
+    });
+  }
   return badRequest('Invalid database name: use 1-63 lower-case letters, digits and underscores, starting with a letter.', {
     name: { code: 'validation_invalid_database_name', message: 'Must match ^[a-z][a-z0-9_]{0,62}$.' },
   });

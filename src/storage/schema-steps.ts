@@ -1,5 +1,5 @@
 import { nowIso } from '../lib/time.ts';
-import type { Database, Transaction } from './types.ts';
+import type { Database, Dialect, Transaction } from './types.ts';
 
 /**
  * One step of Cairn's own internal schema (its `_`-prefixed tables), identified by a stable id.
@@ -8,6 +8,14 @@ import type { Database, Transaction } from './types.ts';
 export interface SchemaStep {
   id: string;
   up(tx: Transaction): Promise<void>;
+}
+
+/**
+ * `, <column>` for tables read in insertion order (`ORDER BY created, <insertionOrder>`), on a
+ * database without an implicit row order (PostgreSQL); empty on SQLite, which has its rowid.
+ */
+export function orderColumn(dialect: Dialect): string {
+  return dialect.insertionOrderColumn ? `, ${dialect.insertionOrderColumn.definition}` : '';
 }
 
 /** Runs the steps not yet recorded in `_cairn_schema`, each in its own transaction, in list order. */

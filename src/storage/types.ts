@@ -1,3 +1,5 @@
+import type { Sql } from './sql.ts';
+
 /**
  * The storage interface every caller uses. It is asynchronous even though the SQLite driver is
  * synchronous underneath, so that a PostgreSQL driver can implement it without reshaping callers.
@@ -59,9 +61,36 @@ export interface ColumnInfo {
  * `citext` is text compared case-insensitively (auth emails). */
 export type ColumnKind = 'text' | 'citext' | 'number' | 'bool' | 'json';
 
+/** What a compared value is (the filter language's value types); `null` for a NULL constant. */
+export type CompareKind = 'text' | 'number' | 'bool' | 'date' | 'json';
+
+/** How the two sides of a comparison are made comparable (see `Dialect.comparable`). */
+export interface Comparable {
+  left(value: Sql): Sql;
+  right(value: Sql): Sql;
+  /** Whether both sides end up as text, so NULL and '' can be equated with COALESCE. */
+  textual: boolean;
+}
+
+/** Full-text indexes of collections (`create_fts`) and the `search=` condition of lists. */
+export interface FulltextDialect {
+  /** Builds the index of a collection's fields and indexes the rows already there. */
+  create(tx: Queryable, collection: string, fields: readonly string[], tokenize: string | undefined): Promise<void>;
+  /** Removes it (a no-op when there is none). */
+  drop(tx: Queryable, collection: string): Promise<void>;
+  /** Matching rows (every word) of the record aliased `alias`, and an order term, best first. */
+  search(alias: string, collection: string, words: readonly string[], tokenize: string | undefined): { where: Sql; order: Sql };
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
+  readonly fulltext: FulltextDialect;
   quoteIdent(name: string): string;
+  /**
+   * The column some databases need so that rows keep their insertion order (SQLite has its rowid;
+   * PostgreSQL gets `_seq`), as a column definition, or undefined when the database has one built in.
+   */
+  readonly insertionOrderColumn?: { name: string; definition: string };
   /** Column type and default for a field column, e.g. `TEXT DEFAULT '' NOT NULL`. */
   columnDefinition(kind: ColumnKind, multiple: boolean): string;
   /** A table-valued source over the elements of a JSON array expression; elements are read from
@@ -81,6 +110,26 @@ export interface Dialect {
    * evaluated on values that are not in the table: a deleted record's last state (realtime).
    */
   typedRow(columns: ReadonlyArray<{ name: string; kind: ColumnKind; multiple: boolean }>): string;
+  /**
+   * Converters that make two compared values comparable. SQLite compares values of any types; a
+   * typed database needs both sides converted to one type, chosen from what each side is.
+   */
+  comparable(left: CompareKind | null | undefined, right: CompareKind | null | undefined): Comparable;
+  /** `left IS NOT right` that holds when exactly one side is NULL. */
+  distinct(left: Sql, right: Sql): Sql;
+  /** Whether a value is empty (NULL or ''), whatever its type; or, with `negate`, whether it is not. */
+  isEmpty(value: Sql, negate: boolean): Sql;
+  /** A value as text (for concatenation and LIKE): as it is on SQLite, converted on PostgreSQL. */
+  asText(value: Sql): Sql;
+  /** Lower-cased text of a value. */
+  lower(value: Sql): Sql;
+  /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */
+  jsonPath(column: Sql, keys: readonly string[]): Sql;
+  /** An ORDER BY term; NULLs sort first in ascending order, as SQLite sorts them. */
+  orderBy(value: Sql, descending: boolean, nullable: boolean): Sql;
+  /** A 64-bit integer primary key column type whose values the caller supplies (SQLite: the rowid
+   * alias `INTEGER PRIMARY KEY`, so the table is one b-tree; PostgreSQL: `BIGINT PRIMARY KEY`). */
+  bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
@@ -89,6 +138,10 @@ export interface Dialect {
   /** Physical columns of a table, or an empty list when the table does not exist. */
   tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]>;
   tableExists(db: Queryable, table: string): Promise<boolean>;
+  /** Whether a name is a table or a view of the database, or neither. */
+  relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined>;
+  /** Schemas other than the database's own that a view reads from (PostgreSQL; always none on SQLite). */
+  foreignSchemasOf(db: Queryable, view: string): Promise<string[]>;
   /** The table an index of that name belongs to, or undefined when there is no such index. */
   indexTable(db: Queryable, index: string): Promise<string | undefined>;
 }

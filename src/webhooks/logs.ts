@@ -1,5 +1,5 @@
 import { uuidv7 } from '../lib/ids.ts';
-import { join, type Queryable, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
+import { join, orderColumn, type Queryable, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
 import type { EventSource } from './outbox.ts';
 
 /** One attempt to deliver an outbound webhook (API contract §7), kept in its database. */
@@ -19,6 +19,8 @@ export interface WebhookLog {
   statusCode: number;
   durationMs: number;
   error: string;
+  /** The node that made the attempt (CAIRN_NODE_ID): several share one PostgreSQL database. */
+  node: string;
   created: string;
 }
 
@@ -39,7 +41,7 @@ export const logsTableStep: SchemaStep = {
       statusCode INTEGER DEFAULT 0 NOT NULL,
       durationMs INTEGER DEFAULT 0 NOT NULL,
       error TEXT DEFAULT '' NOT NULL,
-      created TEXT NOT NULL
+      created TEXT NOT NULL${orderColumn(tx.dialect)}
     );
     CREATE INDEX _webhook_logs_created ON _webhook_logs (created);
     CREATE INDEX _webhook_logs_collection ON _webhook_logs (collection, created);
@@ -55,13 +57,21 @@ export const logsEventSeqStep: SchemaStep = {
   },
 };
 
+/** Which node made an attempt. */
+export const logsNodeStep: SchemaStep = {
+  id: 'webhooks.logs-node',
+  async up(tx) {
+    await tx.exec("ALTER TABLE _webhook_logs ADD COLUMN node TEXT DEFAULT '' NOT NULL");
+  },
+};
+
 export type NewLog = Omit<WebhookLog, 'id'> & { eventSeq: number };
 
-const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, created';
-const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}, eventSeq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, node, created';
+const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}, eventSeq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export async function insertLog(q: Queryable, log: NewLog): Promise<void> {
-  await q.run(INSERT, [uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.created, log.eventSeq]);
+  await q.run(INSERT, [uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.node, log.created, log.eventSeq]);
 }
 
 export interface LogFilter {
@@ -90,7 +100,7 @@ export async function listLogs(db: Queryable, filter: LogFilter, page: number, p
   const count = sql`SELECT COUNT(*) AS n FROM _webhook_logs${where}`;
   const totalItems = Number((await db.get<{ n: number }>(count.text, count.params))?.n ?? 0);
   // rowid breaks ties between logs written in the same millisecond, newest first.
-  const q = sql`SELECT ${raw(COLUMNS)} FROM _webhook_logs${where} ORDER BY created DESC, rowid DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
+  const q = sql`SELECT ${raw(COLUMNS)} FROM _webhook_logs${where} ORDER BY created DESC, ${raw(db.dialect.insertionOrder('_webhook_logs'))} DESC LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
   const items = await db.all<WebhookLog>(q.text, q.params);
   return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items };
 }

@@ -1,4 +1,6 @@
-import type { Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import type { OutboxStore } from './outbox-store.ts';
+import { DeliveryWorker } from './worker.ts';
 import { originOf, type Target } from './target.ts';
 
 /**
@@ -361,4 +363,27 @@ export async function pruneFinished(db: Queryable, before: string): Promise<numb
   return (
     await db.run("DELETE FROM _webhook_outbox WHERE status IN ('success', 'failed') AND updated < ? AND seq < (SELECT MAX(seq) FROM _webhook_outbox)", [before])
   ).changes;
+}
+
+/**
+ * The SQLite outbox: one process delivers, keeping pending events in memory (DeliveryWorker); the
+ * table is read by seq from the low watermark.
+ */
+export function sqliteOutbox(): OutboxStore {
+  // Target row ids per database name; an id that went stale is looked up again (see INSERT).
+  const targetIds = new Map<string, TargetIds>();
+  const idsOf = (database: string): TargetIds => {
+    let ids = targetIds.get(database);
+    if (!ids) targetIds.set(database, (ids = new Map()));
+    return ids;
+  };
+  return {
+    steps: [outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step, outboxChangeStep],
+    insert: (tx, database, entry, now) => insertEvent(tx, idsOf(database), entry, now),
+    find: findEvent,
+    requeue: requeueEvent,
+    hasUnfinished,
+    pruneFinished,
+    worker: (options) => new DeliveryWorker(options),
+  };
 }

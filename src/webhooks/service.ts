@@ -6,9 +6,9 @@ import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
 import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
-import { findEvent, insertEvent, type OutboxEntry, type PendingRow, pruneFinished, requeueEvent, type TargetIds } from './outbox.ts';
+import type { OutboxEntry, PendingRow } from './outbox.ts';
+import type { Deliverer, OutboxStore } from './outbox-store.ts';
 import { triggersOf } from './triggers.ts';
-import { DeliveryWorker } from './worker.ts';
 
 const LOG_STATUSES = ['success', 'failed', 'retrying'];
 const SOURCES = ['trigger', 'cron', 'workflow'];
@@ -17,8 +17,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookServiceOptions {
   registry: DatabaseRegistry;
+  /** The storage driver's outbox (SQLite's, or PostgreSQL's with leases for several nodes). */
+  outbox: OutboxStore;
   secret: string;
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays'>;
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId'>;
 }
 
 /**
@@ -27,18 +29,14 @@ export interface WebhookServiceOptions {
  * in the background once started, and serves the logs.
  */
 export class WebhookService {
-  private worker?: DeliveryWorker;
+  private worker?: Deliverer;
   private pruner?: NodeJS.Timeout;
   private log?: Logger;
-  /** Per database name; an id that went stale (a database discarded and made again) is looked up again. */
-  private readonly targetIds = new Map<string, TargetIds>();
 
   constructor(private readonly o: WebhookServiceOptions) {}
 
-  private idsOf(database: string): TargetIds {
-    let ids = this.targetIds.get(database);
-    if (!ids) this.targetIds.set(database, (ids = new Map()));
-    return ids;
+  get outbox(): OutboxStore {
+    return this.o.outbox;
   }
 
   /** The records change hook: one event per matching enabled trigger, in the record's transaction. */
@@ -52,9 +50,9 @@ export class WebhookService {
       if (trigger.action !== event.action) continue;
       // The body's other members are the event's own columns: built for each attempt (triggerBody).
       change ??= `"record":${event.recordJson()}${event.action === 'create' ? '' : `,"oldRecord":${JSON.stringify(event.oldRecord ?? null)}`}`;
-      const queued = await insertEvent(
+      const queued = await this.o.outbox.insert(
         tx,
-        this.idsOf(event.database),
+        event.database,
         {
           id: uuidv7(),
           source: 'trigger',
@@ -77,7 +75,7 @@ export class WebhookService {
 
   /** Writes an event in the caller's transaction; delivery starts once it commits. */
   async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {
-    const queued = await insertEvent(tx, this.idsOf(database), entry, new Date());
+    const queued = await this.o.outbox.insert(tx, database, entry, new Date());
     tx.afterCommit(() => this.worker?.committed(database, [queued]));
   }
 
@@ -85,13 +83,14 @@ export class WebhookService {
   async start(log: Logger): Promise<void> {
     this.log = log;
     const c = this.o.config;
-    this.worker = new DeliveryWorker({
+    this.worker = this.o.outbox.worker({
       registry: this.o.registry,
       secret: this.o.secret,
       timeoutMs: c.webhookTimeoutMs,
       maxAttempts: c.webhookMaxAttempts,
       backoffMs: c.webhookBackoffMs,
       maxDeferMs: c.webhookMaxDeferMs,
+      node: c.nodeId,
       log,
     });
     this.worker.start();
@@ -116,7 +115,7 @@ export class WebhookService {
     for (const { name } of this.o.registry.list()) {
       const db = await this.o.registry.get(name);
       const logs = await pruneLogs(db, before);
-      const events = await pruneFinished(db, before);
+      const events = await this.o.outbox.pruneFinished(db, before);
       if (logs + events > 0) this.log?.info({ database: name, logs, events }, 'pruned old webhook logs');
     }
   }
@@ -138,13 +137,13 @@ export class WebhookService {
   async retry(db: Database, database: string, logId: string): Promise<{ eventId: string; status: 'pending' }> {
     const log = await findLog(db, logId);
     if (!log) throw notFound('Webhook log not found.');
-    if (this.worker?.isInFlight(log.eventId)) throw conflict('The event is being sent right now.');
+    if (await this.worker?.isInFlight(database, db, log.eventId)) throw conflict('The event is being sent right now.');
     // Attempts already made are written first, so the requeue is not overwritten by one of them.
     await this.worker?.save(database);
-    const event = await findEvent(db, log.eventSeq, log.eventId);
+    const event = await this.o.outbox.find(db, log.eventSeq, log.eventId);
     if (!event) throw notFound('The event of this log has been pruned and cannot be sent again.');
     const now = new Date();
-    await requeueEvent(db, event.seq, now);
+    await this.o.outbox.requeue(db, event.seq, now);
     this.worker?.requeued(database, { seq: event.seq, id: event.id, origin: event.origin, orderKey: event.orderKey, nextAttemptAt: now.getTime(), attempts: 0 });
     return { eventId: log.eventId, status: 'pending' };
   }

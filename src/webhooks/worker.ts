@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import type { Database } from '../storage/index.ts';
+import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
 import { insertLog, type NewLog } from './logs.ts';
 import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
@@ -24,20 +25,6 @@ const SAVE_DELAY_MS = 10;
 const SAVE_BATCH = 256;
 // Most pending events one pass reads from the outbox while attempts are deferred (see `fill`).
 const DEFERRED_READ = 256;
-
-export interface WorkerOptions {
-  registry: DatabaseRegistry;
-  /** The instance secret, which signs each delivery's JWT. */
-  secret: string;
-  timeoutMs: number;
-  maxAttempts: number;
-  backoffMs: number;
-  /** How long a due event may wait while the event loop is saturated (0: never). */
-  maxDeferMs: number;
-  /** Judges whether the event loop is saturated; by default from its utilization (DeliveryPacer). */
-  pacer?: Pacer;
-  log: Logger;
-}
 
 /** Which origins of a database a pass should look at; `all` also reads the outbox for new events. */
 type Wanted = Set<string> | 'all';
@@ -80,7 +67,7 @@ async function writeSettlements(db: Database, items: Settlement[]): Promise<void
  * event stays `pending` in the outbox until its attempt's outcome is written, so a crash leaves it to
  * the next start.
  */
-export class DeliveryWorker {
+export class DeliveryWorker implements Deliverer {
   private readonly sender: Sender;
   private readonly queues = new Map<string, PendingQueue>();
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -101,7 +88,7 @@ export class DeliveryWorker {
   private written = 0;
   private running = false;
 
-  constructor(private readonly o: WorkerOptions) {
+  constructor(private readonly o: WorkerOptions & { pacer?: Pacer }) {
     this.sender = new Sender(o.timeoutMs);
     this.pacer = o.pacer ?? new DeliveryPacer(o.maxDeferMs);
   }
@@ -123,8 +110,8 @@ export class DeliveryWorker {
     this.wakeAll();
   }
 
-  /** Whether an attempt of that event is under way. */
-  isInFlight(eventId: string): boolean {
+  /** Whether an attempt of that event is under way (one process delivers, so its memory knows). */
+  async isInFlight(_database: string, _db: Database, eventId: string): Promise<boolean> {
     return this.inFlight.has(eventId);
   }
 
@@ -410,6 +397,7 @@ export class DeliveryWorker {
         statusCode: result.statusCode,
         durationMs: result.durationMs,
         error: result.error,
+        node: this.o.node,
         created: now.toISOString(),
       },
     };

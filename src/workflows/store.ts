@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Queryable, SchemaStep } from '../storage/index.ts';
+import { orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import type { Step } from './definition.ts';
 
 /** Workflows and their runs, in `_workflows` and `_workflow_runs` of their database. */
@@ -13,7 +13,7 @@ export const workflowTablesStep: SchemaStep = {
       secretHash TEXT NOT NULL,
       steps JSON NOT NULL,
       created TEXT NOT NULL,
-      updated TEXT NOT NULL
+      updated TEXT NOT NULL${orderColumn(tx.dialect)}
     );
     CREATE TABLE _workflow_runs (
       id TEXT PRIMARY KEY NOT NULL,
@@ -23,7 +23,7 @@ export const workflowTablesStep: SchemaStep = {
       steps JSON DEFAULT '[]' NOT NULL,
       error TEXT DEFAULT '' NOT NULL,
       created TEXT NOT NULL,
-      updated TEXT NOT NULL
+      updated TEXT NOT NULL${orderColumn(tx.dialect)}
     );
     CREATE INDEX _workflow_runs_workflow ON _workflow_runs (workflow, created);
     CREATE INDEX _workflow_runs_unfinished ON _workflow_runs (created) WHERE status IN ('queued', 'running');`);
@@ -98,7 +98,7 @@ export async function findWorkflow(db: Queryable, name: string): Promise<(Workfl
 }
 
 export async function listWorkflows(db: Queryable): Promise<Workflow[]> {
-  return (await db.all<WorkflowRow>('SELECT * FROM _workflows ORDER BY created, rowid')).map((r) => {
+  return (await db.all<WorkflowRow>(`SELECT * FROM _workflows ORDER BY created, ${db.dialect.insertionOrder('_workflows')}`)).map((r) => {
     const { secretHash: _hidden, ...w } = workflowFrom(r);
     return w;
   });
@@ -118,6 +118,8 @@ interface RunRow {
   created: string;
   updated: string;
 }
+
+const RUN_COLUMNS = 'id, workflow, event, status, steps, error, created, updated';
 
 function runFrom(row: RunRow): WorkflowRun {
   return { ...row, event: JSON.parse(row.event), steps: JSON.parse(row.steps) };
@@ -141,17 +143,17 @@ export async function saveRunProgress(db: Queryable, id: string, status: RunStat
 }
 
 export async function findRun(db: Queryable, id: string): Promise<WorkflowRun | undefined> {
-  const row = await db.get<RunRow>('SELECT * FROM _workflow_runs WHERE id = ?', [id]);
+  const row = await db.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM _workflow_runs WHERE id = ?`, [id]);
   return row ? runFrom(row) : undefined;
 }
 
 export async function listRuns(db: Queryable, workflow: string, page: number, perPage: number): Promise<{ totalItems: number; items: WorkflowRun[] }> {
   const totalItems = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM _workflow_runs WHERE workflow = ?', [workflow]))?.n ?? 0);
-  const rows = await db.all<RunRow>('SELECT * FROM _workflow_runs WHERE workflow = ? ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?', [workflow, perPage, (page - 1) * perPage]);
+  const rows = await db.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM _workflow_runs WHERE workflow = ? ORDER BY created DESC, ${db.dialect.insertionOrder('_workflow_runs')} DESC LIMIT ? OFFSET ?`, [workflow, perPage, (page - 1) * perPage]);
   return { totalItems, items: rows.map(runFrom) };
 }
 
 /** Runs a previous process accepted but did not finish, oldest first. */
 export async function unfinishedRuns(db: Queryable): Promise<string[]> {
-  return (await db.all<{ id: string }>("SELECT id FROM _workflow_runs WHERE status IN ('queued', 'running') ORDER BY created, rowid")).map((r) => r.id);
+  return (await db.all<{ id: string }>(`SELECT id FROM _workflow_runs WHERE status IN ('queued', 'running') ORDER BY created, ${db.dialect.insertionOrder('_workflow_runs')}`)).map((r) => r.id);
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { driverEnv } from './postgres.ts';
 import { waitFor } from './wait.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,7 +28,10 @@ export interface RunResult {
 
 /** Runs `cairn ARGS…` to completion (CLI tests). */
 export async function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<RunResult> {
-  const child = spawn(process.execPath, [CAIRN_BIN, ...args], { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dirAt = args.indexOf('--dir');
+  const dir = dirAt >= 0 ? args[dirAt + 1] : env.CAIRN_DIR;
+  const driver = dir ? await driverEnv(path.resolve(dir)) : {};
+  const child = spawn(process.execPath, [CAIRN_BIN, ...args], { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...driver, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -52,8 +56,9 @@ export interface SpawnedServer {
  * waits until /api/health answers. */
 export async function spawnServer(dir: string, env: Record<string, string> = {}, args: string[] = [], port?: number): Promise<SpawnedServer> {
   port ??= await freePort();
+  const driver = await driverEnv(path.resolve(dir));
   const child = spawn(process.execPath, [CAIRN_BIN, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...env },
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...driver, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -62,7 +62,7 @@ describe('migrations API', () => {
     assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
     list = await server.admin('GET', '/api/migrations');
     assert.equal(list.body.items.some((i: any) => i.version === version), false);
-    assert.equal(server.services.migrations.files.find(version), undefined);
+    assert.equal((await server.services.migrations.files.find(version)), undefined);
     assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 404);
   });
 
@@ -183,8 +183,8 @@ describe('migrations API', () => {
     assert.equal(refused.status, 409);
     assert.match(refused.body.message, new RegExp(second));
 
-    const { fileName } = server.services.migrations.files.find(second)!;
-    const file = `${server.services.migrations.files.dir}/${fileName}`;
+    const { fileName } = (await server.services.migrations.files.find(second))!;
+    const file = `${server.dir}/migrations/${fileName}`;
     const { readFileSync, writeFileSync } = await import('node:fs');
     const original = readFileSync(file, 'utf8');
     writeFileSync(file, `${original}# edited after apply\n`);
@@ -203,7 +203,7 @@ describe('migrations API', () => {
 
   test('applying while another apply runs is refused, not interleaved', async () => {
     const version = await saveMigration(server, { name: 'locked', databases: { main: { collections: { locked: { create_table: { name: 'locked', type: 'base', schema: [] } } } } } });
-    const release = await acquireApplyLock(server.services.registry.system);
+    const release = await acquireApplyLock(server.services.registry);
     try {
       const res = await apply(server, version);
       assert.equal(res.status, 409);
@@ -385,7 +385,7 @@ describe('migrations API', () => {
     const conflict = await server.admin('POST', '/api/migrations/import', { raw: conflicting, headers: { 'content-type': 'application/zip' } });
     assert.equal(conflict.status, 409);
     assert.equal((await server.admin('GET', '/api/migrations')).body.items.length, before + 1, 'only the uploaded file, nothing of the archives');
-    assert.equal(server.services.migrations.files.find('20240103_000000_000'), undefined);
+    assert.equal((await server.services.migrations.files.find('20240103_000000_000')), undefined);
 
     const form = new FormData();
     const archive = await zipEntries([

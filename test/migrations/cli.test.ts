@@ -74,7 +74,7 @@ describe('cairn migrate (CLI)', () => {
     after(() => server.close());
 
     test('an apply from the CLI while the server applies is refused', async () => {
-      const release = await acquireApplyLock(server.services.registry.system);
+      const release = await acquireApplyLock(server.services.registry);
       try {
         const res = await cli('up');
         assert.equal(res.code, 1);

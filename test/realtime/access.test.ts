@@ -134,17 +134,25 @@ describe('realtime access', () => {
     assert.equal('secret' in deleted, false);
     assert.deepEqual(messages(other), []);
 
-    // Auth records: the email compares without case and the booleans as stored, on the snapshot too.
-    await createCollection(server, { name: 'members', type: 'auth', fields: [], listRule: 'email = "MEMBER@EXAMPLE.COM" && emailVisibility = true' });
+    // Auth records: the email and the booleans as stored, on the snapshot as on the live rows (what
+    // the list API shows decides it: on SQLite the email compares without case).
+    await createCollection(server, {
+      name: 'members',
+      type: 'auth',
+      fields: [],
+      listRule: '(email = "MEMBER@EXAMPLE.COM" || email = "exact@example.com") && emailVisibility = true',
+    });
     const guest = await client(['members/*']);
-    const shown = (await server.admin('POST', '/api/collections/members/records', { body: { email: 'member@example.com', emailVisibility: true, password: 'member-password-1', passwordConfirm: 'member-password-1' } })).body;
-    const hidden = (await server.admin('POST', '/api/collections/members/records', { body: { email: 'MEMBER2@example.com', emailVisibility: true, password: 'member-password-1', passwordConfirm: 'member-password-1' } })).body;
-    for (const r of [shown, hidden]) await server.admin('DELETE', `/api/collections/members/records/${r.id}`);
+    const member = async (email: string, emailVisibility: boolean) =>
+      (await server.admin('POST', '/api/collections/members/records', { body: { email, emailVisibility, password: 'member-password-1', passwordConfirm: 'member-password-1' } })).body;
+    const members = [await member('member@example.com', true), await member('exact@example.com', true), await member('other@example.com', true), await member('exact2@example.com', false)];
+    const listed = (await server.request('GET', '/api/collections/members/records')).body.items.map((r: { email: string }) => r.email).sort();
+    assert.ok(listed.includes('exact@example.com'), JSON.stringify(listed));
+    for (const r of members) await server.admin('DELETE', `/api/collections/members/records/${r.id}`);
     await settle(guest);
-    assert.deepEqual(
-      messages(guest).map((m) => `${m.action} ${m.record.email}`),
-      ['create member@example.com', 'delete member@example.com'],
-    );
+    const sent = (action: string) => messages(guest).filter((m) => m.action === action).map((m) => m.record.email).sort();
+    assert.deepEqual(sent('create'), listed);
+    assert.deepEqual(sent('delete'), listed);
   });
 
   test("a subscription's headers reach the rules; @request in a non-admin's filter is refused", async () => {
@@ -178,7 +186,7 @@ describe('realtime access', () => {
   test('an expired token stops the events', async () => {
     const db = await server.services.registry.get('main');
     const users = await server.services.collections.get(db, 'users');
-    const { tokenKey } = (await db.get<{ tokenKey: string }>('SELECT tokenKey FROM users WHERE id = ?', [bob.id]))!;
+    const { tokenKey } = (await db.get<{ tokenKey: string }>('SELECT "tokenKey" FROM users WHERE id = ?', [bob.id]))!;
     const shortLived = await server.services.tokens.sign({ id: bob.id, type: 'authRecord', collectionId: users.id, db: 'main', tokenKey }, 1);
     const s = await client([], shortLived);
     await settle(s);

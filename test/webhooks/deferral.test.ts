@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { SqliteBackend } from '../../src/storage/sqlite/backend.ts';
+import { sqliteOutbox } from '../../src/webhooks/outbox.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,10 +33,10 @@ let written = 0;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cairn-deferral-'));
-  registry = new DatabaseRegistry({ dir, systemSteps, databaseSteps });
+  registry = new DatabaseRegistry({ dir, backend: new SqliteBackend(dir), systemSteps, databaseSteps: databaseSteps(sqliteOutbox()) });
   await registry.start();
   db = await registry.get('main');
-  worker = new DeliveryWorker({ registry, secret: 'x'.repeat(32), timeoutMs: 2000, maxAttempts: 5, backoffMs: 60_000, maxDeferMs: MAX_DEFER_MS, pacer: busy, log: silentLogger });
+  worker = new DeliveryWorker({ registry, secret: 'x'.repeat(32), timeoutMs: 2000, maxAttempts: 5, backoffMs: 60_000, maxDeferMs: MAX_DEFER_MS, pacer: busy, node: 'test', log: silentLogger });
   worker.start();
 });
 

@@ -7,6 +7,9 @@ import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
 import { advanceLow, eventsBySeq, triggerBody, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
+import { sqliteOutbox } from '../../src/webhooks/outbox.ts';
+
+const SQLITE_STEPS = databaseSteps(sqliteOutbox());
 
 const target = { url: 'http://127.0.0.1:9/hook', method: 'POST', headers: {}, secret: '' };
 
@@ -47,7 +50,7 @@ describe('outbox low watermark', () => {
   test('moves up to the first pending event as attempts are saved, down when an event is queued again', async () => {
     const db = new SqliteDatabase('w', path.join(dir, 'w.db'));
     try {
-      await applySchemaSteps(db, databaseSteps);
+      await applySchemaSteps(db, SQLITE_STEPS);
       assert.equal(await low(db), 1);
       const [a, b, c] = [await write(db, 'a'), await write(db, 'b'), await write(db, 'c')];
       assert.deepEqual(await pendingSeqs(db), [a, b, c]);
@@ -84,14 +87,14 @@ describe('outbox low watermark', () => {
     const db = new SqliteDatabase('old', path.join(dir, 'old.db'));
     try {
       // The schema as it was before the watermark (every step before it, in order).
-      await applySchemaSteps(db, databaseSteps.slice(0, databaseSteps.indexOf(outboxV3Step)));
+      await applySchemaSteps(db, SQLITE_STEPS.slice(0, SQLITE_STEPS.indexOf(outboxV3Step)));
       // Rows as the version before wrote them: every column of the target in each event.
       const insert = `INSERT INTO _webhook_outbox (id, source, name, collection, action, orderKey, url, method, origin, headers, secret, body, status, attempts, nextAttemptAt, created, updated)
         VALUES (?, 'trigger', '', 'c', 'create', ?, ?, 'POST', ?, ?, ?, '{}', ?, 0, 0, '2026-01-01', '2026-01-01')`;
       await db.run(insert, ['e1', 'a', 'http://127.0.0.1:9/a', 'http://127.0.0.1:9', '{}', '', 'success']);
       await db.run(insert, ['e2', 'b', 'http://127.0.0.1:9/a', 'http://127.0.0.1:9', '{}', '', 'pending']);
       await db.run(insert, ['e3', 'c', 'http://127.0.0.1:8/b', 'http://127.0.0.1:8', '{"x-k":"v"}', 's3cr3t', 'pending']);
-      await applySchemaSteps(db, databaseSteps);
+      await applySchemaSteps(db, SQLITE_STEPS);
       assert.equal(await low(db), 2);
       assert.deepEqual(await pendingSeqs(db), [2, 3]);
       const indexes = await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '_webhook_outbox'");
@@ -109,7 +112,7 @@ describe('outbox low watermark', () => {
   test('events share their target row; a cached id that went stale is looked up again', async () => {
     const db = new SqliteDatabase('targets', path.join(dir, 'targets.db'));
     try {
-      await applySchemaSteps(db, databaseSteps);
+      await applySchemaSteps(db, SQLITE_STEPS);
       const ids: TargetIds = new Map();
       // The first target row is written in a transaction that rolls back: the id it cached is stale.
       await assert.rejects(

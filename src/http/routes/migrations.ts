@@ -68,7 +68,7 @@ export function migrationRoutes(migrations: MigrationService) {
     app.post('/api/migrations/apply-pending', noDb, async () => migrations.applyPending());
 
     app.get<VersionParams>('/api/migrations/:version/download', noDb, async (req, reply) => {
-      const { fileName, text } = migrations.download(req.params.version);
+      const { fileName, text } = await migrations.download(req.params.version);
       return reply
         .header('content-type', 'application/yaml; charset=utf-8')
         .header('content-disposition', `attachment; filename="${fileName}"`)

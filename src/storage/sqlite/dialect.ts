@@ -1,5 +1,7 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
-import type { ColumnInfo, ColumnKind, Dialect, Queryable, StorageErrorKind } from '../types.ts';
+import { type Sql, sql } from '../sql.ts';
+import { sqliteFulltext } from './fulltext.ts';
+import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
   // Zero values instead of NULL, as PocketBase stores them: filters and sorts then need no COALESCE.
@@ -28,8 +30,14 @@ function guardJson(expr: string): string {
   return `CASE WHEN json_valid(${expr}) THEN ${expr} ELSE '[]' END`;
 }
 
+const same = (value: Sql): Sql => value;
+// SQLite compares values of different types by its own rules (numbers before text), without errors.
+const AS_IS: Comparable = { left: same, right: same, textual: true };
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+
+  fulltext: sqliteFulltext,
 
   quoteIdent,
 
@@ -57,6 +65,41 @@ export const sqliteDialect: Dialect = {
 
   typedRow(columns) {
     return `SELECT ${columns.map((c) => `${c.multiple ? '?' : TYPED_PARAMS[c.kind]} AS ${quoteIdent(c.name)}`).join(', ')}`;
+  },
+
+  bigintPrimaryKey() {
+    return 'INTEGER PRIMARY KEY';
+  },
+
+  comparable() {
+    return AS_IS;
+  },
+
+  distinct(left, right) {
+    return sql`${left} IS NOT ${right}`;
+  },
+
+  isEmpty(value, negate) {
+    return negate ? sql`COALESCE(${value}, '') != ''` : sql`COALESCE(${value}, '') = ''`;
+  },
+
+  asText(value) {
+    return value;
+  },
+
+  lower(value) {
+    return sql`LOWER(${value})`;
+  },
+
+  jsonPath(column, keys) {
+    const path = '$' + keys.map((k) => (/^\d+$/.test(k) ? `[${k}]` : `."${k}"`)).join('');
+    // json_extract raises on text that is not JSON (or nested too deep for SQLite), which an adopted
+    // column may hold: such a value reads as null instead of failing the query.
+    return sql`json_extract(CASE WHEN json_valid(${column}) THEN ${column} END, ${path})`;
+  },
+
+  orderBy(value, descending) {
+    return descending ? sql`${value} DESC` : sql`${value} ASC`;
   },
 
   randomOrder() {
@@ -88,6 +131,15 @@ export const sqliteDialect: Dialect = {
       table,
     ]);
     return row !== undefined;
+  },
+
+  async relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined> {
+    const row = await db.get<{ type: string }>("SELECT type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", [name]);
+    return row?.type as 'table' | 'view' | undefined;
+  },
+
+  async foreignSchemasOf(): Promise<string[]> {
+    return [];
   },
 
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {

@@ -1,0 +1,399 @@
+import pg from 'pg';
+import { ApiError } from '../../errors.ts';
+import { quoteIdent } from '../../lib/identifiers.ts';
+import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
+import { helperFunctionsSql, postgresDialect } from './dialect.ts';
+import { toPostgres } from './placeholders.ts';
+
+/** The schema of Cairn's instance tables (admins, settings, database list, migration registry). */
+export const SYSTEM_SCHEMA = 'cairn_system';
+
+export interface PgOptions {
+  url: string;
+  /** Connections in the pool (one pool per process). */
+  poolSize: number;
+  /** A statement running longer is cancelled, so a runaway filter cannot hold a connection. */
+  statementTimeoutMs: number;
+  /** How long a request waits for a free connection before it is answered 503. */
+  connectTimeoutMs: number;
+}
+
+// Rows read the same on both drivers: integers and counts as numbers, booleans as 1/0 (SQLite has no
+// boolean type, and every reader of a row already takes 1/0), JSON as its text (callers parse it).
+const TYPE_PARSERS: Record<number, (v: string) => unknown> = {
+  16: (v) => (v === 't' ? 1 : 0), // bool
+  20: (v) => Number(v), // int8 (COUNT(*), identity columns)
+  1700: (v) => Number(v), // numeric
+  114: (v) => v, // json
+  3802: (v) => v, // jsonb
+};
+
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    return TYPE_PARSERS[oid] ?? (pg.types.getTypeParser as (oid: number, format?: string) => (v: string) => unknown)(oid, format);
+  },
+};
+
+/** Error codes meaning the connection or the server went away, not that the statement was wrong. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+
+function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && CONNECTION_CODES.has(e.code)) return true;
+  const message = e?.message ?? '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
+}
+
+/**
+ * Errors that are the request's, not the server's: a 400. Class 22 are data exceptions (a NUL byte
+ * in text, a number out of range, text too long for an index): values SQLite stores or compares
+ * without complaint, which PostgreSQL refuses.
+ */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/** What reaches the client when the database refuses a value (400) or cannot be used right now (503), never a 500. */
+function toApiError(err: unknown): unknown {
+  if (isDataError(err)) return new ApiError(400, 'The request holds a value the database cannot store or compare (such as a NUL character).');
+  if ((err as { code?: string })?.code === '57014') {
+    return new ApiError(503, 'The database took too long to answer; try a narrower request.');
+  }
+  if (isConnectionError(err)) return new ApiError(503, 'The database is unavailable; try again shortly.');
+  return err;
+}
+
+/** Per connection: the schema its search_path names, and the statements prepared on it. */
+interface ConnectionState {
+  schema?: string;
+}
+
+const states = new WeakMap<pg.PoolClient, ConnectionState>();
+
+function stateOf(client: pg.PoolClient): ConnectionState {
+  let s = states.get(client);
+  if (!s) states.set(client, (s = {}));
+  return s;
+}
+
+// Named (server-side prepared) statements skip parsing and planning on reuse. A statement gets a name
+// on its second use, so one-off filters do not fill every connection's memory; names are never
+// reused for other text, since a connection keeps what it prepared under a name.
+const NAMED_LIMIT = 1000;
+const uses = new Map<string, number>();
+const names = new Map<string, string>();
+let nameCounter = 0;
+
+function statementName(key: string): string | undefined {
+  const name = names.get(key);
+  if (name !== undefined) return name;
+  if (names.size >= NAMED_LIMIT) return undefined;
+  const n = (uses.get(key) ?? 0) + 1;
+  if (n < 2) {
+    if (uses.size >= 10_000) uses.clear();
+    uses.set(key, n);
+    return undefined;
+  }
+  uses.delete(key);
+  const fresh = `cairn_${++nameCounter}`;
+  names.set(key, fresh);
+  return fresh;
+}
+
+function bindable(params: readonly unknown[] | undefined): unknown[] {
+  if (params === undefined || params.length === 0) return [];
+  const out = new Array(params.length);
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    // As on SQLite: booleans are 1/0, which PostgreSQL accepts for integer and boolean columns alike.
+    out[i] = v === undefined ? null : v === true ? 1 : v === false ? 0 : v;
+  }
+  return out;
+}
+
+/**
+ * The one pool of a process, shared by every Cairn database (each a schema). A connection's
+ * search_path is set to the schema of the statement it runs, and only changed when a statement of
+ * another schema comes along.
+ */
+export class PgServer {
+  readonly pool: pg.Pool;
+  /** The schema holding the citext extension, kept on every search_path so its operators apply. */
+  extensionSchema = 'public';
+  private closed = false;
+
+  constructor(readonly options: PgOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: options.statementTimeoutMs,
+      application_name: 'cairn',
+      types,
+    });
+    // A connection that breaks while idle in the pool is removed by pg; without a listener the error
+    // would end the process.
+    this.pool.on('error', () => {});
+  }
+
+  /** Connects once, so a wrong URL fails start-up, and prepares what every schema relies on. */
+  async start(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // Several processes may start at once: the first does the set-up, the others wait for it.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', ['cairn.setup']);
+      try {
+        await client.query('CREATE EXTENSION IF NOT EXISTS citext');
+        const ext = await client.query<{ nspname: string }>(
+          "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'citext'",
+        );
+        this.extensionSchema = ext.rows[0]?.nspname ?? 'public';
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${SYSTEM_SCHEMA}`);
+        await client.query(helperFunctionsSql(this.extensionSchema));
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['cairn.setup']);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  database(name: string, schema: string): PgDatabase {
+    return new PgDatabase(this, name, schema);
+  }
+
+  /** A connection whose search_path names `schema`. */
+  async connect(schema: string): Promise<pg.PoolClient> {
+    if (this.closed) throw new ApiError(503, 'The server is shutting down.');
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw toApiError(err);
+    }
+    const state = stateOf(client);
+    if (state.schema !== schema) {
+      try {
+        await client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+        state.schema = schema;
+      } catch (err) {
+        client.release(true);
+        throw toApiError(err);
+      }
+    }
+    return client;
+  }
+
+  /**
+   * Runs `fn` in one transaction with a handle per database (schemas of this PostgreSQL database):
+   * committed when it resolves, rolled back when it rejects; after-commit callbacks run after COMMIT.
+   */
+  async transactionAcross<T>(dbs: readonly PgDatabase[], fn: (txs: Transaction[]) => Promise<T>): Promise<T> {
+    const first = dbs[0]?.schema ?? SYSTEM_SCHEMA;
+    const client = await this.connect(first);
+    const session = new Session(client, this.extensionSchema);
+    const atBegin = session.schema;
+    let result: T;
+    try {
+      await client.query('BEGIN');
+      result = await fn(dbs.map((db) => new PgTransaction(session, db.schema, db.dialect)));
+      session.finished = true;
+      await client.query('COMMIT');
+    } catch (err) {
+      session.finished = true;
+      try {
+        await client.query('ROLLBACK');
+        session.rolledBack(atBegin);
+        this.release(client, err);
+      } catch (rollbackErr) {
+        this.release(client, rollbackErr);
+      }
+      throw toApiError(err);
+    }
+    this.release(client);
+    await session.runAfterCommit();
+    return result;
+  }
+
+  /** Gives a connection back; one that failed at the connection level is closed instead. */
+  release(client: pg.PoolClient, err?: unknown): void {
+    client.release(err !== undefined && isConnectionError(err));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** Runs one statement on a connection. */
+async function query(client: pg.PoolClient, schema: string, text: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+  const values = bindable(params);
+  if (values.length === 0) {
+    // No parameters: user SQL (views, indexes) may contain `?` as an operator, and is sent as is.
+    return client.query(toPostgres(text, false));
+  }
+  const key = `${schema}\u0000${text}`;
+  const name = statementName(key);
+  const translated = toPostgres(text, true);
+  try {
+    return await client.query({ name, text: translated, values });
+  } catch (err) {
+    // A view or table changed its columns since the statement was prepared on this connection.
+    if (name !== undefined && (err as { code?: string }).code === '0A000') {
+      names.delete(key);
+      return client.query({ text: translated, values });
+    }
+    throw err;
+  }
+}
+
+function runResult(result: pg.QueryResult): RunResult {
+  return { changes: result.rowCount ?? 0, lastInsertRowid: 0 };
+}
+
+/** One Cairn database: a schema of the shared PostgreSQL database. */
+export class PgDatabase implements Database {
+  readonly dialect: Dialect = postgresDialect;
+
+  constructor(
+    private readonly server: PgServer,
+    readonly name: string,
+    readonly schema: string,
+  ) {}
+
+  private async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.server.connect(this.schema);
+    try {
+      const result = await fn(client);
+      this.server.release(client);
+      return result;
+    } catch (err) {
+      this.server.release(client, err);
+      throw toApiError(err);
+    }
+  }
+
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows as T[]);
+  }
+
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows[0] as T | undefined);
+  }
+
+  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    return this.withClient(async (c) => runResult(await query(c, this.schema, sql, params)));
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.withClient((c) => c.query(toPostgres(sql, false)));
+  }
+
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.server.transactionAcross([this], ([tx]) => fn(tx));
+  }
+
+  /** The pool belongs to the process (PgServer), not to one database. */
+  async close(): Promise<void> {}
+}
+
+/**
+ * One PostgreSQL transaction on one connection. Every Cairn database is a schema of the same
+ * PostgreSQL database, so one transaction can span several of them (a migration over two databases
+ * commits atomically); each `PgTransaction` of the session sets the connection's search_path to its
+ * schema before its statements when another schema's statements came last.
+ */
+class Session {
+  finished = false;
+  savepoints = 0;
+  readonly callbacks: Array<() => void | Promise<void>> = [];
+  private readonly state: ConnectionState;
+
+  constructor(
+    readonly client: pg.PoolClient,
+    readonly extensionSchema: string,
+  ) {
+    this.state = stateOf(client);
+  }
+
+  get schema(): string | undefined {
+    return this.state.schema;
+  }
+
+  async use(schema: string): Promise<void> {
+    if (this.finished) throw new Error('transaction already finished');
+    if (this.state.schema === schema) return;
+    await this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+    this.state.schema = schema;
+  }
+
+  /** After a rollback the search_path is what it was at BEGIN (SET is transactional). */
+  rolledBack(schemaAtBegin: string | undefined): void {
+    this.state.schema = schemaAtBegin;
+  }
+
+  async runAfterCommit(): Promise<void> {
+    for (const fn of this.callbacks) {
+      try {
+        const pending = fn();
+        if (pending) await pending;
+      } catch (err) {
+        process.emitWarning(`after-commit callback failed: ${(err as Error).message}`);
+      }
+    }
+  }
+}
+
+class PgTransaction implements Transaction {
+  constructor(
+    private readonly session: Session,
+    private readonly schema: string,
+    readonly dialect: Dialect,
+  ) {}
+
+  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    await this.session.use(this.schema);
+    return runResult(await query(this.session.client, this.schema, sql, params));
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.session.use(this.schema);
+    await this.session.client.query(toPostgres(sql, false));
+  }
+
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (this.session.finished) throw new Error('transaction already finished');
+    const name = `sp${++this.session.savepoints}`;
+    const pendingCallbacks = this.session.callbacks.length;
+    await this.session.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.session.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      // Follow-ups of work that was rolled back must not run.
+      this.session.callbacks.length = pendingCallbacks;
+      throw err;
+    }
+  }
+
+  afterCommit(fn: () => void | Promise<void>): void {
+    this.session.callbacks.push(fn);
+  }
+}

@@ -1,0 +1,349 @@
+import { backoffDelay } from '../lib/backoff.ts';
+import { uuidv7 } from '../lib/ids.ts';
+import type { Database } from '../storage/index.ts';
+import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
+import type { EventStatus, OutboxRow, PendingRow } from './outbox.ts';
+import type { Deliverer, WorkerOptions } from './outbox-store.ts';
+
+/** The notice channel of outbox commits; the payload names the database (its schema). */
+export const OUTBOX_CHANNEL = 'cairn_outbox';
+
+/** An event with its target's columns: the shape deliveries and logs read. */
+export const EVENT_COLUMNS = `o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
+  o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created`;
+
+// Attempts in flight at once on this node, and per receiver origin (a hanging receiver holds at most
+// this many slots, so the others keep being served).
+const MAX_IN_FLIGHT = 64;
+const MAX_PER_ORIGIN = 8;
+// Besides notices: picks up retries whose backoff ended and events whose lease expired on a dead node.
+const POLL_MS = 1000;
+const MAX_SHUTDOWN_GRACE_MS = 2000;
+// Outcomes are written together: idle, within 10 ms of the attempt; busy, many per commit.
+const SAVE_DELAY_MS = 10;
+const SAVE_BATCH = 256;
+
+/** The lease a node takes on the events it is about to attempt: long enough for a slow receiver. */
+export function leaseMs(timeoutMs: number): number {
+  return Math.max(15_000, 2 * timeoutMs + 5_000);
+}
+
+// Takes up to N due events nobody holds, oldest first, each the earliest pending event of its order
+// key (so a record's events go one at a time, in order, whichever node sends them). SKIP LOCKED:
+// nodes claiming at the same moment take different events instead of waiting for each other.
+const CLAIM = `UPDATE _webhook_outbox o SET leaseOwner = ?, leaseUntil = ?
+  FROM _webhook_targets t
+  WHERE t.id = o.target AND o.seq IN (
+    SELECT c.seq FROM _webhook_outbox c
+    WHERE c.status = 'pending' AND c.nextAttemptAt <= ? AND (c.leaseUntil IS NULL OR c.leaseUntil < ?)
+      AND NOT EXISTS (SELECT 1 FROM _webhook_outbox e WHERE e.orderKey = c.orderKey AND e.status = 'pending' AND e.seq < c.seq)
+    ORDER BY c.nextAttemptAt, c.seq LIMIT ? FOR UPDATE SKIP LOCKED)
+  RETURNING ${EVENT_COLUMNS}`;
+
+// One statement for a batch of outcomes; an event whose lease this node lost (it expired and another
+// node took it) is left to that node.
+const SETTLE = `UPDATE _webhook_outbox o SET status = v.status, attempts = v.attempts, nextAttemptAt = v.next, updated = v.updated,
+    leaseOwner = NULL, leaseUntil = NULL
+  FROM (SELECT unnest(?::bigint[]) AS seq, unnest(?::text[]) AS status, unnest(?::int[]) AS attempts, unnest(?::bigint[]) AS next,
+    unnest(?::text[]) AS updated) v
+  WHERE o.seq = v.seq AND o.leaseOwner = ?`;
+
+const LOG_COLUMNS = ['id', 'source', 'name', 'collection', 'action', 'eventId', 'url', 'method', 'attempt', 'status', 'statusCode', 'durationMs', 'error', 'created', 'eventSeq', 'node'] as const;
+const LOG_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'int', 'text', 'int', 'int', 'text', 'text', 'bigint', 'text'];
+const INSERT_LOGS = `INSERT INTO _webhook_logs (${LOG_COLUMNS.join(', ')})
+  SELECT * FROM unnest(${LOG_TYPES.map((t) => `?::${t}[]`).join(', ')})`;
+
+interface Claimed {
+  database: string;
+  db: Database;
+  row: OutboxRow;
+}
+
+interface Outcome {
+  seq: number;
+  status: EventStatus;
+  attempts: number;
+  next: number;
+  log: Record<(typeof LOG_COLUMNS)[number], unknown>;
+}
+
+/**
+ * Delivers the PostgreSQL outbox from any number of nodes. A pass over a database claims due events
+ * with a lease (CLAIM) up to the free attempt slots; they wait per receiver origin for a slot, are
+ * attempted, and their outcomes are written in batches, which releases the lease. Leases of events
+ * held longer than a third of the lease are renewed; at shutdown the events held but not attempted are
+ * handed back. Passes are started by notices of commits (any node's), by this node's own commits,
+ * by written outcomes (the next event of a record may go) and by a poll.
+ */
+export class LeaseWorker implements Deliverer {
+  private readonly sender: Sender;
+  private readonly lease: number;
+  private running = false;
+  private readonly passes = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  /** Claimed events waiting for a slot of their origin. */
+  private readonly waiting = new Map<string, Claimed[]>();
+  private waitingCount = 0;
+  private readonly perOrigin = new Map<string, number>();
+  private readonly inFlight = new Map<number, Promise<void>>();
+  /** Seqs this node holds a lease on (waiting, in flight or unsaved), per database. */
+  private readonly held = new Map<string, Set<number>>();
+  private readonly batches = new Map<string, { db: Database; items: Outcome[]; timer: NodeJS.Timeout }>();
+  private readonly writing = new Set<Promise<void>>();
+  private timers: NodeJS.Timeout[] = [];
+  private unlisten: Array<() => void> = [];
+
+  constructor(private readonly o: WorkerOptions & { leaseMs?: number }) {
+    this.sender = new Sender(o.timeoutMs);
+    this.lease = o.leaseMs ?? leaseMs(o.timeoutMs);
+  }
+
+  start(): void {
+    this.running = true;
+    const notices = this.o.registry.backend.notifications;
+    if (notices) {
+      this.unlisten.push(notices.listen(OUTBOX_CHANNEL, (database) => this.wake(database)));
+      this.unlisten.push(notices.onResync(() => this.wakeAll()));
+    }
+    const poll = setInterval(() => this.wakeAll(), POLL_MS);
+    const renew = setInterval(() => void this.renew(), Math.max(1000, Math.floor(this.lease / 3)));
+    poll.unref();
+    renew.unref();
+    this.timers = [poll, renew];
+    this.wakeAll();
+  }
+
+  committed(database: string, _rows: PendingRow[]): void {
+    this.wake(database);
+  }
+
+  requeued(database: string, _row: PendingRow): void {
+    this.wake(database);
+  }
+
+  async isInFlight(_database: string, db: Database, eventId: string): Promise<boolean> {
+    const row = await db.get("SELECT 1 AS x FROM _webhook_outbox WHERE id = ? AND status = 'pending' AND leaseUntil > ?", [eventId, Date.now()]);
+    return row !== undefined;
+  }
+
+  private wakeAll(): void {
+    for (const { name } of this.o.registry.list()) this.wake(name);
+  }
+
+  private wake(database: string): void {
+    if (!this.running || !this.o.registry.has(database)) return;
+    if (this.passes.has(database)) {
+      this.again.add(database);
+      return;
+    }
+    const pass = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.pass(database))
+      .catch((err) => this.o.log.error({ err, database }, 'webhook delivery pass failed'))
+      .finally(() => {
+        this.passes.delete(database);
+        if (this.again.delete(database)) this.wake(database);
+      });
+    this.passes.set(database, pass);
+  }
+
+  private heldOf(database: string): Set<number> {
+    let set = this.held.get(database);
+    if (!set) this.held.set(database, (set = new Set()));
+    return set;
+  }
+
+  private async pass(database: string): Promise<void> {
+    if (!this.running) return;
+    const free = MAX_IN_FLIGHT - this.inFlight.size - this.waitingCount;
+    if (free <= 0) return;
+    const db = await this.o.registry.get(database);
+    const now = Date.now();
+    const rows = await db.all<OutboxRow>(CLAIM, [this.o.node, now + this.lease, now, now, free]);
+    if (!this.running) {
+      // Stopped while claiming: hand them straight back.
+      await this.release(db, rows.map((r) => r.seq));
+      return;
+    }
+    const held = this.heldOf(database);
+    for (const row of rows) {
+      held.add(row.seq);
+      const list = this.waiting.get(row.origin) ?? [];
+      list.push({ database, db, row });
+      this.waiting.set(row.origin, list);
+      this.waitingCount++;
+    }
+    this.pump();
+    // A full claim may have left more behind.
+    if (rows.length === free) this.again.add(database);
+  }
+
+  /** Starts waiting attempts while their origins and the node have free slots. */
+  private pump(): void {
+    for (const [origin, list] of this.waiting) {
+      while (list.length > 0 && (this.perOrigin.get(origin) ?? 0) < MAX_PER_ORIGIN && this.inFlight.size < MAX_IN_FLIGHT) {
+        const claimed = list.shift()!;
+        this.waitingCount--;
+        this.launch(claimed);
+      }
+      if (list.length === 0) this.waiting.delete(origin);
+    }
+  }
+
+  private launch(c: Claimed): void {
+    const origin = c.row.origin;
+    this.perOrigin.set(origin, (this.perOrigin.get(origin) ?? 0) + 1);
+    const attempt = this.attempt(c)
+      .catch((err) => this.o.log.error({ err, database: c.database, eventId: c.row.id }, 'webhook attempt failed'))
+      .finally(() => {
+        const n = (this.perOrigin.get(origin) ?? 1) - 1;
+        if (n > 0) this.perOrigin.set(origin, n);
+        else this.perOrigin.delete(origin);
+        this.inFlight.delete(c.row.seq);
+        this.pump();
+        // A free slot: more events may be claimed.
+        if (this.running) this.wake(c.database);
+      });
+    this.inFlight.set(c.row.seq, attempt);
+  }
+
+  private async attempt(c: Claimed): Promise<void> {
+    const result = await this.sender.send(requestFor(c.row, c.database, this.o.secret, new Date()));
+    this.queueSave(c, this.decide(c.row, result));
+  }
+
+  private decide(row: OutboxRow, result: DeliveryResult): Outcome {
+    const now = new Date();
+    const attempt = row.attempts + 1;
+    let status: EventStatus;
+    let attempts = attempt;
+    let next = now.getTime();
+    if (result.ok) status = 'success';
+    else if (result.interrupted) {
+      // Stopped by shutdown, not by the receiver: the attempt does not count.
+      status = 'pending';
+      attempts = row.attempts;
+    } else if (attempt >= this.o.maxAttempts) status = 'failed';
+    else {
+      status = 'pending';
+      next += backoffDelay(this.o.backoffMs, attempt);
+    }
+    const created = now.toISOString();
+    return {
+      seq: row.seq,
+      status,
+      attempts,
+      next,
+      log: {
+        id: uuidv7(),
+        source: row.source,
+        name: row.name,
+        collection: row.collection,
+        action: row.action,
+        eventId: row.id,
+        url: row.url,
+        method: row.method,
+        attempt,
+        status: status === 'pending' ? 'retrying' : status,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        created,
+        eventSeq: row.seq,
+        node: this.o.node,
+      },
+    };
+  }
+
+  private queueSave(c: Claimed, outcome: Outcome): void {
+    let batch = this.batches.get(c.database);
+    if (!batch) {
+      const timer = setTimeout(() => void this.save(c.database), SAVE_DELAY_MS);
+      batch = { db: c.db, items: [], timer };
+      this.batches.set(c.database, batch);
+    }
+    batch.items.push(outcome);
+    if (batch.items.length >= SAVE_BATCH) void this.save(c.database);
+  }
+
+  async save(database?: string): Promise<void> {
+    for (const name of database === undefined ? [...this.batches.keys()] : [database]) {
+      const batch = this.batches.get(name);
+      if (!batch) continue;
+      this.batches.delete(name);
+      clearTimeout(batch.timer);
+      const written: Promise<void> = this.write(batch.db, batch.items)
+        .then(() => {
+          const held = this.heldOf(name);
+          for (const item of batch.items) held.delete(item.seq);
+          // The next event of each record may go now.
+          this.wake(name);
+        })
+        .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
+        .finally(() => this.writing.delete(written));
+      this.writing.add(written);
+    }
+    await Promise.allSettled([...this.writing]);
+  }
+
+  private async write(db: Database, items: Outcome[]): Promise<void> {
+    const col = <K extends keyof Outcome>(k: K) => items.map((i) => i[k]);
+    await db.transaction(async (tx) => {
+      await tx.run(SETTLE, [col('seq'), col('status'), col('attempts'), col('next'), items.map((i) => i.log.created), this.o.node]);
+      await tx.run(
+        INSERT_LOGS,
+        LOG_COLUMNS.map((c) => items.map((i) => i.log[c])),
+      );
+    });
+  }
+
+  /** Extends the leases of the events this node still holds. */
+  private async renew(): Promise<void> {
+    for (const [database, seqs] of this.held) {
+      if (seqs.size === 0) continue;
+      try {
+        const db = await this.o.registry.get(database);
+        await db.run('UPDATE _webhook_outbox SET leaseUntil = ? WHERE leaseOwner = ? AND seq = ANY(?::bigint[])', [Date.now() + this.lease, this.o.node, [...seqs]]);
+      } catch (err) {
+        this.o.log.error({ err, database }, 'renewing webhook leases failed');
+      }
+    }
+  }
+
+  private async release(db: Database, seqs: number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    await db.run("UPDATE _webhook_outbox SET leaseOwner = NULL, leaseUntil = NULL WHERE leaseOwner = ? AND status = 'pending' AND seq = ANY(?::bigint[])", [
+      this.o.node,
+      seqs,
+    ]);
+  }
+
+  /**
+   * Stops claiming, lets attempts in flight finish for up to half the timeout (at most 2 s), then
+   * interrupts the rest; writes every outcome and hands back the leases of events not attempted.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const t of this.timers) clearInterval(t);
+    for (const off of this.unlisten.splice(0)) off();
+    await Promise.allSettled([...this.passes.values()]);
+    const attempts = [...this.inFlight.values()];
+    if (attempts.length > 0) {
+      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(MAX_SHUTDOWN_GRACE_MS, Math.floor(this.o.timeoutMs / 2)));
+      await Promise.allSettled(attempts);
+      clearTimeout(grace);
+    }
+    await this.save();
+    for (const [database, seqs] of this.held) {
+      try {
+        await this.release(await this.o.registry.get(database), [...seqs]);
+      } catch (err) {
+        this.o.log.error({ err, database }, 'handing back webhook leases failed; they expire by themselves');
+      }
+    }
+    this.held.clear();
+    this.waiting.clear();
+    this.waitingCount = 0;
+    await this.sender.close();
+  }
+}

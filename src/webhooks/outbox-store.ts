@@ -1,0 +1,53 @@
+import type { Logger } from '../lib/logger.ts';
+import type { Database, DatabaseRegistry, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import type { OutboxEntry, OutboxRow, PendingRow } from './outbox.ts';
+
+export interface WorkerOptions {
+  registry: DatabaseRegistry;
+  /** The instance secret, which signs each delivery's JWT. */
+  secret: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  backoffMs: number;
+  /** How long a due event may wait while the event loop is saturated (0: never). */
+  maxDeferMs: number;
+  /** This process, as webhook logs name it (several nodes share one database). */
+  node: string;
+  log: Logger;
+}
+
+/** Delivers the outbox events of every database in the background. */
+export interface Deliverer {
+  start(): void;
+  /** Stops starting attempts, ends those in flight, writes every outcome and hands back what it held. */
+  stop(): Promise<void>;
+  /** Events that just committed in this process (a hint: delivery does not depend on it). */
+  committed(database: string, rows: PendingRow[]): void;
+  /** An event queued again (retry of a log). */
+  requeued(database: string, row: PendingRow): void;
+  /** Whether an attempt of that event is under way (on any node). */
+  isInFlight(database: string, db: Database, eventId: string): Promise<boolean>;
+  /** Writes the outcomes of attempts made so far (of one database, or all). */
+  save(database?: string): Promise<void>;
+}
+
+/**
+ * The outbox of one storage driver: how events are written in their change's transaction, found,
+ * queued again and pruned, and the worker that delivers them. SQLite's (outbox.ts, worker.ts) keeps
+ * the pending events of its single process in memory; PostgreSQL's (outbox-postgres.ts,
+ * lease-worker.ts) lets any number of nodes claim events with leases.
+ */
+export interface OutboxStore {
+  /** Its tables, as steps of every database's internal schema. */
+  readonly steps: readonly SchemaStep[];
+  insert(tx: Transaction, database: string, entry: OutboxEntry, now: Date): Promise<PendingRow>;
+  /** The event of a log: by its seq, checked against its id. */
+  find(db: Queryable, seq: number, id: string): Promise<OutboxRow | undefined>;
+  /** Queues an event again with a fresh attempt budget, due now. */
+  requeue(db: Database, seq: number, now: Date): Promise<void>;
+  /** Whether an event of that order key is still waiting or being sent (cron overlap check). */
+  hasUnfinished(q: Queryable, orderKey: string): Promise<boolean>;
+  /** Deletes finished events last touched before `before` (ISO). */
+  pruneFinished(db: Database, before: string): Promise<number>;
+  worker(options: WorkerOptions): Deliverer;
+}
