@@ -4,7 +4,7 @@ import { randomId } from '../lib/ids.ts';
 import { type Logger, silentLogger } from '../lib/logger.ts';
 import type { RecordDeps } from '../records/deps.ts';
 import type { DatabaseRegistry } from '../storage/index.ts';
-import { Audiences } from './audiences.ts';
+import { Audiences, type Subscription } from './audiences.ts';
 import { Broadcaster } from './broadcast.ts';
 import { type DropReason, type EventStream, RealtimeClient } from './client.ts';
 import type { ChangeFeed } from './feed.ts';
@@ -128,10 +128,19 @@ export class RealtimeService {
     const bound = client.identity?.authId ?? '';
     if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
 
-    for (const s of client.subscriptions) this.audiences.remove(s);
     const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
-    const topics = request.topics.map(parseTopic).filter((t): t is Topic => t !== undefined);
-    client.subscriptions = topics.map((topic) => this.audiences.add(client, topic, identity));
+    // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
+    // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.
+    const kept = new Map(client.subscriptions.filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));
+    const next: Subscription[] = [];
+    for (const topic of request.topics.map(parseTopic).filter((t): t is Topic => t !== undefined)) {
+      const old = kept.get(topic.name);
+      kept.delete(topic.name);
+      next.push(old ?? this.audiences.add(client, topic, identity));
+    }
+    const staying = new Set(next);
+    for (const s of client.subscriptions) if (!staying.has(s)) this.audiences.remove(s);
+    client.subscriptions = next;
   }
 
   private drop(client: RealtimeClient, reason: DropReason): void {

@@ -10,9 +10,12 @@ import { waitFor } from './wait.ts';
  */
 (globalThis as { EventSource?: unknown }).EventSource ??= EventSource;
 
+const sdkClients = new Set<PocketBase>();
+
 /** An SDK client for `url`, sending `x-dbname: db` when given, with auto-cancellation off (tests send in parallel). */
 export function sdkClient(url: string, db?: string): PocketBase {
   const pb = new PocketBase(url);
+  sdkClients.add(pb);
   pb.autoCancellation(false);
   if (db) {
     pb.beforeSend = (u, options) => {
@@ -21,6 +24,15 @@ export function sdkClient(url: string, db?: string): PocketBase {
     };
   }
   return pb;
+}
+
+/**
+ * Disconnects every SDK client made by `sdkClient`: one left subscribed would retry its connection
+ * forever (the SDK's timers keep the test process alive after a failed test).
+ */
+export async function closeSdkClients(): Promise<void> {
+  for (const pb of sdkClients) await pb.realtime.unsubscribe().catch(() => undefined);
+  sdkClients.clear();
 }
 
 export interface SseEvent {

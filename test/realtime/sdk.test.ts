@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RecordSubscription } from 'pocketbase';
 import { spawnServer } from '../helpers/process.ts';
 import { createCollection, createUser, request, startServer, type TestServer } from '../helpers/server.ts';
-import { sdkClient } from '../helpers/sse.ts';
+import { closeSdkClients, sdkClient } from '../helpers/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 type Event = RecordSubscription<Record<string, any>>;
@@ -58,6 +58,7 @@ describe('realtime with the PocketBase JS SDK', () => {
     bob = await createUser(server, 'bob@example.com');
   });
   after(async () => {
+    await closeSdkClients();
     await server?.close();
   });
 
@@ -209,6 +210,7 @@ describe('realtime across a server restart', () => {
       );
       await pb.realtime.unsubscribe();
     } finally {
+      await closeSdkClients();
       await cairn.kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     }
