@@ -111,12 +111,25 @@ describe('realtime delivery', () => {
     const kid = (await server.admin('POST', '/api/collections/kids/records', { body: { title: 'v1' } })).body;
     await server.admin('PATCH', `/api/collections/kids/records/${kid.id}`, { body: { title: 'v2' } });
     await server.admin('PATCH', `/api/collections/kids/records/${kid.id}`, { body: { title: 'v3' } });
-    await server.admin('DELETE', `/api/collections/kids/records/${kid.id}`);
-    await waitFor(() => s.messages().length >= 4, { what: 'four events' });
+    await waitFor(() => s.messages().length >= 3, { what: 'three events' });
+    // Each message shows the record when it is sent, so the last one at least is the last state.
     assert.deepEqual(
       s.messages().map((m) => m.action),
-      ['create', 'update', 'update', 'delete'],
+      ['create', 'update', 'update'],
     );
+    assert.equal(s.messages()[2].record.title, 'v3');
+    await server.admin('DELETE', `/api/collections/kids/records/${kid.id}`);
+    await waitFor(() => s.messages().length >= 4, { what: 'the delete' });
+    assert.equal(s.messages()[3].action, 'delete');
+
+    // A record deleted before its create is sent: the create is left out (the record is read when its
+    // message is built), never sent after the delete.
+    const gone = await open(['kids/*']);
+    const brief = (await server.admin('POST', '/api/collections/kids/records', { body: { title: 'brief' } })).body;
+    await server.admin('DELETE', `/api/collections/kids/records/${brief.id}`);
+    await waitFor(() => gone.messages().some((m) => m.action === 'delete'), { what: 'the delete of the brief record' });
+    assert.deepEqual(gone.messages().at(-1)!.action, 'delete');
+    assert.ok(['delete', 'create,delete'].includes(gone.messages().map((m) => m.action).join(',')));
   });
 
   test('a client that does not read is dropped; the others get everything', async () => {
