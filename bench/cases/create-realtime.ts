@@ -101,7 +101,7 @@ interface State {
   steadyDrops: number;
 }
 
-const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+const kb = (bytes: number) => (bytes / 1024).toLocaleString('en', { maximumFractionDigits: 1 });
 
 /**
  * Realtime fan-out (issue 18). In `prepare`: the memory of 1,000 idle subscribers on one collection
