@@ -8,6 +8,7 @@ import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
+import { smtpSection } from './auth/mail/smtp-settings.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
@@ -31,6 +32,8 @@ import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
+import { DashboardAssets } from './dashboard/assets.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -162,7 +165,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section], invalidations);
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
@@ -171,7 +174,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
-  const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   const realtime = new RealtimeService({
     feed: changeFeed,
     registry,
@@ -273,7 +276,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings));
+  await app.register(settingsRoutes(services.settings, services.mailer));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
   await app.register(ruleRoutes(services.collections));
@@ -287,6 +290,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(logRoutes(services.requestLogs));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
+  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.

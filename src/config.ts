@@ -2,6 +2,10 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
+import { fileURLToPath } from 'node:url';
+
+/** Where `npm run build:dashboard` writes the dashboard, relative to this package. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../dashboard/dist', import.meta.url));
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
 export interface Config {
@@ -61,6 +65,10 @@ export interface Config {
   pgStatementTimeoutMs: number;
   /** This process among the nodes of an instance (webhook logs, cron runs, health). */
   nodeId: string;
+  /** How long a node holds a webhook event it attempts before another node may take it (PostgreSQL). */
+  webhookLeaseMs?: number;
+  /** The dashboard's built files, served at `/_/` (`dashboard/dist` of this package by default). */
+  dashboardDir: string;
 }
 
 export interface ConfigFlags {
@@ -206,6 +214,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
     pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
     nodeId: nodeId(env.CAIRN_NODE_ID),
+    webhookLeaseMs: env.CAIRN_WEBHOOK_LEASE_MS ? intFrom('CAIRN_WEBHOOK_LEASE_MS', env.CAIRN_WEBHOOK_LEASE_MS, 0, 1000, 3_600_000) : undefined,
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
+    dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
   };
 }

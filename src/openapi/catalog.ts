@@ -84,6 +84,7 @@ export const CATALOG: Record<string, OperationInfo> = {
 
   'GET /api/settings': { summary: 'Instance settings (secrets left out)', tag: 'settings', access: 'admin', response: 'object' },
   'PATCH /api/settings': { summary: 'Update instance settings', tag: 'settings', access: 'admin', body: 'object', response: 'object' },
+  'POST /api/settings/test/email': { summary: 'Send a test mail (verification or password-reset template)', tag: 'settings', access: 'admin', body: 'object', status: 204 },
   'GET /api/databases': { summary: 'List databases', tag: 'databases', access: 'admin', response: '[Database]' },
   'POST /api/databases': { summary: 'Create a database', tag: 'databases', access: 'admin', body: 'DatabaseInput', response: 'Database' },
 
