@@ -47,6 +47,7 @@ import { keyRoutes } from './http/routes/keys.ts';
 import { logRoutes } from './http/routes/logs.ts';
 import { collectRoutes, openApiRoutes } from './http/routes/openapi.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
+import { realtimeRoutes } from './http/routes/realtime.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
@@ -57,6 +58,9 @@ import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
+import { LocalChangeFeed } from './realtime/feed.ts';
+import { realtimeChangeHook } from './realtime/hook.ts';
+import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry, openBackend } from './storage/index.ts';
@@ -100,6 +104,8 @@ export interface Services {
   adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
+  /** Server-sent record changes (PocketBase's realtime). */
+  realtime: RealtimeService;
   /** The request log (`/api/logs`), kept in `registry.logs`. */
   requestLogs: RequestLogs;
   backups: BackupService;
@@ -149,10 +155,13 @@ export async function buildServices(config: Config): Promise<Services> {
     }
   });
   const webhooks = new WebhookService({ registry, outbox, secret, config });
+  // Committed record changes reach realtime through this feed: one process's for now; a feed that
+  // spans the nodes of an instance replaces it here without touching the realtime domain.
+  const changeFeed = new LocalChangeFeed();
   const records = new RecordService({
     collections,
     access: new RuleAccess(),
-    changeHooks: [webhooks.changeHook, fileStore.changeHook],
+    changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed)],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
     search: fulltextSearch,
@@ -173,6 +182,18 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
+  const realtime = new RealtimeService({
+    feed: changeFeed,
+    registry,
+    records: records.deps,
+    authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),
+    limits: {
+      maxClients: config.realtimeMaxClients,
+      maxSubscriptions: config.realtimeMaxSubscriptions,
+      clientBuffer: config.realtimeClientBuffer,
+      keepAliveMs: config.realtimeKeepAliveMs,
+    },
+  });
   // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
   // through its Database.
   const logsDb = registry.logs;
@@ -199,6 +220,7 @@ export async function buildServices(config: Config): Promise<Services> {
     webhooks,
     cron,
     workflows,
+    realtime,
     mailer,
     emailFlows,
     adminPasswordReset,
@@ -301,6 +323,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(realtimeRoutes(services.realtime));
   await app.register(logRoutes(services.requestLogs));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
@@ -312,6 +335,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  services.realtime.start(app.log);
+  // Event streams never end by themselves: closing the app ends them (clients reconnect to the next
+  // server). The host ends them earlier still, before it waits for requests under way (http/host.ts).
+  app.addHook('preClose', async () => {
+    await services.realtime.close();
+  });
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);

@@ -104,6 +104,9 @@ export const CATALOG: Record<string, OperationInfo> = {
   'GET /api/workflows/:name/runs': { summary: "A workflow's runs", tag: 'workflows', access: 'admin', query: LIST, response: 'object' },
   'GET /api/workflows/:name/runs/:id': { summary: 'One run of a workflow', tag: 'workflows', access: 'admin', response: 'object' },
 
+  'GET /api/realtime': { summary: 'Open a realtime event stream (server-sent events; its first message, PB_CONNECT, gives the client id)', tag: 'realtime', access: 'public', response: 'event-stream' },
+  'POST /api/realtime': { summary: "Replace a realtime client's subscriptions, as the caller and in the x-dbname database", tag: 'realtime', access: 'public', body: 'object', status: 204 },
+
   'GET /api/logs': { summary: 'Request logs (filter and sort over their fields)', tag: 'logs', access: 'admin', query: [...LIST, 'sort', 'filter', 'skipTotal'], response: 'RequestLogList' },
   'GET /api/logs/stats': { summary: 'Requests per hour', tag: 'logs', access: 'admin', query: ['filter'], response: '[LogStat]' },
   'GET /api/logs/:id': { summary: 'One request log', tag: 'logs', access: 'admin', response: 'RequestLog' },

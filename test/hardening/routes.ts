@@ -40,6 +40,8 @@ export interface RouteSpec {
   records?: boolean;
   /** Who sends the body and query cases (default: the admin, or a guest on public routes). */
   as?: 'admin' | 'guest';
+  /** A 200 answer is an endless stream (realtime): its status and headers are read, then it is closed. */
+  stream?: boolean;
 }
 
 const LIST = ['page', 'perPage'];
@@ -256,6 +258,20 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/workflows/:name/runs', access: 'admin', params: { name: ids.workflow }, query: LIST },
     { route: 'GET /api/workflows/:name/runs/:id', access: 'admin', params: { name: ids.workflow, id: ids.run } },
 
+    { route: 'GET /api/realtime', access: 'public', noDb: true, ignoresAuthorization: true, stream: true, query: ['options'] },
+    {
+      route: 'POST /api/realtime',
+      access: 'public',
+      body: ['clientId', 'subscriptions'],
+      base: { clientId: 'x'.repeat(40), subscriptions: ['sweep'] },
+      bodies: [
+        { clientId: 'x', subscriptions: ['x'.repeat(3000)] },
+        { clientId: 'x', subscriptions: Array.from({ length: 2000 }, (_, i) => `sweep/${i}`) },
+        { clientId: 'x', subscriptions: ['sweep\nevent:injected', 'sweep\u0000'] },
+        { clientId: 'x', subscriptions: [`sweep?options=${'{'.repeat(5000)}`, 'sweep?options=%ZZ', '__proto__/*', '../../x/*'] },
+        { clientId: 'x'.repeat(300), subscriptions: [] },
+      ],
+    },
     { route: 'GET /api/logs', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
     { route: 'GET /api/logs/stats', access: 'admin', noDb: true, query: ['filter'] },
     { route: 'GET /api/logs/:id', access: 'admin', noDb: true, params: { id: ids.requestLog } },

@@ -16,6 +16,15 @@ const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
   json: 'jsonb DEFAULT NULL',
 };
 
+// A parameter typed as a column of each kind is (typedRow).
+const TYPED_PARAMS: Record<ColumnKind, string> = {
+  text: `CAST(? AS text) COLLATE "C"`,
+  citext: 'CAST(? AS citext)',
+  number: 'CAST(? AS double precision)',
+  bool: 'CAST(? AS boolean)',
+  json: 'CAST(? AS jsonb)',
+};
+
 type Target = 'text' | 'number' | 'bool' | 'json';
 
 const CONVERTERS: Record<Target, (v: Sql) => Sql> = {
@@ -103,6 +112,10 @@ export const postgresDialect: Dialect = {
         WHEN ${FN}.jarr(${col}::text) <> '[]'::jsonb OR ${col}::text = '[]' THEN ${col}::text::jsonb ELSE jsonb_build_array(${col}) END),
       ALTER COLUMN ${col} SET DEFAULT '[]'::jsonb,
       ALTER COLUMN ${col} SET NOT NULL`;
+  },
+
+  typedRow(columns) {
+    return `SELECT ${columns.map((c) => `${c.multiple ? TYPED_PARAMS.json : TYPED_PARAMS[c.kind]} AS ${quoteIdent(c.name)}`).join(', ')}`;
   },
 
   comparable,
