@@ -59,6 +59,7 @@ import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
 import { LocalChangeFeed } from './realtime/feed.ts';
+import { PgChangeFeed } from './realtime/postgres-feed.ts';
 import { realtimeChangeHook } from './realtime/hook.ts';
 import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
@@ -155,9 +156,9 @@ export async function buildServices(config: Config): Promise<Services> {
     }
   });
   const webhooks = new WebhookService({ registry, outbox, secret, config });
-  // Committed record changes reach realtime through this feed: one process's for now; a feed that
-  // spans the nodes of an instance replaces it here without touching the realtime domain.
-  const changeFeed = new LocalChangeFeed();
+  // Committed record changes reach realtime through this feed: this process's own writes on SQLite;
+  // on PostgreSQL every node's, announced by the database itself.
+  const changeFeed = backend.notifications ? new PgChangeFeed(backend.notifications, registry, collections, config.nodeId) : new LocalChangeFeed();
   const records = new RecordService({
     collections,
     access: new RuleAccess(),

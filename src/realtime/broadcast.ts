@@ -5,7 +5,7 @@ import { isApiError } from '../errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RecordDeps } from '../records/deps.ts';
 import { finishRecords, selectById } from '../records/read.ts';
-import { seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
+import { type RecordJson, seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
 import { type RecordShape, shapeOf } from '../records/shape.ts';
 import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
 import { viewerOf } from '../records/viewer.ts';
@@ -113,14 +113,24 @@ export class Broadcaster {
     const collection = collections.find(change.collectionId);
     if (!collection || collection.type === 'view') return;
     const shape = shapeOf(collection);
+    // The record's values the rules are decided on when its row is not there to query: a delete's
+    // last state, or a create or update made here and deleted again since (its message still goes,
+    // before the delete's).
+    let snapshot: RecordJson | undefined = change.action === 'delete' ? change.deleted : undefined;
     let row: Row | undefined;
-    if (change.action === 'delete') row = change.deleted && rowOfRecord(shape, change.deleted);
-    // Read now, committed: a node that did not make the write has nothing else to go on. A record
-    // deleted since is left to its delete event.
-    else row = await db.get<Row>(shape.selectById, [change.recordId]);
+    if (snapshot) row = rowOfRecord(shape, snapshot);
+    else {
+      // Read now, committed: a node that did not make the write has nothing else to go on. A record
+      // another node made and deleted since is left to its delete event.
+      row = await db.get<Row>(shape.selectById, [change.recordId]);
+      if (!row && change.record) {
+        snapshot = change.record;
+        row = rowOfRecord(shape, snapshot);
+      }
+    }
     if (!row) return;
 
-    const messages = new ChangeMessages(this.deps.records, change, db, collections, collection, shape, row);
+    const messages = new ChangeMessages(this.deps.records, change, db, collections, collection, shape, row, snapshot);
     for (const audience of audiences) {
       const auth = await this.check(audience.identity, batch);
       if (!auth || audience.subscriptions.size === 0) continue;
@@ -179,6 +189,7 @@ class ChangeMessages {
     private readonly collection: Collection,
     private readonly shape: RecordShape,
     private readonly row: Row,
+    private readonly snapshot: RecordJson | undefined,
   ) {}
 
   /** The message data for an audience, or undefined when its caller may not see the record. */
@@ -226,10 +237,9 @@ class ChangeMessages {
     const key = `${condition.text}\u0001${paramsKey(condition.params)}`;
     let visible = this.visible.get(key);
     if (!visible) {
-      visible =
-        this.change.action === 'delete'
-          ? snapshotMeets(this.db, this.shape, this.change.deleted!, condition)
-          : selectById(this.db, this.shape, this.change.recordId, condition).then((r) => r !== undefined);
+      visible = this.snapshot
+        ? snapshotMeets(this.db, this.shape, this.snapshot, condition)
+        : selectById(this.db, this.shape, this.change.recordId, condition).then((r) => r !== undefined);
       this.visible.set(key, visible);
     }
     return visible;

@@ -14,6 +14,11 @@ export interface RecordChange {
   recordId: string;
   /** Deletes only: the record as an administrator saw it just before it went. */
   deleted?: RecordJson;
+  /**
+   * Creates and updates, in the process that made the write only (never across nodes): the record as
+   * committed, for when it is deleted again before its message is built. Other nodes read the row.
+   */
+  record?: RecordJson;
 }
 
 export type ChangeListener = (change: RecordChange) => void;

@@ -16,6 +16,7 @@ export function realtimeChangeHook(feed: ChangeFeed): RecordChangeHook {
       recordId: event.record.id,
     };
     if (event.action === 'delete') change.deleted = event.record;
+    else change.record = event.record;
     tx.afterCommit(() => feed.publish(change));
   };
 }

@@ -137,6 +137,11 @@ export interface Dialect {
    * UNLOGGED TABLE` writes no WAL, so its commits wait on no disk flush; SQLite's plain `CREATE TABLE`.
    */
   readonly createUnloggedTable: string;
+  /**
+   * Statements that make a collection's table announce its committed row changes to every process
+   * (PostgreSQL: a trigger sending NOTIFY), or none where one process sees every write itself.
+   */
+  changeNoticeSql(table: string): string[];
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   classifyError(err: unknown): StorageErrorKind;

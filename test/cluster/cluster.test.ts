@@ -7,6 +7,7 @@ import { dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { type SpawnedServer, spawnServer } from '../helpers/process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { type S3Server, startS3 } from '../helpers/s3.ts';
+import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, request } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -150,6 +151,28 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
       assert.ok(runners.size >= 1 && [...runners].every((n) => ['node-a', 'node-b', 'node-c'].includes(n as string)), 'the log names the node');
     } finally {
       await cronReceiver.close();
+    }
+  });
+
+  test('a record change made on one node reaches realtime subscribers on the others, deletes too', async () => {
+    const [a, b, c] = nodes;
+    assert.equal((await admin(a, 'POST', '/api/collections', { name: 'live', fields: [{ name: 'title', type: 'text' }], listRule: '', viewRule: '' })).status, 200);
+    const streams = [await SseStream.open(b.url), await SseStream.open(c.url)];
+    try {
+      for (const s of streams) assert.equal((await subscribeRaw(s === streams[0] ? b.url : c.url, s.clientId, ['live'])).status, 204);
+      const made = await admin(a, 'POST', '/api/collections/live/records', { title: 'from node A' });
+      for (const s of streams) {
+        const created = await s.next((e) => e.event === 'live' && JSON.parse(e.data).action === 'create', 'the create on another node');
+        assert.equal(JSON.parse(created.data).record.title, 'from node A');
+      }
+      // Deleted on node A: the other nodes cannot read the record any more, the notice carries it.
+      assert.equal((await admin(a, 'DELETE', `/api/collections/live/records/${made.body.id}`)).status, 204);
+      for (const s of streams) {
+        const deleted = await s.next((e) => e.event === 'live' && JSON.parse(e.data).action === 'delete', 'the delete on another node');
+        assert.equal(JSON.parse(deleted.data).record.id, made.body.id);
+      }
+    } finally {
+      for (const s of streams) s.close();
     }
   });
 

@@ -22,6 +22,8 @@ export interface PgOptions {
   statementTimeoutMs: number;
   /** How long a request waits for a free connection before it is answered 503. */
   connectTimeoutMs: number;
+  /** This node (CAIRN_NODE_ID), set on each connection as `cairn.node` so triggers can name it. */
+  node?: string;
 }
 
 // Rows read the same on both drivers: integers and counts as numbers, booleans as 1/0 (SQLite has no
@@ -138,6 +140,8 @@ export class PgServer {
       statement_timeout: options.statementTimeoutMs,
       application_name: 'cairn',
       types,
+      // Custom settings travel in the startup packet: no extra round trip per connection.
+      options: options.node ? `-c cairn.node=${options.node.replace(/[^A-Za-z0-9._:-]/g, '_')}` : undefined,
     });
     // A connection that breaks while idle in the pool is removed by pg; without a listener the error
     // would end the process.

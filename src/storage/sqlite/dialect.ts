@@ -65,6 +65,10 @@ export const sqliteDialect: Dialect = {
 
   createUnloggedTable: 'CREATE TABLE',
 
+  changeNoticeSql() {
+    return [];
+  },
+
   typedRow(columns) {
     return `SELECT ${columns.map((c) => `${c.multiple ? '?' : TYPED_PARAMS[c.kind]} AS ${quoteIdent(c.name)}`).join(', ')}`;
   },
