@@ -60,6 +60,7 @@ import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
 import { LocalChangeFeed } from './realtime/feed.ts';
 import { PgChangeFeed } from './realtime/postgres-feed.ts';
+import { PgClientDirectory } from './realtime/postgres-directory.ts';
 import { realtimeChangeHook } from './realtime/hook.ts';
 import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
@@ -185,6 +186,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   const realtime = new RealtimeService({
     feed: changeFeed,
+    directory: backend.notifications ? new PgClientDirectory(registry.system, backend.notifications, config.nodeId) : undefined,
     registry,
     records: records.deps,
     authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),

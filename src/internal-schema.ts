@@ -13,6 +13,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
+import { realtimeClientsStep } from './realtime/postgres-directory.ts';
 import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 import { rateLimitsTableStep } from './ratelimit/database.ts';
 
@@ -38,6 +39,7 @@ export const systemSteps: SchemaStep[] = [
   migrationFilesTableStep,
   // Shared rate-limit counters (used where several nodes share the database).
   rateLimitsTableStep,
+  realtimeClientsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

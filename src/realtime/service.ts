@@ -7,6 +7,7 @@ import type { DatabaseRegistry } from '../storage/index.ts';
 import { Audiences, type Subscription } from './audiences.ts';
 import { Broadcaster } from './broadcast.ts';
 import { type DropReason, type EventStream, RealtimeClient } from './client.ts';
+import { type ClientDirectory, localDirectory } from './directory.ts';
 import type { ChangeFeed } from './feed.ts';
 import { authIdOf, Identities } from './identity.ts';
 import { parseSubscribeRequest, parseTopic, type Topic } from './topics.ts';
@@ -25,6 +26,8 @@ export interface RealtimeLimits {
 export interface RealtimeOptions {
   /** Where committed changes come from. */
   feed: ChangeFeed;
+  /** Which node holds which client (several nodes); by default this process holds them all. */
+  directory?: ClientDirectory;
   registry: DatabaseRegistry;
   records: RecordDeps;
   /** The caller behind a bearer in a database now (the auth domain's); a 401 when it no longer holds. */
@@ -59,7 +62,17 @@ export class RealtimeService {
   private allGone?: () => void;
   private log: Logger = silentLogger;
 
+  private readonly directory: ClientDirectory;
+
   constructor(private readonly o: RealtimeOptions) {
+    this.directory = o.directory ?? localDirectory;
+    // Subscription requests for this node's clients that reached another node.
+    this.directory.onForwarded((request) => {
+      void (async () => {
+        const auth = await o.authenticate(request.bearer, request.dbName);
+        await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer }, request.body);
+      })().catch((err) => this.log.info({ err, clientId: request.clientId }, 'a forwarded realtime subscription was refused'));
+    });
     this.broadcaster = new Broadcaster({
       registry: o.registry,
       records: o.records,
@@ -101,6 +114,7 @@ export class RealtimeService {
     this.admit();
     const client = new RealtimeClient(randomId(40), stream, this.o.limits.clientBuffer);
     this.clients.set(client.id, client);
+    this.directory.connected(client.id).catch((err) => this.log.warn({ err }, 'registering a realtime client failed'));
     client.flush(`id:${client.id}\nevent:PB_CONNECT\ndata:{"clientId":"${client.id}"}\n\n`);
     return client;
   }
@@ -110,6 +124,7 @@ export class RealtimeService {
     if (client.closed) return;
     client.closed = true;
     this.clients.delete(client.id);
+    this.directory.disconnected(client.id).catch(() => undefined);
     for (const s of client.subscriptions) this.audiences.remove(s);
     client.subscriptions = [];
     this.identities.release(client);
@@ -119,14 +134,22 @@ export class RealtimeService {
   /**
    * `POST /api/realtime`: replaces a client's subscriptions. The caller becomes the client's identity
    * and its database the one whose records the client follows. 404 for an unknown client, 403 when
-   * the client is already bound to another user or administrator (PocketBase's rule).
+   * the client is already bound to another user or administrator (PocketBase's rule). A client held
+   * by another node gets the request through the directory.
    */
-  subscribe(caller: Subscriber, body: unknown): void {
+  async subscribe(caller: Subscriber, body: unknown): Promise<void> {
     const request = parseSubscribeRequest(body, this.o.limits.maxSubscriptions);
     const client = this.clients.get(request.clientId);
-    if (!client || client.closed) throw notFound('Missing or invalid client id.');
+    if (!client || client.closed) {
+      const elsewhere = client ? undefined : await this.directory.find(request.clientId);
+      if (!elsewhere) throw notFound('Missing or invalid client id.');
+      if (elsewhere.authId !== '' && elsewhere.authId !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
+      await this.directory.forward(elsewhere.node, { clientId: request.clientId, dbName: caller.dbName, bearer: caller.bearer, body });
+      return;
+    }
     const bound = client.identity?.authId ?? '';
     if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
+    if (bound !== authIdOf(caller.auth)) this.directory.bound(client.id, authIdOf(caller.auth)).catch(() => undefined);
 
     const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
     // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
@@ -167,6 +190,7 @@ export class RealtimeService {
     if (this.closing) return;
     this.closing = true;
     this.stopFeed?.();
+    await this.directory.close();
     clearInterval(this.keepAlive);
     await this.broadcaster.stop();
     if (this.clients.size === 0) return;

@@ -67,7 +67,7 @@ export function realtimeRoutes(realtime: RealtimeService) {
 
     app.post('/api/realtime', async (req, reply) => {
       const header = req.headers.authorization;
-      realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header) }, req.body);
+      await realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header) }, req.body);
       return reply.status(204).send();
     });
   };
