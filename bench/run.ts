@@ -28,6 +28,8 @@ import type { BenchCase, CairnClient, PrepareContext } from './case.ts';
 import { cases } from './cases/index.ts';
 import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
+import { PG_CASES } from './postgres/cases.ts';
+import { runPostgresCases } from './postgres/run.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_EMAIL = 'bench@example.com';
@@ -149,10 +151,12 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
       const perRound = cairn.roundRps.map((rps, i) => (rps / other.cairn.roundRps[i]) * units * 100).sort((a, b) => a - b);
       const per = units === 1 ? '' : ` per unit of work (${c.unitsPerRequest ?? 1} per request against ${other.c.unitsPerRequest ?? 1})`;
       const cpuPerUnit = units === 1 || cairn.cpuUs === undefined ? '' : ` (${fmt(cairn.cpuUs / (c.unitsPerRequest ?? 1))} per unit)`;
+      const target = c.relativeTo.target;
       lines.push(
         '',
-        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds${per}: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
-          `${ratio >= c.relativeTo.target ? 'met' : '**below**'}; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
+        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds${per}: ${fmt(ratio * 100)}%` +
+          (target === undefined ? '' : `, judged against the target ≥ ${fmt(target * 100)}%: ${ratio >= target ? 'met' : '**below**'}`) +
+          `; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
           `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${cpuPerUnit}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}; ` +
           `round by round ${fmt(perRound[0])}–${fmt(perRound[perRound.length - 1])}%, median ${fmt(perRound[Math.floor(perRound.length / 2)])}%.`,
       );
@@ -173,9 +177,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadAverage = os.loadavg()[0];
   const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !cases.some((c) => c.name === w));
-  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${cases.map((c) => c.name).join(', ')}`);
+  const unknown = wanted.filter((w) => !cases.some((c) => c.name === w) && !PG_CASES.some((c) => c.name === w));
+  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${[...cases, ...PG_CASES].map((c) => c.name).join(', ')}`);
   const selected = wanted.length > 0 ? cases.filter((c) => wanted.includes(c.name)) : cases;
+  const postgresCases = wanted.length > 0 ? wanted.filter((w) => PG_CASES.some((c) => c.name === w)) : PG_CASES.map((c) => c.name);
   const load: LoadOptions = {
     connections: numberEnv('BENCH_CONNECTIONS', 50),
     duration: numberEnv('BENCH_DURATION', 5),
@@ -193,6 +198,10 @@ async function main(): Promise<void> {
   const against = process.env.BENCH_AGAINST ?? '';
   if (against !== '' && against !== 'logs-off') throw new Error(`BENCH_AGAINST must be logs-off, got "${against}"`);
   const logsOff = against === 'logs-off';
+  if (selected.length === 0) {
+    process.stdout.write(`${(await runPostgresCases(postgresCases, load)).join('\n')}\n`);
+    return;
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const servers: RunningServer[] = [];
   try {
@@ -215,7 +224,7 @@ async function main(): Promise<void> {
     const baselineDb = new BetterSqlite3(baselineFile);
     for (const pragma of PRAGMAS) baselineDb.pragma(pragma);
     const cairnDb = new BetterSqlite3(path.join(dir, 'cairn/databases/main.db'), { readonly: true });
-    const ctx: PrepareContext = { cairn: client, baseline: baselineDb, copyToBaseline: (table) => copyTable(cairnDb, baselineDb, table) };
+    const ctx: PrepareContext = { cairn: client, baseline: baselineDb, copyToBaseline: (table) => copyTable(cairnDb, baselineDb, table), cairnRss: () => cairn.rssBytes() };
     const states = new Map<BenchCase, unknown>();
     for (const c of selected) {
       process.stderr.write(`preparing ${c.name}…\n`);
@@ -262,7 +271,12 @@ async function main(): Promise<void> {
       for (const r of measured.slice(1)) r.reference = measured[0];
       results.push(...measured);
     }
-    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n`);
+    const notes: string[] = [];
+    for (const c of selected) if (c.report) notes.push(...(await c.report(states.get(c))));
+    for (const s of servers.splice(0).reverse()) await s.stop();
+    const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
+    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
+    if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

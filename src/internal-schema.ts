@@ -13,7 +13,9 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
-import { workflowTablesStep } from './workflows/store.ts';
+import { realtimeClientsStep } from './realtime/postgres-directory.ts';
+import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
+import { rateLimitsTableStep } from './ratelimit/database.ts';
 
 /**
  * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
@@ -35,6 +37,9 @@ export const systemSteps: SchemaStep[] = [
   oneTimeTokensTableStep,
   secretsTableStep,
   migrationFilesTableStep,
+  // Shared rate-limit counters (used where several nodes share the database).
+  rateLimitsTableStep,
+  realtimeClientsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are
@@ -54,5 +59,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     workflowTablesStep,
     logsEventSeqStep,
     logsNodeStep,
+    workflowRunLeasesStep,
   ];
 }

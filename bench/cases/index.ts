@@ -1,6 +1,7 @@
 import type { BenchCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { createBatchCase } from './create-batch.ts';
+import { createRealtimeCase } from './create-realtime.ts';
 import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
@@ -12,6 +13,7 @@ export const cases: BenchCase<any>[] = [
   createCase,
   createTriggerCase,
   createBatchCase,
+  createRealtimeCase,
   viewCase,
   viewAsUserCase,
   viewAsOwnerCase,

@@ -128,6 +128,7 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
   if (next.type === 'view') return;
   if (await db.dialect.tableExists(db, next.name)) await addMissingColumns(db, next);
   else await createTable(db, next);
+  for (const statement of db.dialect.changeNoticeSql(next.name)) await db.exec(statement);
 
   const table = next.name;
   await db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_${table}_created_idx`)} ON ${quoteIdent(table)} (created)`);

@@ -180,6 +180,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
   const auth = collection.type === 'auth' ? await prepareAuthCreate(input, s.privileged, deps.minPasswordLength) : undefined;
   Object.assign(errors, auth?.errors);
   if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+  await deps.files?.upload?.(ctx.dbName, collection, id, input);
 
   const columns = columnValues(shape, values, auth);
   const names = ['id', 'created', 'updated', ...columns.keys()];
@@ -259,6 +260,9 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
     const state = await authState(reader, shape, id, access);
     if (state) auth = { state, prepared: await prepareAuthUpdate(input, state, s.privileged, deps.minPasswordLength) };
   }
+  // Before the record is read and checked (inside the transaction): a refused update's uploads are
+  // removed when its request settles.
+  await deps.files?.upload?.(ctx.dbName, collection, id, input);
 
   let row: Row | undefined;
   let change: Change | undefined;

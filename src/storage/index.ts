@@ -3,6 +3,6 @@ export type { SchemaStep } from './schema-steps.ts';
 export { applySchemaSteps, orderColumn } from './schema-steps.ts';
 export { DatabaseRegistry, DEFAULT_DATABASE, type DatabaseInfo } from './registry.ts';
 export { Sql, sql, raw, ident, join, list, EMPTY } from './sql.ts';
-export type { StorageBackend } from './backend.ts';
+export type { Notifications, StorageBackend } from './backend.ts';
 export { StorageStartError } from './backend.ts';
 export { openBackend } from './open.ts';

@@ -1,9 +1,15 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
+
+// CAIRN_PG_DEBUG=1 warns when code inside a transaction takes a second connection: with a small pool,
+// enough such requests at once wait for each other until the connect timeout.
+const DEBUG = process.env.CAIRN_PG_DEBUG === '1';
+const inTransaction = new AsyncLocalStorage<boolean>();
 
 /** The schema of Cairn's instance tables (admins, settings, database list, migration registry). */
 export const SYSTEM_SCHEMA = 'cairn_system';
@@ -16,6 +22,8 @@ export interface PgOptions {
   statementTimeoutMs: number;
   /** How long a request waits for a free connection before it is answered 503. */
   connectTimeoutMs: number;
+  /** This node (CAIRN_NODE_ID), set on each connection as `cairn.node` so triggers can name it. */
+  node?: string;
 }
 
 // Rows read the same on both drivers: integers and counts as numbers, booleans as 1/0 (SQLite has no
@@ -132,6 +140,8 @@ export class PgServer {
       statement_timeout: options.statementTimeoutMs,
       application_name: 'cairn',
       types,
+      // Custom settings travel in the startup packet: no extra round trip per connection.
+      options: options.node ? `-c cairn.node=${options.node.replace(/[^A-Za-z0-9._:-]/g, '_')}` : undefined,
     });
     // A connection that breaks while idle in the pool is removed by pg; without a listener the error
     // would end the process.
@@ -167,6 +177,7 @@ export class PgServer {
   /** A connection whose search_path names `schema`. */
   async connect(schema: string): Promise<pg.PoolClient> {
     if (this.closed) throw new ApiError(503, 'The server is shutting down.');
+    if (DEBUG && inTransaction.getStore()) process.emitWarning(`a second connection taken inside a transaction:\n${new Error().stack}`);
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -198,7 +209,8 @@ export class PgServer {
     let result: T;
     try {
       await client.query('BEGIN');
-      result = await fn(dbs.map((db) => new PgTransaction(session, db.schema, db.dialect)));
+      const txs = dbs.map((db) => new PgTransaction(session, db.schema, db.dialect));
+      result = DEBUG ? await inTransaction.run(true, () => fn(txs)) : await fn(txs);
       session.finished = true;
       await client.query('COMMIT');
     } catch (err) {

@@ -1,0 +1,39 @@
+/**
+ * Where each realtime client is connected, for the nodes of an instance. A client's event stream is
+ * held by one node, but its subscription request (`POST /api/realtime`) may reach any node behind a
+ * load balancer: that node looks the client up and hands the request to the node that holds it.
+ */
+export interface ClientDirectory {
+  /** A client connected here. */
+  connected(clientId: string): Promise<void>;
+  /** A client connected here left. */
+  disconnected(clientId: string): Promise<void>;
+  /** The client's caller is now `authId` ('' for guests). */
+  bound(clientId: string, authId: string): Promise<void>;
+  /** A client connected to another node: its node and the caller it is bound to; undefined if unknown. */
+  find(clientId: string): Promise<{ node: string; authId: string } | undefined>;
+  /** Hands a subscription request to the node holding its client. */
+  forward(node: string, request: ForwardedSubscription): Promise<void>;
+  /** Receives the requests other nodes hand to this one. */
+  onForwarded(fn: (request: ForwardedSubscription) => void): void;
+  close(): Promise<void>;
+}
+
+export interface ForwardedSubscription {
+  clientId: string;
+  dbName: string;
+  /** The caller's token or key, checked again by the node holding the client. */
+  bearer: string | undefined;
+  body: unknown;
+}
+
+/** One process holds every client (SQLite): nothing to look up elsewhere. */
+export const localDirectory: ClientDirectory = {
+  connected: async () => {},
+  disconnected: async () => {},
+  bound: async () => {},
+  find: async () => undefined,
+  forward: async () => {},
+  onForwarded: () => {},
+  close: async () => {},
+};
