@@ -12,7 +12,9 @@
 // default 1), BENCH_CONNECTIONS (default 50), BENCH_RATE (requests per second instead of as many as
 // possible: compares CPU time per request at equal load), BENCH_VERBOSE=1 (show the servers' output),
 // BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
-// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info). Cases measured together use
+// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_AGAINST=logs-off (instead of the bare
+// baseline, a second Cairn on the same data with CAIRN_REQUEST_LOGS=off: the cost of the request log,
+// judged against ≥ 90 %). Cases measured together use
 // BENCH_PAIR_DURATION (default 10) and BENCH_PAIR_ROUNDS (default 10) instead: their ratio compares
 // two Cairn figures, each with this machine's noise, and three rounds gave 70–96 % for the same code
 // where ten gave 78–82 %.
@@ -109,18 +111,24 @@ interface CaseResult {
   reference?: CaseResult;
 }
 
-function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions, logLevel: string, seconds: number, loadAverage: number): string {
+/** The request log's target: Cairn with it on keeps at least this share of Cairn's throughput with it off. */
+const LOGS_TARGET = 0.9;
+
+function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions, logLevel: string, seconds: number, loadAverage: number, logsOff: boolean): string {
+  const against = logsOff ? 'Cairn, request logs off' : 'baseline';
   const lines = [
-    '| case | baseline req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms | CPU µs/req baseline / Cairn |',
+    `| case | ${against} req/s | Cairn req/s | ratio | target | ${against} p99 ms | Cairn p99 ms | CPU µs/req ${against} / Cairn |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const { c, baseline, cairn } of results) {
     const ratio = cairn.rps / baseline.rps;
-    const verdict = c.target === undefined ? '' : ratio >= c.target ? ` (met)` : ` (**below**)`;
+    const target = logsOff ? LOGS_TARGET : c.target;
+    const verdict = target === undefined ? '' : ratio >= target ? ` (met)` : ` (**below**)`;
     lines.push(
-      `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${c.target === undefined ? '' : `≥ ${fmt(c.target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} | ${cpu(baseline)} / ${cpu(cairn)} |`,
+      `| ${c.name}: ${c.description} | ${fmt(baseline.rps)} | ${fmt(cairn.rps)} | ${fmt(ratio * 100)}% | ${target === undefined ? '' : `≥ ${fmt(target * 100)}%`}${verdict} | ${fmt(baseline.p99)} | ${fmt(cairn.p99)} | ${cpu(baseline)} / ${cpu(cairn)} |`,
     );
   }
+  if (logsOff) lines.push('', 'Both columns are Cairn on the same data directory: request logs on (default) against CAIRN_REQUEST_LOGS=off.');
   for (const { c, baseline, cairn, reference: other } of results) {
     if (cairn.drain) {
       lines.push(
@@ -178,6 +186,9 @@ async function main(): Promise<void> {
   };
 
   const logLevel = process.env.BENCH_LOG_LEVEL || 'info';
+  const against = process.env.BENCH_AGAINST ?? '';
+  if (against !== '' && against !== 'logs-off') throw new Error(`BENCH_AGAINST must be logs-off, got "${against}"`);
+  const logsOff = against === 'logs-off';
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const servers: RunningServer[] = [];
   try {
@@ -209,11 +220,19 @@ async function main(): Promise<void> {
     cairnDb.close();
     baselineDb.close();
 
-    const baseline = await startProcess(
-      [...profile, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts'), '--db', baselineFile, '--cases', selected.map((c) => c.name).join(',')],
-      {},
-      '/api/health',
-    );
+    // Against logs off: a second Cairn process on the same files (SQLite serves both; the cases only
+    // read, and only the first writes its request log).
+    const baseline = logsOff
+      ? await startProcess(
+          [...profile, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
+          { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_REQUEST_LOGS: 'off', NODE_ENV: 'production' },
+          '/api/health',
+        )
+      : await startProcess(
+          [...profile, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts'), '--db', baselineFile, '--cases', selected.map((c) => c.name).join(',')],
+          {},
+          '/api/health',
+        );
     servers.push(baseline);
 
     const results: CaseResult[] = [];
@@ -223,7 +242,7 @@ async function main(): Promise<void> {
         group.flatMap((c): Target[] => {
           const state = states.get(c);
           return [
-            { url: baseline.url, request: c.request(state, 'baseline'), cpuSeconds: baseline.cpuSeconds },
+            { url: baseline.url, request: c.request(state, logsOff ? 'cairn' : 'baseline'), cpuSeconds: baseline.cpuSeconds },
             { url: cairn.url, request: c.request(state, 'cairn'), cpuSeconds: cairn.cpuSeconds, after: c.afterRound && ((n) => c.afterRound!(state, n)) },
           ];
         }),
@@ -239,7 +258,7 @@ async function main(): Promise<void> {
       for (const r of measured.slice(1)) r.reference = measured[0];
       results.push(...measured);
     }
-    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage)}\n`);
+    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -1,10 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import path from 'node:path';
 import { AdminService } from './auth/admins.ts';
 import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
+import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
@@ -28,16 +29,23 @@ import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
+import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { keyRoutes } from './http/routes/keys.ts';
+import { logRoutes } from './http/routes/logs.ts';
+import { collectRoutes, openApiRoutes } from './http/routes/openapi.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
+import { RequestLogs } from './logs/service.ts';
+import { SqliteThreadLogSink } from './logs/sink.ts';
+import { logSteps } from './logs/store.ts';
+import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
@@ -83,6 +91,10 @@ export interface Services {
   adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
+  /** The request log (`/api/logs`), kept in `registry.logs`. */
+  requestLogs: RequestLogs;
+  backups: BackupService;
+  fileTokens: FileTokens;
 }
 
 export interface App {
@@ -97,7 +109,7 @@ export async function buildServices(config: Config): Promise<Services> {
   // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
   // PostgreSQL's nodes claim them with leases.
   const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
-  const registry = new DatabaseRegistry({ dir: config.dir, backend, systemSteps, databaseSteps: databaseSteps(outbox) });
+  const registry = new DatabaseRegistry({ dir: config.dir, backend, systemSteps, databaseSteps: databaseSteps(outbox), logSteps });
   await registry.start();
   let secret: string;
   try {
@@ -135,6 +147,15 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks);
   const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
+  // through its Database.
+  const logsDb = registry.logs;
+  const requestLogs = new RequestLogs(logsDb, {
+    enabled: config.requestLogs,
+    keepDays: config.logDays,
+    sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
+  });
+  const backups = new BackupService(config.dir, registry);
   return {
     config,
     secret,
@@ -157,6 +178,9 @@ export async function buildServices(config: Config): Promise<Services> {
     files,
     oauth2,
     migrations,
+    requestLogs,
+    backups,
+    fileTokens,
   };
 }
 
@@ -164,9 +188,18 @@ export async function buildServices(config: Config): Promise<Services> {
  * Builds the HTTP application. The request pipeline reads top to bottom: errors, logging, request
  * context (database, caller), then the routes of each domain.
  */
-export async function buildApp(config: Config): Promise<App> {
+export interface BuildAppOptions {
+  /** Fastify's `serverFactory`: the host (`http/host.ts`) owns the listening socket. */
+  serverFactory?: FastifyServerOptions['serverFactory'];
+  /** What restarts the services after a restore (the host); without it restores are refused. */
+  restarter?: ServiceRestarter;
+}
+
+export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const services = await buildServices(config);
+  services.backups.restarter = options.restarter;
   const app = Fastify({
+    serverFactory: options.serverFactory,
     ...loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy ?? false,
@@ -189,12 +222,13 @@ export async function buildApp(config: Config): Promise<App> {
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerErrorHandling(app);
-  registerRequestLog(app);
+  registerRequestLog(app, services.requestLogs);
   await registerCors(app, config.corsOrigins);
   await registerRateLimit(app, config.rateLimit);
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
+  const routes = collectRoutes(app);
   await app.register(healthRoutes);
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
@@ -209,6 +243,9 @@ export async function buildApp(config: Config): Promise<App> {
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(logRoutes(services.requestLogs));
+  await app.register(backupRoutes(services.backups, services.fileTokens));
+  await app.register(openApiRoutes(services.collections, routes));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -216,12 +253,19 @@ export async function buildApp(config: Config): Promise<App> {
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
+  services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
+  services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
+    services.backups.stopSchedule();
     services.cron.stop();
     await services.workflows.stop();
     await services.webhooks.stop();
+    // After the server has stopped taking requests (Fastify's own close hook runs first): every
+    // request answered is in the log.
+    await services.requestLogs.stop();
     await services.mailer.close();
     await services.registry.close();
   });

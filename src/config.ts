@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
 export interface Config {
@@ -36,6 +37,14 @@ export interface Config {
   fileTokenTtl: number;
   /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
   corsOrigins: string[];
+  /** Whether API requests are recorded in the request log (`/api/logs`); CAIRN_REQUEST_LOGS. */
+  requestLogs: boolean;
+  /** Request logs older than this many days are pruned; 0 keeps them. */
+  logDays: number;
+  /** When to take a backup on its own (cron expression or `@every`); undefined: never. */
+  backupCron?: string;
+  /** How many scheduled backups to keep (older ones are deleted); 0 keeps them all. */
+  backupKeep: number;
   /** PostgreSQL URL (CAIRN_DATABASE_URL); when unset, SQLite files under `dir`. */
   databaseUrl?: string;
   /** PostgreSQL connections per process. */
@@ -103,6 +112,26 @@ function corsOrigins(raw: string | undefined): string[] {
   return origins.includes('*') ? ['*'] : origins;
 }
 
+function onOff(name: string, raw: string | undefined, fallback: boolean): boolean {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '') return fallback;
+  if (['on', 'true', '1'].includes(value)) return true;
+  if (['off', 'false', '0'].includes(value)) return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${raw}".`);
+}
+
+/** A backup schedule, checked now so that a typo stops the server at start, not at the first run. */
+function backupCron(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    parseSchedule(raw, 'UTC');
+  } catch (err) {
+    if (err instanceof ScheduleError) throw new ConfigError(`CAIRN_BACKUP_CRON: ${err.message}`);
+    throw err;
+  }
+  return raw.trim();
+}
+
 function databaseUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   let url: URL | undefined;
@@ -157,6 +186,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
+    requestLogs: onOff('CAIRN_REQUEST_LOGS', env.CAIRN_REQUEST_LOGS, true),
+    logDays: intFrom('CAIRN_LOG_DAYS', env.CAIRN_LOG_DAYS, 7, 0, 3650),
+    backupCron: backupCron(env.CAIRN_BACKUP_CRON),
+    backupKeep: intFrom('CAIRN_BACKUP_KEEP', env.CAIRN_BACKUP_KEEP, 3, 0, 10000),
     databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
     pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
     nodeId: nodeId(env.CAIRN_NODE_ID),

@@ -6,6 +6,7 @@ import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
 import { registerMigrateCommands } from './migrate.ts';
 import { serve } from './serve.ts';
+import { typegen } from './typegen.ts';
 
 function port(value: string): string {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number (0-65535).');
@@ -36,6 +37,16 @@ export function buildCli(): Command {
     .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
     .action(async (email: string, password: string, opts: { dir?: string; databaseUrl?: string }) => {
       await createAdmin(loadConfig(opts), email, password);
+    });
+
+  program
+    .command('typegen')
+    .description("write TypeScript types of a database's collections (record, create and update types, TypedPocketBase)")
+    .option('--db <name>', 'the database (default main)')
+    .option('--out <file>', 'write to this file instead of standard output')
+    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+    .action(async (opts: { db?: string; out?: string; dir?: string }) => {
+      await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 
   registerMigrateCommands(program);

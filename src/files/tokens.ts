@@ -2,7 +2,7 @@ import type { AdminService } from '../auth/admins.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TokenService } from '../auth/tokens.ts';
 import type { CollectionService } from '../collections/service.ts';
-import { type Auth, GUEST, type RequestContext } from '../context.ts';
+import { type AdminAuth, type Auth, GUEST, type RequestContext } from '../context.ts';
 import { forbidden, isApiError, unauthorized } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import type { Database } from '../storage/index.ts';
@@ -50,6 +50,19 @@ export class FileTokens {
       return await this.authenticator.fromClaims(claims, dbName, db);
     } catch (err) {
       if (isApiError(err) && err.status === 401) return GUEST;
+      throw err;
+    }
+  }
+
+  /** The administrator a file token names (PocketBase's admin file token, which backup downloads take), or undefined. */
+  async admin(token: string): Promise<AdminAuth | undefined> {
+    try {
+      const claims = await this.tokens.verify(token);
+      if (claims.type !== 'admin') return undefined;
+      const auth = await this.authenticator.fromClaims(claims, '', undefined);
+      return auth.type === 'admin' ? auth : undefined;
+    } catch (err) {
+      if (isApiError(err) && err.status === 401) return undefined;
       throw err;
     }
   }

@@ -62,6 +62,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
       if (!names.includes(name)) untouched[name] = await readDatabaseSchema(await registry.get(name));
     }
     await inAllTransactions(
+      registry.backend,
       [system, ...dbs],
       async ([systemTx, ...txs]) => {
         const after: InstanceSchema = {};
@@ -135,6 +136,7 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   const current: InstanceSchema = {};
   try {
     await inAllTransactions(
+      registry.backend,
       [system, ...dbs],
       async ([systemTx, ...txs]) => {
         for (let i = 0; i < names.length; i++) {

@@ -96,15 +96,17 @@ export class MigrationDirectory implements MigrationFiles {
 export const migrationFilesTableStep: SchemaStep = {
   id: 'migrations.files',
   async up(tx) {
-    await tx.exec('CREATE TABLE _migration_files (version TEXT PRIMARY KEY NOT NULL, fileName TEXT NOT NULL, text TEXT NOT NULL, updated TEXT NOT NULL)');
+    // `removed`: a deleted migration stays as a tombstone, so a node whose directory still has the
+    // file does not take it in again.
+    await tx.exec('CREATE TABLE _migration_files (version TEXT PRIMARY KEY NOT NULL, fileName TEXT NOT NULL, text TEXT NOT NULL, removed INTEGER DEFAULT 0 NOT NULL, updated TEXT NOT NULL)');
   },
 };
 
 /**
  * Migration files kept in the system database, so that every node of an instance lists the same
- * ones; each write is mirrored to the migrations directory (and the mirror brought up to date at
- * every listing), where an operator can read them. The database is the truth: an edit made only in
- * the mirror is overwritten.
+ * ones. The migrations directory mirrors them: each write goes to both, and every listing brings the
+ * two together (see `sync`), so files deployed into the directory of any node are taken in. The
+ * database is the truth for a version it has: an edit made only in the mirror does not count.
  */
 export class DatabaseMigrationFiles implements MigrationFiles {
   readonly mirror: MigrationDirectory;
@@ -117,33 +119,62 @@ export class DatabaseMigrationFiles implements MigrationFiles {
   }
 
   async list(): Promise<MigrationFileRef[]> {
-    const rows = await this.system.all<MigrationFileRef & { text: string }>('SELECT version, fileName, text FROM _migration_files ORDER BY version');
-    const mirrored = new Set((await this.mirror.list()).map((r) => r.fileName));
-    for (const row of rows) {
-      if (mirrored.has(row.fileName)) continue;
-      try {
-        await this.mirror.write(row.version, row.fileName.slice(row.version.length + 1, -'.yaml'.length), row.text);
-      } catch {
-        // The mirror is a convenience: an unwritable directory does not stop the API.
-      }
-    }
-    return rows.map(({ version, fileName }) => ({ version, fileName })).sort(byVersion);
+    return (await this.sync()).map(({ version, fileName }) => ({ version, fileName }));
   }
 
   async find(version: string): Promise<MigrationFileRef | undefined> {
-    return this.system.get<MigrationFileRef>('SELECT version, fileName FROM _migration_files WHERE version = ?', [version]);
+    const found = await this.system.get<MigrationFileRef>('SELECT version, fileName FROM _migration_files WHERE version = ? AND removed = 0', [version]);
+    if (found) return found;
+    return (await this.list()).find((r) => r.version === version);
   }
 
   async read(version: string): Promise<{ ref: MigrationFileRef; text: string } | undefined> {
-    const row = await this.system.get<MigrationFileRef & { text: string }>('SELECT version, fileName, text FROM _migration_files WHERE version = ?', [version]);
-    return row ? { ref: { version: row.version, fileName: row.fileName }, text: row.text } : undefined;
+    const row = await this.system.get<MigrationFileRef & { text: string }>('SELECT version, fileName, text FROM _migration_files WHERE version = ? AND removed = 0', [version]);
+    if (row) return { ref: { version: row.version, fileName: row.fileName }, text: row.text };
+    const synced = (await this.sync()).find((r) => r.version === version);
+    return synced ? { ref: { version: synced.version, fileName: synced.fileName }, text: synced.text } : undefined;
+  }
+
+  /**
+   * Brings the database and the directory together: a file of a version the database does not have
+   * (put there by hand or by a deploy) is taken in, as an upload would be; a version the directory
+   * lacks is written to it. For a version both have, the database's text wins.
+   */
+  private async sync(): Promise<Array<MigrationFileRef & { text: string }>> {
+    const rows = await this.system.all<MigrationFileRef & { text: string; removed: number }>('SELECT version, fileName, text, removed FROM _migration_files ORDER BY version');
+    const stored = new Map(rows.filter((r) => r.removed === 0).map((r) => [r.version, r]));
+    const removed = new Set(rows.filter((r) => r.removed !== 0).map((r) => r.version));
+    const mirrored = await this.mirror.list();
+    for (const ref of mirrored) {
+      if (removed.has(ref.version)) {
+        await this.mirror.remove(ref.version).catch(() => undefined);
+        continue;
+      }
+      if (stored.has(ref.version)) continue;
+      const file = await this.mirror.read(ref.version);
+      if (!file) continue;
+      await this.system.run('INSERT INTO _migration_files (version, fileName, text, updated) VALUES (?, ?, ?, ?) ON CONFLICT (version) DO NOTHING', [
+        ref.version,
+        ref.fileName,
+        file.text,
+        new Date().toISOString(),
+      ]);
+      stored.set(ref.version, { ...ref, text: file.text, removed: 0 });
+    }
+    const inDirectory = new Set(mirrored.map((r) => r.fileName));
+    for (const row of stored.values()) {
+      if (inDirectory.has(row.fileName)) continue;
+      // The mirror is a convenience: an unwritable directory does not stop the API.
+      await this.mirror.write(row.version, row.fileName.slice(row.version.length + 1, -'.yaml'.length), row.text).catch(() => undefined);
+    }
+    return [...stored.values()].sort(byVersion);
   }
 
   async write(version: string, name: string, text: string): Promise<MigrationFileRef> {
     const fileName = `${version}_${slug(name)}.yaml`;
     await this.system.run(
       `INSERT INTO _migration_files (version, fileName, text, updated) VALUES (?, ?, ?, ?)
-        ON CONFLICT (version) DO UPDATE SET fileName = excluded.fileName, text = excluded.text, updated = excluded.updated`,
+        ON CONFLICT (version) DO UPDATE SET fileName = excluded.fileName, text = excluded.text, removed = 0, updated = excluded.updated`,
       [version, fileName, text, new Date().toISOString()],
     );
     await this.mirror.write(version, name, text).catch(() => undefined);
@@ -151,7 +182,7 @@ export class DatabaseMigrationFiles implements MigrationFiles {
   }
 
   async remove(version: string): Promise<void> {
-    await this.system.run('DELETE FROM _migration_files WHERE version = ?', [version]);
+    await this.system.run("UPDATE _migration_files SET removed = 1, text = '', updated = ? WHERE version = ?", [new Date().toISOString(), version]);
     await this.mirror.remove(version).catch(() => undefined);
   }
 }

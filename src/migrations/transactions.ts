@@ -1,7 +1,8 @@
-import type { Database, Transaction } from '../storage/index.ts';
+import type { Database, StorageBackend, Transaction } from '../storage/index.ts';
 
 /**
- * Runs `fn` with a transaction open on every database at once, so a migration's changes to several
+ * Runs `fn` with a transaction open on every database at once (on PostgreSQL, one transaction over
+ * all of them), so a migration's changes to several
  * databases commit together or not at all: an error anywhere inside `fn` rolls every one of them
  * back. The transactions are nested, so they commit innermost first once `fn` has succeeded; should a
  * COMMIT itself fail after inner ones went through (disk full, I/O error), `undo(i)` is called for
@@ -11,10 +12,13 @@ import type { Database, Transaction } from '../storage/index.ts';
  * so no two such runs can wait on each other.
  */
 export async function inAllTransactions<T>(
+  backend: StorageBackend,
   dbs: readonly Database[],
   fn: (txs: Transaction[]) => Promise<T>,
   undo: (index: number) => Promise<void>,
 ): Promise<T> {
+  // One real transaction where the driver has one across databases (PostgreSQL schemas): nothing to undo.
+  if (backend.transactionAcross) return backend.transactionAcross(dbs, fn);
   const txs: Transaction[] = [];
   const committed: number[] = [];
   const open = async (i: number): Promise<T> => {

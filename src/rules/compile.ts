@@ -114,7 +114,7 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
     if (base === '~' || base === '!~') {
       const likeSql = dialect.like('\u0000L', '\u0000R', base === '!~');
       const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
-      return assemble(left, likePattern(right), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
+      return assemble(left, likePattern(right, dialect), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
     }
     const as = dialect.comparable(kindOf(left), kindOf(right));
     return assemble(left, right, (l, r) => sql`${as.left(l)} ${raw(base)} ${as.right(r)}`, anyOf);
@@ -186,15 +186,15 @@ function likeText(value: unknown): string {
   return text.includes('%') ? text : `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 }
 
-function likePattern(op: ResolvedOperand): ResolvedOperand {
+function likePattern(op: ResolvedOperand, dialect: Dialect): ResolvedOperand {
   if (op.constant !== undefined) {
     const value = likeText(op.constant.value);
     const param = op.constant.param?.map(likeText);
     return { kind: 'scalar', sql: sql`${param ?? value}`, valueType: 'text', constant: { value, param } };
   }
-  const wrapSet = (s: Sql) => sql`SELECT ('%' || v || '%') AS v FROM (${s})`;
-  if (op.kind === 'set') return { ...op, sql: wrapSet(op.sql) };
-  return { ...op, sql: sql`('%' || ${op.sql} || '%')`, every: op.every && wrapSet(op.every) };
+  const wrapSet = (s: Sql) => sql`SELECT ('%' || ${dialect.asText(sql`v`)} || '%') AS v FROM (${s}) AS ${raw('lp')}`;
+  if (op.kind === 'set') return { ...op, valueType: 'text', sql: wrapSet(op.sql) };
+  return { ...op, valueType: 'text', sql: sql`('%' || ${dialect.asText(op.sql)} || '%')`, every: op.every && wrapSet(op.every) };
 }
 
 function coerceLiteral(lit: Literal, hint: ValueType | undefined): unknown {

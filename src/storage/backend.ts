@@ -1,5 +1,5 @@
 import type { SchemaStep } from './schema-steps.ts';
-import type { Database, Dialect, Queryable } from './types.ts';
+import type { Database, Dialect, Queryable, Transaction } from './types.ts';
 
 /**
  * Where a driver keeps databases: SQLite files under the data directory, or PostgreSQL schemas of one
@@ -17,6 +17,11 @@ export interface StorageBackend {
   readonly location: string;
   /** Connects (or opens the directory) and returns the instance's own database. */
   openSystem(): Promise<Database>;
+  /**
+   * Opens the request log's database (`registry.logs`, src/logs): not a data database, never named by
+   * `x-dbname`. SQLite: `<dir>/logs.db`.
+   */
+  openLogs(): Promise<Database>;
   /** Opens the storage of an existing database; undefined when it is missing (a deleted file). */
   open(name: string): Promise<Database | undefined>;
   /** Makes the storage of a new database and opens it. */
@@ -31,6 +36,11 @@ export interface StorageBackend {
    * domains keep a lock row instead (a file has no sessions).
    */
   tryLock?(key: string): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * One transaction over several databases, where the driver has one (PostgreSQL: they are schemas of
+   * one database). Absent on SQLite, where each file has its own transactions.
+   */
+  transactionAcross?<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T>;
   /** Notices between the processes sharing this storage (PostgreSQL); absent where one process owns it. */
   readonly notifications?: Notifications;
   close(): Promise<void>;

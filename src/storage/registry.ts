@@ -19,6 +19,8 @@ export interface RegistryOptions {
   systemSteps: readonly SchemaStep[];
   /** Internal schema of every database; runs when a database is created and each time it opens. */
   databaseSteps: readonly SchemaStep[];
+  /** Schema of the request log's database (`logs`). */
+  logSteps?: readonly SchemaStep[];
 }
 
 export const DEFAULT_DATABASE = 'main';
@@ -30,6 +32,7 @@ export const DEFAULT_DATABASE = 'main';
  */
 export class DatabaseRegistry {
   private systemDb?: Database;
+  private logsDb?: Database;
   private readonly known = new Map<string, DatabaseInfo>();
   private readonly open = new Map<string, Promise<Database>>();
   /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
@@ -54,6 +57,10 @@ export class DatabaseRegistry {
   async start(): Promise<void> {
     this.systemDb = await this.options.backend.openSystem();
     await this.options.backend.applySteps(this.systemDb, this.options.systemSteps);
+    // The request log has a database of its own (logs.db on SQLite): its writes never wait for, nor
+    // hold up, a data database's.
+    this.logsDb = await this.options.backend.openLogs();
+    await this.options.backend.applySteps(this.logsDb, this.options.logSteps ?? []);
     await this.reload();
     if (!this.known.has(DEFAULT_DATABASE)) {
       try {
@@ -69,6 +76,12 @@ export class DatabaseRegistry {
   get system(): Database {
     if (!this.systemDb) throw new Error('registry not started');
     return this.systemDb;
+  }
+
+  /** The request log's database (not a data database: no collections, never named by x-dbname). */
+  get logs(): Database {
+    if (!this.logsDb) throw new Error('registry not started');
+    return this.logsDb;
   }
 
   has(name: string): boolean {
@@ -168,6 +181,7 @@ export class DatabaseRegistry {
     const dbs = await Promise.allSettled([...this.open.values()]);
     for (const r of dbs) if (r.status === 'fulfilled') await r.value.close();
     this.open.clear();
+    await this.logsDb?.close();
     await this.systemDb?.close();
     await this.options.backend.close();
   }

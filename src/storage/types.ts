@@ -112,12 +112,17 @@ export interface Dialect {
   distinct(left: Sql, right: Sql): Sql;
   /** Whether a value is empty (NULL or ''), whatever its type; or, with `negate`, whether it is not. */
   isEmpty(value: Sql, negate: boolean): Sql;
+  /** A value as text (for concatenation and LIKE): as it is on SQLite, converted on PostgreSQL. */
+  asText(value: Sql): Sql;
   /** Lower-cased text of a value. */
   lower(value: Sql): Sql;
   /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */
   jsonPath(column: Sql, keys: readonly string[]): Sql;
   /** An ORDER BY term; NULLs sort first in ascending order, as SQLite sorts them. */
   orderBy(value: Sql, descending: boolean, nullable: boolean): Sql;
+  /** A 64-bit integer primary key column type whose values the caller supplies (SQLite: the rowid
+   * alias `INTEGER PRIMARY KEY`, so the table is one b-tree; PostgreSQL: `BIGINT PRIMARY KEY`). */
+  bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */

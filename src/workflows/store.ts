@@ -119,6 +119,8 @@ interface RunRow {
   updated: string;
 }
 
+const RUN_COLUMNS = 'id, workflow, event, status, steps, error, created, updated';
+
 function runFrom(row: RunRow): WorkflowRun {
   return { ...row, event: JSON.parse(row.event), steps: JSON.parse(row.steps) };
 }
@@ -141,13 +143,13 @@ export async function saveRunProgress(db: Queryable, id: string, status: RunStat
 }
 
 export async function findRun(db: Queryable, id: string): Promise<WorkflowRun | undefined> {
-  const row = await db.get<RunRow>('SELECT * FROM _workflow_runs WHERE id = ?', [id]);
+  const row = await db.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM _workflow_runs WHERE id = ?`, [id]);
   return row ? runFrom(row) : undefined;
 }
 
 export async function listRuns(db: Queryable, workflow: string, page: number, perPage: number): Promise<{ totalItems: number; items: WorkflowRun[] }> {
   const totalItems = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM _workflow_runs WHERE workflow = ?', [workflow]))?.n ?? 0);
-  const rows = await db.all<RunRow>(`SELECT * FROM _workflow_runs WHERE workflow = ? ORDER BY created DESC, ${db.dialect.insertionOrder('_workflow_runs')} DESC LIMIT ? OFFSET ?`, [workflow, perPage, (page - 1) * perPage]);
+  const rows = await db.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM _workflow_runs WHERE workflow = ? ORDER BY created DESC, ${db.dialect.insertionOrder('_workflow_runs')} DESC LIMIT ? OFFSET ?`, [workflow, perPage, (page - 1) * perPage]);
   return { totalItems, items: rows.map(runFrom) };
 }
 

@@ -36,6 +36,12 @@ export interface Fixture {
     run: string;
     log: string;
     migration: string;
+    /** A request log entry (`/api/logs/:id`). */
+    requestLog: string;
+    /** Backups: one to download, one the DELETE route may remove, one that fails its checks. */
+    backup: string;
+    spareBackup: string;
+    badBackup: string;
   };
   /** A non-admin API key (role `reader`) and its token. */
   readerKey: string;
@@ -131,6 +137,12 @@ export async function startFixture(): Promise<Fixture> {
   const migration = await ok(server.admin('GET', '/api/migrations/generate?name=sweep'));
   const log = await waitFor(async () => (await server.admin('GET', '/api/webhooks/logs')).body.items?.[0]);
   const fileToken = (await ok(server.request('POST', '/api/files/token', { token: user.token }))).token as string;
+  await ok(server.admin('POST', '/api/backups', { body: { name: 'sweep.zip' } }));
+  await ok(server.admin('POST', '/api/backups', { body: { name: 'spare.zip' } }));
+  const badZip = new FormData();
+  badZip.append('file', new Blob(['PK\u0003\u0004 not a backup']), 'bad.zip');
+  await ok(server.admin('POST', '/api/backups/upload', { raw: badZip }));
+  const requestLog = await waitFor(async () => (await server.admin('GET', '/api/logs?perPage=1')).body.items?.[0]);
 
   // Tokens an attacker can make: signed with a guessed key, expired but well signed, unsigned, and
   // genuine ones used where they do not belong.
@@ -208,6 +220,10 @@ export async function startFixture(): Promise<Fixture> {
       run: run.id,
       log: log.id,
       migration: migration.version,
+      requestLog: requestLog.id,
+      backup: 'sweep.zip',
+      spareBackup: 'spare.zip',
+      badBackup: 'bad.zip',
     },
   };
 }

@@ -75,6 +75,7 @@ export function routeTable(f: Fixture): RouteSpec[] {
   const flow = (action: string, body: string[]): RouteSpec => ({ route: `POST /api/collections/:collection/${action}`, access: 'public', params: users, body });
   return [
     { route: 'GET /api/health', access: 'public', noDb: true },
+    { route: 'GET /api/openapi.json', access: 'admin' },
 
     { route: 'GET /api/admins', access: 'admin', noDb: true, query: LIST },
     { route: 'POST /api/admins', access: 'admin', noDb: true, body: ADMIN_KEYS },
@@ -253,6 +254,18 @@ export function routeTable(f: Fixture): RouteSpec[] {
     },
     { route: 'GET /api/workflows/:name/runs', access: 'admin', params: { name: ids.workflow }, query: LIST },
     { route: 'GET /api/workflows/:name/runs/:id', access: 'admin', params: { name: ids.workflow, id: ids.run } },
+
+    { route: 'GET /api/logs', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
+    { route: 'GET /api/logs/stats', access: 'admin', noDb: true, query: ['filter'] },
+    { route: 'GET /api/logs/:id', access: 'admin', noDb: true, params: { id: ids.requestLog } },
+
+    { route: 'GET /api/backups', access: 'admin', noDb: true },
+    { route: 'POST /api/backups', access: 'admin', noDb: true, body: ['name'] },
+    { route: 'POST /api/backups/upload', access: 'admin', noDb: true, raw: HOSTILE_ZIP },
+    { route: 'GET /api/backups/:key', access: 'public', noDb: true, params: { key: ids.backup }, query: ['token'], ignoresAuthorization: true },
+    { route: 'DELETE /api/backups/:key', access: 'admin', noDb: true, params: { key: ids.spareBackup } },
+    // Only ever an archive that fails its checks: a restore that worked would replace the fixture's data.
+    { route: 'POST /api/backups/:key/restore', access: 'admin', noDb: true, params: { key: ids.badBackup } },
 
     { route: 'GET /api/migrations', access: 'admin', noDb: true },
     { route: 'GET /api/migrations/status', access: 'admin', noDb: true },

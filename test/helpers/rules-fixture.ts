@@ -98,7 +98,7 @@ export async function rulesFixture(): Promise<RulesFixture> {
   for (const [name, email, role, visible, teams, manager] of userRows) {
     ids[name] = `${name.padEnd(5, 'x')}0000000000`;
     await db.run(
-      'INSERT INTO users (id, created, updated, email, emailVisibility, verified, passwordHash, tokenKey, name, avatar, role, teams, manager) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO users (id, created, updated, email, emailVisibility, verified, passwordHash, tokenKey, name, avatar, role, teams, manager) VALUES (?, ?, ?, ?, ?, FALSE, ?, ?, ?, ?, ?, ?, ?)',
       [ids[name], now, now, email, visible ? 1 : 0, 'unused', `key-${name}`, name, '', role, JSON.stringify(teams), manager ? ids[manager] : ''],
     );
   }
@@ -147,7 +147,7 @@ export async function rulesFixture(): Promise<RulesFixture> {
     async matching(collection, where) {
       const c = await collections.get(db, collection);
       const label = c.fields.some((f) => f.name === 'title') ? 'title' : c.fields.some((f) => f.name === 'text') ? 'text' : 'name';
-      const text = `SELECT t0."${label}" AS label FROM "${c.name}" t0${where ? ` WHERE ${where.text}` : ''} ORDER BY t0.rowid`;
+      const text = `SELECT t0."${label}" AS label FROM "${c.name}" t0${where ? ` WHERE ${where.text}` : ''} ORDER BY ${db.dialect.insertionOrder('t0')}`;
       return (await db.all<{ label: string }>(text, where?.params ?? [])).map((r) => r.label);
     },
     async filter(collection, text, ctx = fixture.ctx(ADMIN)) {

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type App, buildApp, type Services } from '../../src/app.ts';
+import type { App, Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { Host } from '../../src/http/host.ts';
 import { driverEnv, dropDatabaseFor, onPostgres } from './postgres.ts';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -28,8 +29,10 @@ export interface RequestOptions {
 export interface TestServer {
   url: string;
   dir: string;
+  /** The services and app serving now (a restore replaces them). */
   services: Services;
   app: App['app'];
+  host: Host;
   /** Token of the administrator every test server starts with. */
   adminToken: string;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Reply<T>>;
@@ -72,15 +75,12 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'cairn-test-'));
   const env = { ...(await driverEnv(dir)), ...options.env };
-  const { app, services } = await buildApp(testConfig(dir, env));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const url = `http://127.0.0.1:${port}`;
+  const host = await Host.start(testConfig(dir, env));
+  const url = `http://127.0.0.1:${host.port}`;
 
   let adminToken = '';
   if (!options.noAdmin) {
-    if ((await services.admins.count()) === 0) await services.admins.create({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+    if ((await host.services.admins.count()) === 0) await host.services.admins.create({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
     const login = await request(url, 'POST', '/api/admins/auth-with-password', { body: { identity: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
     if (login.status !== 200) throw new Error(`admin login failed: ${login.text}`);
     adminToken = login.body.token;
@@ -89,13 +89,18 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const server: TestServer = {
     url,
     dir,
-    services,
-    app,
+    get services() {
+      return host.services;
+    },
+    get app() {
+      return host.app;
+    },
+    host,
     adminToken,
     request: (method, p, o) => request(url, method, p, o),
     admin: (method, p, o) => request(url, method, p, { ...o, token: adminToken }),
     async close() {
-      await app.close();
+      await host.close();
       if (ownDir) {
         rmSync(dir, { recursive: true, force: true });
         if (onPostgres && !options.env?.CAIRN_DATABASE_URL) await dropDatabaseFor(dir);

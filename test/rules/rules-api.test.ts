@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { onPostgres } from '../helpers/postgres.ts';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 
@@ -129,6 +130,11 @@ describe('the access-rule resource, injection attempts and auth results', () => 
     ];
     for (const [filter, count] of valueCases) {
       const res = await server.request('GET', `/api/collections/items/records?filter=${q(filter)}`);
+      // PostgreSQL cannot hold a NUL character in text at all: there the value is refused (400).
+      if (onPostgres && filter.includes('\u0000')) {
+        assert.equal(res.status, 400, `${filter}: ${res.text}`);
+        continue;
+      }
       assert.equal(res.status, 200, `${filter}: ${res.text}`);
       assert.equal(res.body.totalItems, count, filter);
     }

@@ -41,6 +41,7 @@ function fromFastify(err: FastifyError): ApiError | undefined {
  */
 export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
   const apiError = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : badRequest('Malformed URL.');
+  reply.errorMessage = apiError.message;
   void reply.status(apiError.status).send(apiError.toJSON());
 }
 
@@ -74,11 +75,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
       req.log.error({ err }, 'server error');
     }
     if (apiError.headers) reply.headers(apiError.headers);
+    reply.errorMessage = apiError.message;
     return reply.status(apiError.status).send(apiError.toJSON());
   });
 
   app.setNotFoundHandler((_req, reply) => {
     const err = notFound();
+    reply.errorMessage = err.message;
     return reply.status(404).send(err.toJSON());
   });
 }

@@ -2,7 +2,7 @@ import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type StorageBackend, StorageStartError } from '../backend.ts';
 import type { SchemaStep } from '../schema-steps.ts';
-import type { Database } from '../types.ts';
+import type { Database, Transaction } from '../types.ts';
 import { postgresDialect } from './dialect.ts';
 import { PgNotifier } from './notifier.ts';
 import { type PgDatabase, type PgOptions, PgServer, SYSTEM_SCHEMA } from './driver.ts';
@@ -45,6 +45,11 @@ export class PostgresBackend implements StorageBackend {
     return this.server.database('system', SYSTEM_SCHEMA);
   }
 
+  /** The request log's table lives beside the instance tables, in `cairn_system`. */
+  async openLogs(): Promise<Database> {
+    return this.server.database('logs', SYSTEM_SCHEMA);
+  }
+
   async open(name: string): Promise<Database | undefined> {
     const system = this.server.database('system', SYSTEM_SCHEMA);
     const found = await system.get('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?', [name]);
@@ -78,6 +83,10 @@ export class PostgresBackend implements StorageBackend {
         await tx.run('INSERT INTO _cairn_schema (id, applied) VALUES (?, ?)', [step.id, nowIso()]);
       }
     });
+  }
+
+  transactionAcross<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T> {
+    return this.server.transactionAcross(dbs as PgDatabase[], fn);
   }
 
   /** A session advisory lock on a connection kept out of the pool while held: a node that dies loses

@@ -115,6 +115,10 @@ export const postgresDialect: Dialect = {
     return sql`COALESCE(${raw(FN)}.txt(${value}), '') ${raw(negate ? '!=' : '=')} ''`;
   },
 
+  asText(value) {
+    return sql`${raw(FN)}.txt(${value})`;
+  },
+
   lower(value) {
     return sql`LOWER(${raw(FN)}.txt(${value}))`;
   },
@@ -129,6 +133,10 @@ export const postgresDialect: Dialect = {
     // NULLS clause on a NOT NULL column would keep its index from serving the order.
     if (!nullable) return descending ? sql`${value} DESC` : sql`${value} ASC`;
     return descending ? sql`${value} DESC NULLS LAST` : sql`${value} ASC NULLS FIRST`;
+  },
+
+  bigintPrimaryKey() {
+    return 'BIGINT PRIMARY KEY';
   },
 
   randomOrder() {
@@ -149,7 +157,7 @@ export const postgresDialect: Dialect = {
   async tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]> {
     return db.all<ColumnInfo>(
       `SELECT column_name AS name, data_type AS type FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name = ? AND column_name NOT LIKE '\_%' ORDER BY ordinal_position`,
+        WHERE table_schema = current_schema() AND table_name = ? AND column_name NOT LIKE '\\_%' ORDER BY ordinal_position`,
       [table],
     );
   },

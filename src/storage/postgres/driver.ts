@@ -186,6 +186,37 @@ export class PgServer {
     return client;
   }
 
+  /**
+   * Runs `fn` in one transaction with a handle per database (schemas of this PostgreSQL database):
+   * committed when it resolves, rolled back when it rejects; after-commit callbacks run after COMMIT.
+   */
+  async transactionAcross<T>(dbs: readonly PgDatabase[], fn: (txs: Transaction[]) => Promise<T>): Promise<T> {
+    const first = dbs[0]?.schema ?? SYSTEM_SCHEMA;
+    const client = await this.connect(first);
+    const session = new Session(client, this.extensionSchema);
+    const atBegin = session.schema;
+    let result: T;
+    try {
+      await client.query('BEGIN');
+      result = await fn(dbs.map((db) => new PgTransaction(session, db.schema, db.dialect)));
+      session.finished = true;
+      await client.query('COMMIT');
+    } catch (err) {
+      session.finished = true;
+      try {
+        await client.query('ROLLBACK');
+        session.rolledBack(atBegin);
+        this.release(client, err);
+      } catch (rollbackErr) {
+        this.release(client, rollbackErr);
+      }
+      throw toApiError(err);
+    }
+    this.release(client);
+    await session.runAfterCommit();
+    return result;
+  }
+
   /** Gives a connection back; one that failed at the connection level is closed instead. */
   release(client: pg.PoolClient, err?: unknown): void {
     client.release(err !== undefined && isConnectionError(err));
@@ -262,92 +293,47 @@ export class PgDatabase implements Database {
     await this.withClient((c) => c.query(toPostgres(sql, false)));
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    const client = await this.server.connect(this.schema);
-    const tx = new PgTransaction(client, this.schema, this.dialect);
-    let result: T;
-    try {
-      await client.query('BEGIN');
-      result = await fn(tx);
-      tx.finish();
-      await client.query('COMMIT');
-    } catch (err) {
-      tx.finish();
-      try {
-        await client.query('ROLLBACK');
-        this.server.release(client, err);
-      } catch (rollbackErr) {
-        this.server.release(client, rollbackErr);
-      }
-      throw toApiError(err);
-    }
-    this.server.release(client);
-    await tx.runAfterCommit();
-    return result;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.server.transactionAcross([this], ([tx]) => fn(tx));
   }
 
   /** The pool belongs to the process (PgServer), not to one database. */
   async close(): Promise<void> {}
 }
 
-class PgTransaction implements Transaction {
-  private finished = false;
-  private savepoints = 0;
-  private readonly callbacks: Array<() => void | Promise<void>> = [];
+/**
+ * One PostgreSQL transaction on one connection. Every Cairn database is a schema of the same
+ * PostgreSQL database, so one transaction can span several of them (a migration over two databases
+ * commits atomically); each `PgTransaction` of the session sets the connection's search_path to its
+ * schema before its statements when another schema's statements came last.
+ */
+class Session {
+  finished = false;
+  savepoints = 0;
+  readonly callbacks: Array<() => void | Promise<void>> = [];
+  private readonly state: ConnectionState;
 
   constructor(
-    private readonly client: pg.PoolClient,
-    private readonly schema: string,
-    readonly dialect: Dialect,
-  ) {}
+    readonly client: pg.PoolClient,
+    readonly extensionSchema: string,
+  ) {
+    this.state = stateOf(client);
+  }
 
-  private check(): void {
+  get schema(): string | undefined {
+    return this.state.schema;
+  }
+
+  async use(schema: string): Promise<void> {
     if (this.finished) throw new Error('transaction already finished');
+    if (this.state.schema === schema) return;
+    await this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+    this.state.schema = schema;
   }
 
-  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    this.check();
-    return (await query(this.client, this.schema, sql, params)).rows as T[];
-  }
-
-  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    this.check();
-    return (await query(this.client, this.schema, sql, params)).rows[0] as T | undefined;
-  }
-
-  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    this.check();
-    return runResult(await query(this.client, this.schema, sql, params));
-  }
-
-  async exec(sql: string): Promise<void> {
-    this.check();
-    await this.client.query(toPostgres(sql, false));
-  }
-
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    this.check();
-    const name = `sp${++this.savepoints}`;
-    const pendingCallbacks = this.callbacks.length;
-    await this.client.query(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn(this);
-      await this.client.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (err) {
-      await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      await this.client.query(`RELEASE SAVEPOINT ${name}`);
-      this.callbacks.length = pendingCallbacks;
-      throw err;
-    }
-  }
-
-  afterCommit(fn: () => void | Promise<void>): void {
-    this.callbacks.push(fn);
-  }
-
-  finish(): void {
-    this.finished = true;
+  /** After a rollback the search_path is what it was at BEGIN (SET is transactional). */
+  rolledBack(schemaAtBegin: string | undefined): void {
+    this.state.schema = schemaAtBegin;
   }
 
   async runAfterCommit(): Promise<void> {
@@ -359,5 +345,55 @@ class PgTransaction implements Transaction {
         process.emitWarning(`after-commit callback failed: ${(err as Error).message}`);
       }
     }
+  }
+}
+
+class PgTransaction implements Transaction {
+  constructor(
+    private readonly session: Session,
+    private readonly schema: string,
+    readonly dialect: Dialect,
+  ) {}
+
+  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    await this.session.use(this.schema);
+    return (await query(this.session.client, this.schema, sql, params)).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    await this.session.use(this.schema);
+    return runResult(await query(this.session.client, this.schema, sql, params));
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.session.use(this.schema);
+    await this.session.client.query(toPostgres(sql, false));
+  }
+
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (this.session.finished) throw new Error('transaction already finished');
+    const name = `sp${++this.session.savepoints}`;
+    const pendingCallbacks = this.session.callbacks.length;
+    await this.session.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.session.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
+      // Follow-ups of work that was rolled back must not run.
+      this.session.callbacks.length = pendingCallbacks;
+      throw err;
+    }
+  }
+
+  afterCommit(fn: () => void | Promise<void>): void {
+    this.session.callbacks.push(fn);
   }
 }

@@ -22,6 +22,10 @@ export class SqliteBackend implements StorageBackend {
     return new SqliteDatabase('system', path.join(this.dir, 'system.db'));
   }
 
+  async openLogs(): Promise<Database> {
+    return new SqliteDatabase('logs', path.join(this.dir, 'logs.db'));
+  }
+
   async open(name: string): Promise<Database | undefined> {
     const file = this.fileOf(name);
     return existsSync(file) ? new SqliteDatabase(name, file) : undefined;

@@ -27,6 +27,8 @@ parentPort.on('message', (m) => {
   } else if (m.close !== undefined) {
     open.get(m.close)?.close();
     open.delete(m.close);
+  } else if (m.ping !== undefined) {
+    parentPort.postMessage({ pong: m.ping });
   }
 });
 setInterval(() => {
@@ -72,6 +74,34 @@ export function watchCheckpoints(file: string): boolean {
   watched.set(file, n + 1);
   if (n === 0) w.postMessage({ open: file });
   return true;
+}
+
+let pings = 0;
+
+/**
+ * Resolves once the thread has handled every message sent before: after `unwatchCheckpoints`, its
+ * connection to that file is closed. Needed before a database file is moved or replaced, because a
+ * connection closing later would checkpoint into, or delete, the WAL of whatever file then has the name.
+ */
+export function checkpointsSettled(): Promise<void> {
+  const w = worker;
+  if (!w) return Promise.resolve();
+  const id = ++pings;
+  return new Promise((resolve) => {
+    const onMessage = (m: { pong?: number }) => {
+      if (m.pong !== id) return;
+      w.off('message', onMessage);
+      w.off('exit', onExit);
+      resolve();
+    };
+    const onExit = () => {
+      w.off('message', onMessage);
+      resolve();
+    };
+    w.on('message', onMessage);
+    w.once('exit', onExit);
+    w.postMessage({ ping: id });
+  });
 }
 
 export function unwatchCheckpoints(file: string): void {

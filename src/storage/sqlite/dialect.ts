@@ -52,6 +52,10 @@ export const sqliteDialect: Dialect = {
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
   },
 
+  bigintPrimaryKey() {
+    return 'INTEGER PRIMARY KEY';
+  },
+
   comparable() {
     return AS_IS;
   },
@@ -62,6 +66,10 @@ export const sqliteDialect: Dialect = {
 
   isEmpty(value, negate) {
     return negate ? sql`COALESCE(${value}, '') != ''` : sql`COALESCE(${value}, '') = ''`;
+  },
+
+  asText(value) {
+    return value;
   },
 
   lower(value) {

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { SECRET_FILE } from '../auth/secret.ts';
+import { badRequest, fieldError, notFound, validationFailed } from '../errors.ts';
+import { parseSchedule, type RunningSchedule } from '../jobs/schedule.ts';
+import { nowIso } from '../lib/time.ts';
+import type { DatabaseRegistry } from '../storage/index.ts';
+import { checkpointsSettled } from '../storage/sqlite/checkpointer.ts';
+import { readRows } from '../storage/sqlite/inspect.ts';
+import { type ArchiveEntry, extractArchive, MANIFEST, manifest, writeArchive } from './archive.ts';
+import { snapshotDatabase } from './snapshot.ts';
+import { type Swap, swapIn } from './swap.ts';
+
+/** A stored backup, as PocketBase v0.22 lists them. */
+export interface BackupInfo {
+  key: string;
+  size: number;
+  /** ISO 8601 UTC. */
+  modified: string;
+}
+
+/**
+ * What a restore needs from whatever runs the services (the HTTP host, `src/http/host.ts`): writes
+ * refused while the data is replaced, and every service stopped, the files swapped, then every service
+ * started again on the restored data.
+ */
+export interface ServiceRestarter {
+  /** Answers every write with a 503 saying `message` until the returned function is called. */
+  refuseWrites(message: string): () => void;
+  /**
+   * Stops every service (closing every database), runs `swap`, and starts the services again. When
+   * they fail to start on the swapped data, the swap is rolled back, the services are started on the
+   * previous data and the error is thrown; else the swap is committed.
+   */
+  restart(swap: () => Promise<Swap>): Promise<void>;
+}
+
+// PocketBase's rule for backup names.
+const KEY = /^[a-z0-9_-]{1,96}\.zip$/;
+const BUSY = 'Try again later - another backup/restore process has already been started.';
+const RESTORING = 'A backup is being restored; writes are refused until it completes. Try again in a moment.';
+export const SCHEDULED_PREFIX = 'auto_cairn_backup_';
+
+function stamp(date = new Date()): string {
+  return date.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+function invalidKey() {
+  return validationFailed({ name: fieldError('validation_invalid_backup_name', 'Use 1-96 lower-case letters, digits, _ or -, ending in .zip.') });
+}
+
+/**
+ * Backups of a SQLite instance (API contract §15): ZIPs of a consistent copy of every database, the
+ * migrations and the uploaded files, kept in `<dir>/backups/`; upload, download, delete, restore, and
+ * an optional schedule. One backup or restore runs at a time.
+ */
+export class BackupService {
+  readonly dir: string;
+  /** Set by the HTTP host; without one (CLI, tests of the domain) restores are refused. */
+  restarter?: ServiceRestarter;
+  private active?: string;
+  private schedule?: RunningSchedule;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly registry: DatabaseRegistry,
+  ) {
+    this.dir = path.join(dataDir, 'backups');
+  }
+
+  /** Why backups are not made here, or undefined: on PostgreSQL they are the database's own tools' job. */
+  unsupported(): string | undefined {
+    if (this.registry.system.dialect.name === 'sqlite') return undefined;
+    return 'Backups of a PostgreSQL instance are made with PostgreSQL\'s own tools: pg_dump to take one, pg_restore to restore it (the uploaded files too, from their S3 bucket or storage directory).';
+  }
+
+  private check(): void {
+    const reason = this.unsupported();
+    if (reason) throw badRequest(reason);
+  }
+
+  /** Stored backups, newest first. */
+  list(): BackupInfo[] {
+    this.check();
+    if (!existsSync(this.dir)) return [];
+    const out: BackupInfo[] = [];
+    for (const name of readdirSync(this.dir)) {
+      if (!KEY.test(name)) continue;
+      const st = statSync(path.join(this.dir, name));
+      if (st.isFile()) out.push({ key: name, size: st.size, modified: st.mtime.toISOString() });
+    }
+    return out.sort((a, b) => b.modified.localeCompare(a.modified) || b.key.localeCompare(a.key));
+  }
+
+  /** Takes a backup now; `name` (optional) is its key. */
+  async create(body: unknown): Promise<BackupInfo> {
+    this.check();
+    if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) throw badRequest('The body must be a JSON object such as {"name": "backup.zip"}.');
+    const name = (body as { name?: unknown } | null | undefined)?.name;
+    if (name !== undefined && name !== null && name !== '' && (typeof name !== 'string' || !KEY.test(name))) throw invalidKey();
+    const key = typeof name === 'string' && name !== '' ? name : `cairn_backup_${stamp()}.zip`;
+    if (existsSync(this.fileOf(key))) {
+      throw validationFailed({ name: fieldError('validation_backup_name_exists', 'The backup file name is invalid or already exists.') });
+    }
+    return this.exclusive(key, () => this.take(key));
+  }
+
+  /** Stores an uploaded backup under its file name (checked when it is restored). */
+  async upload(fileName: string, content: Readable): Promise<BackupInfo> {
+    this.check();
+    if (!KEY.test(fileName)) throw invalidKey();
+    if (existsSync(this.fileOf(fileName))) {
+      throw validationFailed({ file: fieldError('validation_backup_name_exists', 'Backup file with the specified name already exists.') });
+    }
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const partial = path.join(this.dir, `.upload-${randomBytes(6).toString('hex')}`);
+    try {
+      await pipeline(content, createWriteStream(partial, { mode: 0o600 }));
+      if ((content as { truncated?: boolean }).truncated) throw badRequest('The uploaded backup is larger than the upload limit.');
+      renameSync(partial, this.fileOf(fileName));
+    } finally {
+      rmSync(partial, { force: true });
+    }
+    return this.info(fileName);
+  }
+
+  /** The file of a backup, for downloads. */
+  open(key: string): { stream: Readable; size: number } {
+    this.check();
+    const file = this.existing(key);
+    return { stream: createReadStream(file), size: statSync(file).size };
+  }
+
+  delete(key: string): void {
+    this.check();
+    const file = this.existing(key);
+    if (this.active === key) throw badRequest('The backup is currently being used and cannot be deleted.');
+    rmSync(file, { force: true });
+  }
+
+  /**
+   * Replaces the data with a backup's: the archive is checked in full first (a corrupt or foreign one is
+   * a 400 and nothing is touched), writes are refused from then on, and the services restart on the
+   * restored data. Resolves once they serve it.
+   */
+  async restore(key: string): Promise<void> {
+    this.check();
+    const file = this.existing(key);
+    const restarter = this.restarter;
+    if (!restarter) throw badRequest('Restoring needs the running server (cairn serve).');
+    await this.exclusive(key, async () => {
+      const release = restarter.refuseWrites(RESTORING);
+      const incoming = path.join(this.dataDir, `.restore-incoming-${randomBytes(6).toString('hex')}`);
+      try {
+        await extractArchive(file, incoming);
+        await restarter.restart(async () => {
+          // The checkpointing thread's connections to the old files must be closed before the files
+          // move: closed later, they would checkpoint into the WAL that then has the same name.
+          await checkpointsSettled();
+          return swapIn(this.dataDir, incoming);
+        });
+      } finally {
+        rmSync(incoming, { recursive: true, force: true });
+        release();
+      }
+    });
+  }
+
+  /** Takes backups on `cron` and keeps the newest `keep` of them (0: all). */
+  startSchedule(cron: string | undefined, keep: number, log: { error(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void }): void {
+    if (!cron || this.unsupported()) return;
+    this.schedule = parseSchedule(cron, 'UTC').start(() => {
+      const key = `${SCHEDULED_PREFIX}${stamp()}.zip`;
+      this.exclusive(key, () => this.take(key))
+        .then((info) => {
+          log.info({ key: info.key, size: info.size }, 'scheduled backup taken');
+          this.prune(keep);
+        })
+        .catch((err) => log.error({ err }, 'scheduled backup failed'));
+    });
+  }
+
+  stopSchedule(): void {
+    this.schedule?.stop();
+    this.schedule = undefined;
+  }
+
+  /** Deletes scheduled backups beyond the newest `keep`. */
+  prune(keep: number): void {
+    if (keep <= 0) return;
+    const scheduled = this.list().filter((b) => b.key.startsWith(SCHEDULED_PREFIX));
+    for (const old of scheduled.slice(keep)) rmSync(this.fileOf(old.key), { force: true });
+  }
+
+  private async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    if (this.active !== undefined) throw badRequest(BUSY);
+    this.active = key;
+    try {
+      return await fn();
+    } finally {
+      this.active = undefined;
+    }
+  }
+
+  /**
+   * Writes the archive: system.db first (its database list decides which databases are in the
+   * backup, so one created meanwhile is left out whole), then each database and the request log, each
+   * an online backup taken while writes go on; then the migrations, the uploaded files and the secret.
+   */
+  private async take(key: string): Promise<BackupInfo> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const work = path.join(this.dataDir, `.backup-${randomBytes(6).toString('hex')}`);
+    mkdirSync(path.join(work, 'databases'), { recursive: true, mode: 0o700 });
+    const partial = path.join(this.dir, `.${key}.partial`);
+    try {
+      const entries: ArchiveEntry[] = [];
+      const copy = async (relative: string) => {
+        await snapshotDatabase(path.join(this.dataDir, relative), path.join(work, relative));
+        entries.push({ name: relative, file: path.join(work, relative) });
+      };
+      await copy('system.db');
+      const names = (readRows<{ name: string }>(path.join(work, 'system.db'), 'SELECT name FROM _databases ORDER BY name') ?? []).map((r) => r.name);
+      for (const name of names) await copy(`databases/${name}.db`);
+      if (existsSync(path.join(this.dataDir, 'logs.db'))) await copy('logs.db');
+      entries.push(...filesUnder(this.dataDir, 'migrations'), ...filesUnder(this.dataDir, 'storage').filter((e) => !e.name.startsWith('storage/.staging/')));
+      if (existsSync(path.join(this.dataDir, SECRET_FILE))) entries.push({ name: SECRET_FILE, file: path.join(this.dataDir, SECRET_FILE) });
+      entries.unshift({ name: MANIFEST, data: Buffer.from(JSON.stringify(manifest(nowIso(), names), null, 2)) });
+      await writeArchive(partial, entries);
+      renameSync(partial, this.fileOf(key));
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+      rmSync(partial, { force: true });
+    }
+    return this.info(key);
+  }
+
+  private info(key: string): BackupInfo {
+    const st = statSync(this.fileOf(key));
+    return { key, size: st.size, modified: st.mtime.toISOString() };
+  }
+
+  private fileOf(key: string): string {
+    // Only keys matching KEY get here: no separators, no dot segments.
+    return path.join(this.dir, key);
+  }
+
+  private existing(key: string): string {
+    if (!KEY.test(key)) throw notFound();
+    const file = this.fileOf(key);
+    if (!existsSync(file)) throw notFound();
+    return file;
+  }
+}
+
+/** Every file under `<dataDir>/<top>`, named by its path from the data directory with `/`. */
+function filesUnder(dataDir: string, top: string): ArchiveEntry[] {
+  const root = path.join(dataDir, top);
+  if (!existsSync(root)) return [];
+  const out: ArchiveEntry[] = [];
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    out.push({ name: path.relative(dataDir, full).split(path.sep).join('/'), file: full });
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { driverEnv, dropDatabaseFor, onPostgres } from '../helpers/postgres.ts';
+import { runCli } from '../helpers/process.ts';
+import { startServer } from '../helpers/server.ts';
+import { everyFieldType, scratchDir, typeCheck } from './helpers.ts';
+
+const USAGE = `
+import PocketBase from 'pocketbase';
+import type { RecordService } from 'pocketbase';
+import type { CollectionRecords, PostsCreate, PostsRecord, PostsUpdate, TypedPocketBase, UsersCreate, UsersRecord } from './types';
+
+const pb = new PocketBase('http://127.0.0.1:8090') as TypedPocketBase;
+
+export async function use(): Promise<void> {
+  const posts: RecordService<PostsRecord> = pb.collection('posts');
+  const post = await posts.getOne('abc', { expand: 'author' });
+  const title: string = post.title;
+  const views: number = post.views;
+  const published: boolean = post.published;
+  const status: 'draft' | 'live' | '' = post.status;
+  const flags: Array<'a' | 'b' | 'c'> = post.flags;
+  const author: string = post.author;
+  const tags: string[] = post.tags;
+  const cover: string = post.cover;
+  const gallery: string[] = post.gallery;
+  const meta: unknown = post.meta;
+  const hidden: string | undefined = post.secret_note;
+  const name: 'posts' = post.collectionName;
+  // @ts-expect-error: no such field
+  post.nope;
+  void [title, views, published, status, flags, author, tags, cover, gallery, meta, hidden, name];
+
+  const page = await pb.collection('posts').getList(1, 20, { filter: 'views > 1' });
+  const first: PostsRecord | undefined = page.items[0];
+  void first;
+
+  const create: PostsCreate = { title: 'hello', views: 2, status: 'live', flags: ['a', 'c'], tags: ['t1'], meta: { any: 'thing' } };
+  const created = await pb.collection('posts').create<PostsRecord>(create);
+  const update: PostsUpdate = { views: 3 };
+  await pb.collection('posts').update<PostsRecord>(created.id, update);
+  // @ts-expect-error: title is required
+  const noTitle: PostsCreate = { views: 1 };
+  // @ts-expect-error: views is a number
+  const wrong: PostsUpdate = { views: 'many' };
+  // @ts-expect-error: not one of the select's values
+  const archived: PostsUpdate = { status: 'archived' };
+  void [noTitle, wrong, archived];
+
+  const user: UsersRecord = await pb.collection('users').getOne('u');
+  const verified: boolean = user.verified;
+  const signUp: UsersCreate = { email: 'a@b.co', password: 'p', passwordConfirm: 'p', name: 'A' };
+  void [verified, signUp];
+  const byName: CollectionRecords['blog_entries'] = await pb.collection('blog_entries').getOne('x');
+  const n: number = byName.n;
+  void n;
+  // Any other name still works, untyped.
+  await pb.collection('unknown').getOne('x');
+}
+`;
+
+describe('cairn typegen', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cairn-typegen-'));
+    const server = await startServer({ dir });
+    await everyFieldType(server);
+    await server.admin('POST', '/api/databases', { body: { name: 'other' } });
+    await server.close();
+    env = await driverEnv(dir);
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (onPostgres) await dropDatabaseFor(dir);
+  });
+
+  test('writes types that compile with the PocketBase SDK (strict)', async () => {
+    const scratch = scratchDir();
+    try {
+      const out = path.join(scratch, 'types.ts');
+      const run = await runCli(['typegen', '--dir', dir, '--out', out], env);
+      assert.equal(run.code, 0, run.stderr);
+      const types = readFileSync(out, 'utf8');
+      for (const name of ['PostsRecord', 'PostsCreate', 'PostsUpdate', 'UsersRecord', 'TagsRecord', 'BlogEntriesRecord', 'interface TypedPocketBase']) assert.ok(types.includes(name), name);
+      assert.doesNotMatch(types, /passwordHash|tokenKey/);
+      assert.deepEqual(typeCheck(scratch, { 'types.ts': types, 'use.ts': USAGE }), []);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  test('--db picks the database; standard output without --out; an unknown database is an error', async () => {
+    const other = await runCli(['typegen', '--dir', dir, '--db', 'other'], env);
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stdout, /export type UsersRecord/);
+    assert.doesNotMatch(other.stdout, /export type PostsRecord/);
+    const missing = await runCli(['typegen', '--dir', dir, '--db', 'nope'], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Database "nope" not found/);
+  });
+});
