@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SECRET_FILE } from '../../src/auth/secret.ts';
 import { PostgresBackend } from '../../src/storage/postgres/backend.ts';
 import { SqliteBackend } from '../../src/storage/sqlite/backend.ts';
 import type { StorageBackend } from '../../src/storage/backend.ts';
@@ -111,4 +114,12 @@ export async function withDatabase<T>(dir: string, name: string, fn: (db: Databa
   } finally {
     await storage.close();
   }
+}
+
+/** The generated instance secret as kept in storage: `<dir>/.jwt_secret` on SQLite, the `_secrets`
+ * table of the instance schema on PostgreSQL (where every node must read the same one). */
+export async function storedInstanceSecret(dir: string, system: Queryable): Promise<string | undefined> {
+  if (system.dialect.name === 'postgres') return (await system.get<{ value: string }>("SELECT value FROM _secrets WHERE name = 'instance'"))?.value;
+  const file = path.join(dir, SECRET_FILE);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
