@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SECRET_FILE } from '../../src/auth/secret.ts';
 import { PostgresBackend } from '../../src/storage/postgres/backend.ts';
@@ -122,4 +122,28 @@ export async function storedInstanceSecret(dir: string, system: Queryable): Prom
   if (system.dialect.name === 'postgres') return (await system.get<{ value: string }>("SELECT value FROM _secrets WHERE name = 'instance'"))?.value;
   const file = path.join(dir, SECRET_FILE);
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
+/**
+ * The databases that have storage, sorted, whether or not Cairn lists them: the files under
+ * `<dir>/databases/` on SQLite, the schemas of the PostgreSQL database on PostgreSQL (without the
+ * instance's own, `cairn_system`, and the server's).
+ */
+export async function storedDatabases(server: TestServer): Promise<string[]> {
+  const system = server.services.registry.system;
+  if (system.dialect.name === 'sqlite') {
+    const dir = path.join(server.dir, 'databases');
+    return existsSync(dir) ? readdirSync(dir).flatMap((f) => (f.endsWith('.db') ? [f.slice(0, -3)] : [])).sort() : [];
+  }
+  const rows = await system.all<{ name: string }>(
+    "SELECT nspname AS name FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname NOT IN ('information_schema', 'public', 'cairn_system')",
+  );
+  return rows.map((r) => r.name).sort();
+}
+
+/** Whether the instance's own storage is there: `<dir>/system.db`, or the `cairn_system` schema. */
+export async function systemStorageExists(server: TestServer): Promise<boolean> {
+  const system = server.services.registry.system;
+  if (system.dialect.name === 'sqlite') return existsSync(path.join(server.dir, 'system.db'));
+  return (await system.get("SELECT 1 AS found FROM pg_namespace WHERE nspname = 'cairn_system'")) !== undefined;
 }
