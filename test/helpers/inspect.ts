@@ -80,6 +80,8 @@ export interface Storage {
   system: Database;
   /** A database by name; throws when it has no storage. */
   database(name: string): Promise<Database>;
+  /** The request log's database (`logs.db`, or the instance schema on PostgreSQL). */
+  logs(): Promise<Database>;
   close(): Promise<void>;
 }
 
@@ -96,6 +98,11 @@ export async function openStorage(dir: string): Promise<Storage> {
     async database(name) {
       const db = await backend.open(name);
       if (!db) throw new Error(`no storage for database "${name}" in ${dir}`);
+      opened.push(db);
+      return db;
+    },
+    async logs() {
+      const db = await backend.openLogs();
       opened.push(db);
       return db;
     },
