@@ -28,6 +28,8 @@ import type { BenchCase, CairnClient, PrepareContext } from './case.ts';
 import { cases } from './cases/index.ts';
 import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
+import { PG_CASES } from './postgres/cases.ts';
+import { runPostgresCases } from './postgres/run.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_EMAIL = 'bench@example.com';
@@ -169,9 +171,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadAverage = os.loadavg()[0];
   const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !cases.some((c) => c.name === w));
-  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${cases.map((c) => c.name).join(', ')}`);
+  const unknown = wanted.filter((w) => !cases.some((c) => c.name === w) && !PG_CASES.some((c) => c.name === w));
+  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${[...cases, ...PG_CASES].map((c) => c.name).join(', ')}`);
   const selected = wanted.length > 0 ? cases.filter((c) => wanted.includes(c.name)) : cases;
+  const postgresCases = wanted.length > 0 ? wanted.filter((w) => PG_CASES.some((c) => c.name === w)) : PG_CASES.map((c) => c.name);
   const load: LoadOptions = {
     connections: numberEnv('BENCH_CONNECTIONS', 50),
     duration: numberEnv('BENCH_DURATION', 5),
@@ -189,6 +192,10 @@ async function main(): Promise<void> {
   const against = process.env.BENCH_AGAINST ?? '';
   if (against !== '' && against !== 'logs-off') throw new Error(`BENCH_AGAINST must be logs-off, got "${against}"`);
   const logsOff = against === 'logs-off';
+  if (selected.length === 0) {
+    process.stdout.write(`${(await runPostgresCases(postgresCases, load)).join('\n')}\n`);
+    return;
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const servers: RunningServer[] = [];
   try {
@@ -258,7 +265,9 @@ async function main(): Promise<void> {
       for (const r of measured.slice(1)) r.reference = measured[0];
       results.push(...measured);
     }
-    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n`);
+    for (const s of servers.splice(0).reverse()) await s.stop();
+    const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
+    process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

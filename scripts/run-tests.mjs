@@ -60,7 +60,10 @@ for (const driver of drivers) {
     process.exit(1);
   }
   console.log(`\n# ==== ${driver} ====\n`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...selected], { stdio: 'inherit', env });
+  // A test whose setup fails can leave servers (and their database connections) open: the file then
+  // ends anyway (--test-force-exit), and no single test may hang the run (--test-timeout).
+  const args = ['--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${process.env.CAIRN_TEST_TIMEOUT_MS ?? 300000}`, `--test-concurrency=${concurrency}`];
+  const result = spawnSync(process.execPath, [...args, ...selected], { stdio: 'inherit', env });
   if (result.status !== 0) {
     failed = true;
     console.log(`\n# ${driver}: FAILED\n`);

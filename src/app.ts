@@ -52,6 +52,7 @@ import { watchMigrationJournal } from './migrations/watch.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry, openBackend } from './storage/index.ts';
+import { Invalidations } from './storage/invalidations.ts';
 import { metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
@@ -118,10 +119,25 @@ export async function buildServices(config: Config): Promise<Services> {
     await registry.close();
     throw err;
   }
+  // Caches of one node that another node can make stale (collections, settings, cron jobs, the
+  // database list) are dropped through notices between the nodes (LISTEN/NOTIFY on PostgreSQL).
+  const invalidations = new Invalidations(config.nodeId, backend.notifications, registry.system);
+  invalidations.on('databases', () => void registry.reload().catch(() => undefined));
+  registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
   const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
-  const collections = new CollectionService({ validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect), validateOptions: [validateTriggers] });
+  const collections = new CollectionService({
+    validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
+    validateOptions: [validateTriggers],
+    invalidations,
+  });
+  invalidations.on('collections', (name) => {
+    for (const info of name ? [{ name }] : registry.list()) {
+      const db = registry.opened(info.name);
+      if (db) collections.forget(db);
+    }
+  });
   const webhooks = new WebhookService({ registry, outbox, secret, config });
   const records = new RecordService({
     collections,
@@ -137,7 +153,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section]);
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
@@ -145,8 +161,8 @@ export async function buildServices(config: Config): Promise<Services> {
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
-  const cron = new CronService(registry, webhooks);
-  const workflows = new WorkflowService({ registry, collections, records, webhooks });
+  const cron = new CronService(registry, webhooks, invalidations);
+  const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
   // through its Database.
   const logsDb = registry.logs;
@@ -156,6 +172,8 @@ export async function buildServices(config: Config): Promise<Services> {
     sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
   });
   const backups = new BackupService(config.dir, registry);
+  // Notices from other nodes flow before this node serves or changes anything.
+  await backend.notifications?.ready();
   return {
     config,
     secret,
@@ -229,7 +247,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
   const routes = collectRoutes(app);
-  await app.register(healthRoutes);
+  await app.register(healthRoutes(services.registry, config.nodeId));
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));

@@ -13,7 +13,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
-import { workflowTablesStep } from './workflows/store.ts';
+import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 
 /**
  * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
@@ -54,5 +54,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     workflowTablesStep,
     logsEventSeqStep,
     logsNodeStep,
+    workflowRunLeasesStep,
   ];
 }

@@ -1,5 +1,6 @@
 import { badRequest, conflict, notFound } from '../errors.ts';
 import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
 import type { Collection } from './model.ts';
 import { type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
@@ -27,6 +28,8 @@ export class CollectionSet {
 export interface CollectionServiceOptions {
   validateRule?: RuleValidator;
   validateOptions?: OptionsValidator[];
+  /** Tells the other nodes of an instance that a database's collections changed. */
+  invalidations?: Invalidations;
 }
 
 /** Creates a collection's table (or adopts an existing one) and stores its metadata. */
@@ -44,9 +47,12 @@ export class CollectionService {
   validateRule: RuleValidator;
   readonly validateOptions: OptionsValidator[];
 
+  private readonly invalidations?: Invalidations;
+
   constructor(options: CollectionServiceOptions = {}) {
     this.validateRule = options.validateRule ?? (() => undefined);
     this.validateOptions = options.validateOptions ?? [];
+    this.invalidations = options.invalidations;
   }
 
   /** All collections of the database (cached). */
@@ -60,8 +66,17 @@ export class CollectionService {
     return set;
   }
 
-  /** Forgets the cached collections of a database; call after changing `_collections` directly. */
-  invalidate(db: Database): void {
+  /**
+   * Forgets the cached collections of a database, here and on every other node; call after changing
+   * `_collections` directly. Resolves once the other nodes have been told.
+   */
+  invalidate(db: Database): Promise<void> {
+    this.cache.delete(db);
+    return this.invalidations?.publish('collections', db.name) ?? Promise.resolve();
+  }
+
+  /** Forgets the cached collections of a database in this process only (another node changed them). */
+  forget(db: Database): void {
     this.cache.delete(db);
   }
 
@@ -92,7 +107,7 @@ export class CollectionService {
       if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${collection.name}" already exists.`);
       throw err;
     } finally {
-      this.invalidate(db);
+      await this.invalidate(db);
     }
     return collection;
   }
@@ -109,7 +124,7 @@ export class CollectionService {
         await updateCollection(tx, next);
       });
     } finally {
-      this.invalidate(db);
+      await this.invalidate(db);
     }
     return next;
   }
@@ -131,7 +146,7 @@ export class CollectionService {
     try {
       await db.transaction((tx) => deleteCollectionRow(tx, existing.id));
     } finally {
-      this.invalidate(db);
+      await this.invalidate(db);
     }
   }
 }

@@ -3,8 +3,9 @@ import { Cron } from 'croner';
 /**
  * Cron schedules, domain-free: 5-field (minute precision) or 6-field (seconds first) cron expressions
  * and croner's nicknames (`@hourly`, `@daily`, …) through croner, plus `@every <duration>`
- * (`@every 30s`, `@every 1h30m`), which croner lacks and which runs at a fixed interval from the
- * moment the schedule starts.
+ * (`@every 30s`, `@every 1h30m`), which croner lacks and which runs at a fixed interval counted from
+ * an anchor (a job's last change), so that every node of an instance fires on the same ticks.
+ * `fire` gets the tick's scheduled time, which names the run on every node alike.
  */
 
 export class ScheduleError extends Error {}
@@ -16,7 +17,8 @@ export interface RunningSchedule {
 }
 
 export interface Schedule {
-  start(fire: () => void): RunningSchedule;
+  /** Fires at each tick with its scheduled time; `anchor` (ms) is where `@every` intervals count from. */
+  start(fire: (tick: Date) => void, anchor?: number): RunningSchedule;
 }
 
 const EVERY = /^@every\s+(\S+)$/i;
@@ -51,8 +53,9 @@ export function isTimeZone(tz: string): boolean {
 class EverySchedule implements Schedule {
   constructor(private readonly intervalMs: number) {}
 
-  start(fire: () => void): RunningSchedule {
-    let next = Date.now() + this.intervalMs;
+  start(fire: (tick: Date) => void, anchor = Date.now()): RunningSchedule {
+    const now = Date.now();
+    let next = anchor + Math.max(1, Math.ceil((now - anchor) / this.intervalMs)) * this.intervalMs;
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
       timer = setTimeout(tick, Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())));
@@ -61,9 +64,13 @@ class EverySchedule implements Schedule {
     const tick = () => {
       if (Date.now() < next) return arm();
       // Runs missed while the process was busy are skipped, not piled up.
-      while (next <= Date.now()) next += this.intervalMs;
+      let tick = next;
+      while (next <= Date.now()) {
+        tick = next;
+        next += this.intervalMs;
+      }
       arm();
-      fire();
+      fire(new Date(tick));
     };
     arm();
     return {
@@ -82,8 +89,9 @@ class CronSchedule implements Schedule {
     private readonly timezone: string,
   ) {}
 
-  start(fire: () => void): RunningSchedule {
-    const job = new Cron(this.pattern, { timezone: this.timezone, unref: true, catch: true }, fire);
+  start(fire: (tick: Date) => void): RunningSchedule {
+    // Cron ticks fall on whole seconds; croner calls a little after, so the tick is the nearest second.
+    const job = new Cron(this.pattern, { timezone: this.timezone, unref: true, catch: true }, () => fire(new Date(Math.round(Date.now() / 1000) * 1000)));
     return { nextRun: () => job.nextRun(), stop: () => job.stop() };
   }
 }

@@ -1,8 +1,9 @@
 import { notFound } from '../errors.ts';
-import { uuidv7 } from '../lib/ids.ts';
+import { uuidv7, uuidv7For } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { pagination } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import type { Invalidations } from '../storage/invalidations.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import { parseSchedule, type RunningSchedule } from './schedule.ts';
 import { type CronJob, deleteJob, findJob, listJobs, markRun, normalizeJob, saveJob } from './store.ts';
@@ -31,7 +32,24 @@ export class CronService {
   constructor(
     private readonly registry: DatabaseRegistry,
     private readonly webhooks: WebhookService,
-  ) {}
+    private readonly invalidations?: Invalidations,
+  ) {
+    // Jobs changed on another node (or everything, after a lost connection): scheduled again here.
+    invalidations?.on('cron', (dbName) => {
+      const names = dbName ? [dbName] : this.registry.list().map((d) => d.name);
+      for (const name of names) void this.reload(name).catch((err) => this.log?.error({ err, database: name }, 'reloading cron jobs failed'));
+    });
+  }
+
+  /** Schedules the jobs of a database afresh from what is stored. */
+  async reload(dbName: string): Promise<void> {
+    if (!this.started) return;
+    const jobs = await listJobs(await this.registry.get(dbName));
+    for (const key of [...this.running.keys()]) {
+      if (key.startsWith(`${dbName}/`)) this.unschedule(dbName, key.slice(dbName.length + 1));
+    }
+    for (const job of jobs) this.schedule(dbName, job);
+  }
 
   /** Schedules the enabled jobs of every database. Databases created later have no jobs until one is
    * created through the API, which schedules it. */
@@ -69,6 +87,7 @@ export class CronService {
     const job = normalizeJob(body);
     await saveJob(db, job);
     this.schedule(dbName, job);
+    await this.invalidations?.publish('cron', dbName);
     return this.json(dbName, job);
   }
 
@@ -76,23 +95,29 @@ export class CronService {
     const job = normalizeJob(body, await this.find(db, id));
     await saveJob(db, job);
     this.schedule(dbName, job);
+    await this.invalidations?.publish('cron', dbName);
     return this.json(dbName, job);
   }
 
   async remove(dbName: string, db: Database, id: string): Promise<void> {
     if (!(await deleteJob(db, id))) throw notFound('Cron job not found.');
     this.unschedule(dbName, id);
+    await this.invalidations?.publish('cron', dbName);
   }
 
-  /** Sends one run of a job now, unless its previous run is unfinished. */
-  async fire(dbName: string, id: string): Promise<void> {
+  /**
+   * Sends one run of a job, unless its previous run is unfinished. `tick` is the scheduled time: the
+   * event of a tick has an id derived from it, so when every node of an instance fires the same tick,
+   * the outbox keeps one (PostgreSQL; on SQLite one process fires).
+   */
+  async fire(dbName: string, id: string, tick?: Date): Promise<void> {
     const db = await this.registry.get(dbName);
     const orderKey = `cron/${id}`;
     const fired = await db.transaction(async (tx) => {
       const job = await findJob(tx, id);
       if (!job?.enabled || (await this.webhooks.outbox.hasUnfinished(tx, orderKey))) return false;
       const now = new Date();
-      const eventId = uuidv7();
+      const eventId = tick ? uuidv7For(tick.getTime(), `cron/${dbName}/${id}`) : uuidv7();
       const body = job.body ?? { id: eventId, event: 'cron.run', database: dbName, job: { id: job.id, name: job.name }, timestamp: now.toISOString() };
       await markRun(tx, id, now.toISOString());
       await this.webhooks.enqueue(tx, dbName, {
@@ -119,9 +144,12 @@ export class CronService {
   private schedule(dbName: string, job: CronJob): void {
     this.unschedule(dbName, job.id);
     if (!this.started || !job.enabled) return;
-    const running = parseSchedule(job.schedule, job.timezone).start(() => {
-      this.fire(dbName, job.id).catch((err) => this.log?.error({ err, database: dbName, job: job.id }, 'cron run failed'));
-    });
+    const running = parseSchedule(job.schedule, job.timezone).start(
+      (tick) => {
+        this.fire(dbName, job.id, tick).catch((err) => this.log?.error({ err, database: dbName, job: job.id }, 'cron run failed'));
+      },
+      Date.parse(job.updated),
+    );
     this.running.set(`${dbName}/${job.id}`, running);
   }
 

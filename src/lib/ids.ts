@@ -63,6 +63,18 @@ export function uuidv7(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** A UUID version 7 for a moment and a seed: the same pair gives the same id on every node (a cron
+ * tick's event, written by whichever node gets there first). */
+export function uuidv7For(ms: number, seed: string): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(ms, 0, 6);
+  createHash('sha256').update(seed).digest().copy(bytes, 6, 0, 10);
+  bytes[6] = 0x70 | (bytes[6] & 0x0f);
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 let orderedMs = 0;
 let orderedSeq = 0;
 

@@ -22,7 +22,7 @@ async function restore(deps: MigrationDeps, db: Database | undefined, schema: Da
   await db.transaction(async (tx) => {
     await realizeDatabase(tx, await readDatabaseSchema(tx), schema);
   });
-  deps.collections.invalidate(db);
+  await deps.collections.invalidate(db);
 }
 
 export async function applyMigration(deps: MigrationDeps, version: string): Promise<void> {
@@ -89,7 +89,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
     await markFailed(system, version, migration.name, message);
     throw badRequest(`Migration "${version}" failed: ${message}`, isApiError(err) ? err.data : {});
   } finally {
-    for (const db of dbs) collections.invalidate(db);
+    for (const db of dbs) await collections.invalidate(db);
   }
 }
 
@@ -150,6 +150,6 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
   } catch (err) {
     throw badRequest(`Rollback of migration "${version}" failed: ${messageOf(err)}`, isApiError(err) ? err.data : {});
   } finally {
-    for (const db of dbs) collections.invalidate(db);
+    for (const db of dbs) await collections.invalidate(db);
   }
 }

@@ -29,7 +29,7 @@ export function watchMigrationJournal(registry: DatabaseRegistry, collections: C
         await registry.reload();
         for (const info of registry.list()) {
           const db = registry.opened(info.name);
-          if (db) collections.invalidate(db);
+          if (db) collections.forget(db);
         }
       }
       last = now;

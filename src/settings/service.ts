@@ -1,5 +1,6 @@
 import { badRequest, type FieldError, validationFailed } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
+import type { Invalidations } from '../storage/invalidations.ts';
 import type { Database, SchemaStep } from '../storage/index.ts';
 
 /** Instance settings (system.db), one JSON document per section. */
@@ -30,8 +31,11 @@ export class SettingsService {
   constructor(
     private readonly system: Database,
     sections: SettingsSection<any>[],
+    private readonly invalidations?: Invalidations,
   ) {
     for (const s of sections) this.sections.set(s.name, s);
+    // Another node changed them: read again on next use.
+    invalidations?.on('settings', () => (this.cache = undefined));
   }
 
   private load(): Promise<Map<string, unknown>> {
@@ -84,6 +88,7 @@ export class SettingsService {
       }
     });
     for (const [name, value] of changed) values.set(name, value);
+    await this.invalidations?.publish('settings');
     return this.view();
   }
 }

@@ -38,6 +38,8 @@ export class DatabaseRegistry {
   /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
   private readonly ready = new Map<string, Database>();
   private closing = false;
+  /** Called once a new database is listed (the app tells the other nodes). */
+  onCreated?: (name: string) => Promise<void>;
 
   constructor(private readonly options: RegistryOptions) {}
 
@@ -146,6 +148,7 @@ export class DatabaseRegistry {
     }
     this.known.set(name, info);
     if (this.open.get(name) === promise) this.ready.set(name, await promise);
+    await this.onCreated?.(name);
     return info;
   }
 

@@ -93,7 +93,7 @@ export class LeaseWorker implements Deliverer {
   private timers: NodeJS.Timeout[] = [];
   private unlisten: Array<() => void> = [];
 
-  constructor(private readonly o: WorkerOptions & { leaseMs?: number }) {
+  constructor(private readonly o: WorkerOptions) {
     this.sender = new Sender(o.timeoutMs);
     this.lease = o.leaseMs ?? leaseMs(o.timeoutMs);
   }

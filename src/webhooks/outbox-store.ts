@@ -13,6 +13,8 @@ export interface WorkerOptions {
   maxDeferMs: number;
   /** This process, as webhook logs name it (several nodes share one database). */
   node: string;
+  /** Lease on events being attempted (PostgreSQL); by default from the timeout. */
+  leaseMs?: number;
   log: Logger;
 }
 

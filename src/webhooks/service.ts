@@ -20,7 +20,7 @@ export interface WebhookServiceOptions {
   /** The storage driver's outbox (SQLite's, or PostgreSQL's with leases for several nodes). */
   outbox: OutboxStore;
   secret: string;
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId'>;
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId' | 'webhookLeaseMs'>;
 }
 
 /**
@@ -91,6 +91,7 @@ export class WebhookService {
       backoffMs: c.webhookBackoffMs,
       maxDeferMs: c.webhookMaxDeferMs,
       node: c.nodeId,
+      leaseMs: c.webhookLeaseMs,
       log,
     });
     this.worker.start();

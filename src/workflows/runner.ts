@@ -8,7 +8,7 @@ import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { CreateRecordStep, WebhookStep } from './definition.ts';
 import { render } from './placeholders.ts';
-import { findRun, findWorkflow, saveRunProgress, type StepOutcome, unfinishedRuns, type WorkflowRun } from './store.ts';
+import { claimRun, findRun, findWorkflow, orphanedRuns, releaseRun, saveRunProgress, type StepOutcome, unfinishedRuns, type WorkflowRun } from './store.ts';
 
 // Runs are short (a few writes each); a small pool keeps a burst of events from crowding out requests.
 const MAX_CONCURRENT_RUNS = 4;
@@ -18,7 +18,14 @@ export interface RunnerDeps {
   collections: CollectionService;
   records: RecordService;
   webhooks: WebhookService;
+  /** This node (CAIRN_NODE_ID), as run leases name it. */
+  node: string;
 }
+
+// A run holds its lease this long past its last step; a node that died mid-run is taken over after it.
+const LEASE_MS = 60_000;
+// Where several nodes share the database, runs a dead node left are looked for this often.
+const SWEEP_MS = 15_000;
 
 interface Job {
   dbName: string;
@@ -51,15 +58,35 @@ export class WorkflowRunner {
   private readonly active = new Set<Promise<void>>();
   private running = false;
   private log?: Logger;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(private readonly deps: RunnerDeps) {}
 
-  /** Resumes the runs a previous process left queued or running, then accepts new ones. */
+  /** Whether other processes share the database, so that runs need leases. */
+  private get shared(): boolean {
+    return this.deps.registry.backend.shared;
+  }
+
+  /**
+   * Resumes the runs a previous process left queued or running, then accepts new ones. Alone on its
+   * database (SQLite), every unfinished run is this process's own; shared, only those whose lease
+   * expired, and a sweep keeps looking for runs of nodes that die later.
+   */
   async start(log: Logger): Promise<void> {
     this.log = log;
     this.running = true;
+    await this.recover(this.shared ? orphanedRuns : (db) => unfinishedRuns(db));
+    if (this.shared) {
+      this.sweeper = setInterval(() => void this.recover(orphanedRuns).catch((err) => this.log?.error({ err }, 'looking for orphaned workflow runs failed')), SWEEP_MS);
+      this.sweeper.unref();
+    }
+  }
+
+  private async recover(find: (db: Database, now: number) => Promise<string[]>): Promise<void> {
     for (const { name } of this.deps.registry.list()) {
-      for (const runId of await unfinishedRuns(await this.deps.registry.get(name))) this.queue.push({ dbName: name, runId, recovered: true });
+      for (const runId of await find(await this.deps.registry.get(name), Date.now())) {
+        if (!this.queue.some((j) => j.runId === runId)) this.queue.push({ dbName: name, runId, recovered: true });
+      }
     }
     this.drain();
   }
@@ -67,6 +94,7 @@ export class WorkflowRunner {
   /** Lets runs in progress finish; queued ones stay queued in the database for the next start. */
   async stop(): Promise<void> {
     this.running = false;
+    clearInterval(this.sweeper);
     this.queue.length = 0;
     await Promise.allSettled([...this.active]);
   }
@@ -91,6 +119,16 @@ export class WorkflowRunner {
 
   private async execute(job: Job): Promise<void> {
     const db = await this.deps.registry.get(job.dbName);
+    // Another node may have taken it (shared database): one node runs it.
+    if (this.shared && !(await claimRun(db, job.runId, this.deps.node, Date.now() + LEASE_MS, Date.now()))) return;
+    try {
+      await this.executeClaimed(job, db);
+    } finally {
+      if (this.shared) await releaseRun(db, job.runId, this.deps.node).catch(() => undefined);
+    }
+  }
+
+  private async executeClaimed(job: Job, db: Database): Promise<void> {
     const run = await findRun(db, job.runId);
     if (!run || run.status === 'success' || run.status === 'failed') return;
     const workflow = await findWorkflow(db, run.workflow);

@@ -119,6 +119,42 @@ interface RunRow {
   updated: string;
 }
 
+/**
+ * A run's lease: the node executing it and until when (ms). Where several nodes share a database,
+ * a node executes a run only after taking its lease, so an event's run happens once; a node that dies
+ * mid-run leaves the lease to expire, and another node resumes the run (its steps are idempotent).
+ */
+export const workflowRunLeasesStep: SchemaStep = {
+  id: 'workflows.run-leases',
+  async up(tx) {
+    await tx.exec('ALTER TABLE _workflow_runs ADD COLUMN leaseOwner TEXT');
+    await tx.exec('ALTER TABLE _workflow_runs ADD COLUMN leaseUntil BIGINT');
+  },
+};
+
+/** Takes the lease of an unfinished run nobody holds (or whose lease expired); whether it was taken. */
+export async function claimRun(db: Queryable, id: string, node: string, until: number, now: number): Promise<boolean> {
+  const taken = await db.run(
+    "UPDATE _workflow_runs SET leaseOwner = ?, leaseUntil = ? WHERE id = ? AND status IN ('queued', 'running') AND (leaseUntil IS NULL OR leaseUntil < ?)",
+    [node, until, id, now],
+  );
+  return taken.changes > 0;
+}
+
+/** Gives a run's lease back (the run finished, or this node stops). */
+export async function releaseRun(db: Queryable, id: string, node: string): Promise<void> {
+  await db.run('UPDATE _workflow_runs SET leaseOwner = NULL, leaseUntil = NULL WHERE id = ? AND leaseOwner = ?', [id, node]);
+}
+
+/** Unfinished runs whose lease is free or expired: left by a node that died. */
+export async function orphanedRuns(db: Queryable, now: number): Promise<string[]> {
+  const rows = await db.all<{ id: string }>(
+    `SELECT id FROM _workflow_runs WHERE status IN ('queued', 'running') AND (leaseUntil IS NULL OR leaseUntil < ?) ORDER BY created, ${db.dialect.insertionOrder('_workflow_runs')}`,
+    [now],
+  );
+  return rows.map((r) => r.id);
+}
+
 const RUN_COLUMNS = 'id, workflow, event, status, steps, error, created, updated';
 
 function runFrom(row: RunRow): WorkflowRun {

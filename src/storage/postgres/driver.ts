@@ -1,9 +1,15 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
+
+// CAIRN_PG_DEBUG=1 warns when code inside a transaction takes a second connection: with a small pool,
+// enough such requests at once wait for each other until the connect timeout.
+const DEBUG = process.env.CAIRN_PG_DEBUG === '1';
+const inTransaction = new AsyncLocalStorage<boolean>();
 
 /** The schema of Cairn's instance tables (admins, settings, database list, migration registry). */
 export const SYSTEM_SCHEMA = 'cairn_system';
@@ -167,6 +173,7 @@ export class PgServer {
   /** A connection whose search_path names `schema`. */
   async connect(schema: string): Promise<pg.PoolClient> {
     if (this.closed) throw new ApiError(503, 'The server is shutting down.');
+    if (DEBUG && inTransaction.getStore()) process.emitWarning(`a second connection taken inside a transaction:\n${new Error().stack}`);
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -198,7 +205,8 @@ export class PgServer {
     let result: T;
     try {
       await client.query('BEGIN');
-      result = await fn(dbs.map((db) => new PgTransaction(session, db.schema, db.dialect)));
+      const txs = dbs.map((db) => new PgTransaction(session, db.schema, db.dialect));
+      result = DEBUG ? await inTransaction.run(true, () => fn(txs)) : await fn(txs);
       session.finished = true;
       await client.query('COMMIT');
     } catch (err) {

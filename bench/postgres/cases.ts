@@ -1,0 +1,18 @@
+/**
+ * The PostgreSQL cases of `npm run bench`: Cairn on PostgreSQL beside a bare Fastify + `pg` baseline
+ * (bench/postgres/baseline.ts) running the same SQL on the same tables. Targets from issue 16.
+ */
+export interface PgCase {
+  name: string;
+  description: string;
+  kind: 'create' | 'view' | 'list';
+  collection: string;
+  /** Cairn's throughput as a fraction of the baseline's. */
+  target: number;
+}
+
+export const PG_CASES: PgCase[] = [
+  { name: 'pg-create', description: 'PostgreSQL: create a record (POST, 4 fields)', kind: 'create', collection: 'pg_create', target: 0.6 },
+  { name: 'pg-view-by-id', description: 'PostgreSQL: view a record by id (1,000 records cycled)', kind: 'view', collection: 'pg_view', target: 0.7 },
+  { name: 'pg-list-100k', description: 'PostgreSQL: list 30 of 100,000 records (sort=-created, totals, pages 1-20)', kind: 'list', collection: 'pg_list', target: 0.7 },
+];

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { isApiError } from '../../src/errors.ts';
+import { PgServer } from '../../src/storage/postgres/driver.ts';
+import { toPostgres } from '../../src/storage/postgres/placeholders.ts';
+import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
+import { runCli } from '../helpers/process.ts';
+
+describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver behaviour') }, () => {
+  let dir: string;
+  let url: string;
+  let server: PgServer;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cairn-pg-driver-'));
+    url = await databaseUrlFor(dir);
+    server = new PgServer({ url, poolSize: 2, statementTimeoutMs: 300, connectTimeoutMs: 2000 });
+    await server.start();
+    const db = server.database('t', 't');
+    await db.exec('CREATE SCHEMA IF NOT EXISTS t; CREATE SCHEMA IF NOT EXISTS u');
+  });
+  after(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+    await dropDatabaseFor(dir);
+  });
+
+  test('placeholders are numbered outside quotes; mixed-case names keep their case', () => {
+    assert.equal(toPostgres(`SELECT passwordHash, 'a?b' AS "q?", x FROM t WHERE a = ? AND b = ?`, true), `SELECT "passwordHash", 'a?b' AS "q?", x FROM t WHERE a = $1 AND b = $2`);
+    assert.equal(toPostgres('SELECT data ? \'key\' FROM t', false), `SELECT data ? 'key' FROM t`);
+    assert.equal(toPostgres("SELECT $fn$ a?B $fn$, 1e5 -- c?Dd\n", true), "SELECT $fn$ a?B $fn$, 1e5 -- c?Dd\n");
+  });
+
+  test('each database is its schema; one transaction can span several and rolls back as one', async () => {
+    const t = server.database('t', 't');
+    const u = server.database('u', 'u');
+    await t.exec('CREATE TABLE items (id TEXT PRIMARY KEY, n INTEGER)');
+    await u.exec('CREATE TABLE items (id TEXT PRIMARY KEY, n INTEGER)');
+    await t.run('INSERT INTO items (id, n) VALUES (?, ?)', ['a', 1]);
+    assert.equal((await u.get<{ c: number }>('SELECT COUNT(*) AS c FROM items'))!.c, 0, 'u has its own table');
+    await assert.rejects(
+      server.transactionAcross([t, u], async ([tx, ux]) => {
+        await tx.run('INSERT INTO items (id, n) VALUES (?, ?)', ['b', 2]);
+        await ux.run('INSERT INTO items (id, n) VALUES (?, ?)', ['b', 2]);
+        await ux.run('INSERT INTO items (id, n) VALUES (?, ?)', ['b', 3]);
+      }),
+    );
+    assert.equal((await t.get<{ c: number }>('SELECT COUNT(*) AS c FROM items'))!.c, 1);
+    assert.equal((await u.get<{ c: number }>('SELECT COUNT(*) AS c FROM items'))!.c, 0);
+    // After the rollback the connection reads its schema right again.
+    assert.deepEqual(await t.all('SELECT id FROM items'), [{ id: 'a' }]);
+  });
+
+  test('a unique violation names its columns; savepoints undo only their part; after-commit runs once, not for rollbacks', async () => {
+    const t = server.database('t', 't');
+    await t.exec('CREATE TABLE people (id TEXT PRIMARY KEY, "emailAddress" TEXT UNIQUE)');
+    await t.run('INSERT INTO people (id, emailAddress) VALUES (?, ?)', ['1', 'a@x']);
+    const err = await t.run('INSERT INTO people (id, emailAddress) VALUES (?, ?)', ['2', 'a@x']).catch((e) => e);
+    assert.deepEqual(t.dialect.classifyError(err), { kind: 'unique', table: 'people', columns: ['emailAddress'] });
+    const calls: string[] = [];
+    await t.transaction(async (tx) => {
+      await tx.run('INSERT INTO people (id, emailAddress) VALUES (?, ?)', ['3', 'c@x']);
+      tx.afterCommit(() => void calls.push('outer'));
+      await tx
+        .transaction(async (inner) => {
+          inner.afterCommit(() => void calls.push('inner'));
+          await inner.run('INSERT INTO people (id, emailAddress) VALUES (?, ?)', ['4', 'a@x']);
+        })
+        .catch(() => undefined);
+    });
+    assert.deepEqual(calls, ['outer']);
+    assert.deepEqual((await t.all<{ id: string }>('SELECT id FROM people ORDER BY id')).map((r) => r.id), ['1', '3']);
+  });
+
+  test('a statement running past the timeout is cancelled: 503, and the pool goes on', async () => {
+    const t = server.database('t', 't');
+    const err = await t.get('SELECT pg_sleep(5)').catch((e) => e);
+    assert.ok(isApiError(err) && err.status === 503, String(err));
+    assert.deepEqual(await t.get('SELECT 1 AS one'), { one: 1 });
+  });
+
+  test('a connection lost in the middle of a request is a 503 for it; the next request gets a new connection', async () => {
+    const t = server.database('t', 't');
+    const running = t.get('SELECT pg_sleep(0.25), 1 AS one').catch((e) => e);
+    const killer = new pg.Client({ connectionString: url });
+    await killer.connect();
+    try {
+      // Terminate the backend running the sleep.
+      for (let i = 0; i < 50; i++) {
+        const killed = await killer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cairn' AND query LIKE 'SELECT pg_sleep(0.25)%'");
+        if (killed.rowCount) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      await killer.end();
+    }
+    const err = await running;
+    assert.ok(isApiError(err) && err.status === 503, String(err));
+    assert.deepEqual(await t.get('SELECT 1 AS one'), { one: 1 });
+  });
+
+  test('a wrong or unreachable URL stops start-up with one clear line', async () => {
+    for (const bad of ['postgres://postgres@127.0.0.1:1/cairn', `postgres://postgres@127.0.0.1:5432/no_such_database_${Date.now()}`]) {
+      const res = await runCli(['serve', '--dir', path.join(dir, 'bad'), '--port', '0'], { CAIRN_DATABASE_URL: bad }, 30_000);
+      assert.equal(res.code, 1, res.stderr);
+      const lines = res.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, res.stderr);
+      assert.match(lines[0], /^cairn: cannot use PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1/);
+      assert.doesNotMatch(res.stderr, /\n\s+at /, 'no stack trace');
+    }
+    const notUrl = await runCli(['serve', '--dir', path.join(dir, 'bad')], { CAIRN_DATABASE_URL: 'mysql://x' }, 30_000);
+    assert.equal(notUrl.code, 2);
+    assert.match(notUrl.stderr, /CAIRN_DATABASE_URL must be a PostgreSQL URL/);
+  });
+});
