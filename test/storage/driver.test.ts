@@ -8,7 +8,7 @@ import { sql } from '../../src/storage/index.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
 import { skipOn } from '../helpers/postgres.ts';
 
-// The PostgreSQL driver has its own (postgres-driver.test.ts).
+// The PostgreSQL driver has its own (postgres.test.ts).
 describe('SQLite driver behind the async storage interface', { skip: skipOn('postgres', 'the SQLite driver itself') }, () => {
   let dir: string;
   let db: SqliteDatabase;
