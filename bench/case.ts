@@ -16,7 +16,7 @@ export interface BenchCase<State = unknown> {
   /** Another case this one is measured against: when both are selected they run in shared rounds,
    * and the report prints this case's Cairn throughput as a fraction of that case's and whether it
    * reaches `target`. */
-  relativeTo?: { name: string; target: number };
+  relativeTo?: { name: string; target?: number };
   /**
    * Runs in the bench process before the load starts, with Cairn serving and the baseline's database
    * open (the baseline server is not running yet). Creates collections and data through Cairn's API,
@@ -34,6 +34,8 @@ export interface BenchCase<State = unknown> {
    * CPU until it returns is reported per request besides the CPU of the round alone.
    */
   afterRound?(state: State, answered: number): Promise<void>;
+  /** Runs once the rounds are over: lines for the report (figures measured outside the rounds). */
+  report?(state: State): Promise<string[]>;
 }
 
 export type Target = 'cairn' | 'baseline';
@@ -56,6 +58,8 @@ export interface PrepareContext {
   baseline: BetterSqlite3.Database;
   /** Copies a table of Cairn's `main` database (its DDL, indexes and rows) into the baseline. */
   copyToBaseline(table: string): void;
+  /** Cairn's resident memory in bytes now, where the OS tells (Linux). */
+  cairnRss(): number | undefined;
 }
 
 export interface CairnClient {

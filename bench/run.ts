@@ -147,10 +147,12 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
       const withDrain = cairn.drain?.cpuUs;
       // Neighbouring rounds saw about the same machine, so their ratios show the measurement's spread.
       const perRound = cairn.roundRps.map((rps, i) => (rps / other.cairn.roundRps[i]) * 100).sort((a, b) => a - b);
+      const target = c.relativeTo.target;
       lines.push(
         '',
-        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds: ${fmt(ratio * 100)}%, judged against the target ≥ ${fmt(c.relativeTo.target * 100)}%: ` +
-          `${ratio >= c.relativeTo.target ? 'met' : '**below**'}; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
+        `${c.name} / ${other.c.name}, Cairn throughput in the same rounds: ${fmt(ratio * 100)}%` +
+          (target === undefined ? '' : `, judged against the target ≥ ${fmt(target * 100)}%: ${ratio >= target ? 'met' : '**below**'}`) +
+          `; normalised by each case's baseline (cross-check, not judged): ${fmt(normalised * 100)}%; ` +
           `CPU µs/req ${cpu(other.cairn)} → ${cpu(cairn)}${withDrain === undefined ? '' : ` (${fmt(withDrain)} with the drain)`}; ` +
           `round by round ${fmt(perRound[0])}–${fmt(perRound[perRound.length - 1])}%, median ${fmt(perRound[Math.floor(perRound.length / 2)])}%.`,
       );
@@ -218,7 +220,7 @@ async function main(): Promise<void> {
     const baselineDb = new BetterSqlite3(baselineFile);
     for (const pragma of PRAGMAS) baselineDb.pragma(pragma);
     const cairnDb = new BetterSqlite3(path.join(dir, 'cairn/databases/main.db'), { readonly: true });
-    const ctx: PrepareContext = { cairn: client, baseline: baselineDb, copyToBaseline: (table) => copyTable(cairnDb, baselineDb, table) };
+    const ctx: PrepareContext = { cairn: client, baseline: baselineDb, copyToBaseline: (table) => copyTable(cairnDb, baselineDb, table), cairnRss: () => cairn.rssBytes() };
     const states = new Map<BenchCase, unknown>();
     for (const c of selected) {
       process.stderr.write(`preparing ${c.name}…\n`);
@@ -265,9 +267,12 @@ async function main(): Promise<void> {
       for (const r of measured.slice(1)) r.reference = measured[0];
       results.push(...measured);
     }
+    const notes: string[] = [];
+    for (const c of selected) if (c.report) notes.push(...(await c.report(states.get(c))));
     for (const s of servers.splice(0).reverse()) await s.stop();
     const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
     process.stdout.write(`${report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff)}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
+    if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
+import { smtpSection } from './auth/mail/smtp-settings.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
@@ -21,16 +22,23 @@ import { registerContext } from './http/plugins/context.ts';
 import { FileService } from './files/download.ts';
 import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
+import { S3FileStorage } from './files/storage/s3.ts';
+import type { FileStorage } from './files/storage/types.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
+import { redisCounters } from './http/plugins/rate-limit-stores.ts';
+import type { RateCounters } from './ratelimit/counters.ts';
+import { DatabaseCounters } from './ratelimit/database.ts';
 import { adminRoutes } from './http/routes/admins.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
+import { DashboardAssets } from './dashboard/assets.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -39,6 +47,7 @@ import { keyRoutes } from './http/routes/keys.ts';
 import { logRoutes } from './http/routes/logs.ts';
 import { collectRoutes, openApiRoutes } from './http/routes/openapi.ts';
 import { migrationRoutes } from './http/routes/migrations.ts';
+import { realtimeRoutes } from './http/routes/realtime.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
@@ -49,6 +58,9 @@ import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
 import { MigrationService } from './migrations/service.ts';
 import { watchMigrationJournal } from './migrations/watch.ts';
+import { LocalChangeFeed } from './realtime/feed.ts';
+import { realtimeChangeHook } from './realtime/hook.ts';
+import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry, openBackend } from './storage/index.ts';
@@ -92,6 +104,8 @@ export interface Services {
   adminPasswordReset: AdminPasswordReset;
   oauth2: OAuth2Service;
   workflows: WorkflowService;
+  /** Server-sent record changes (PocketBase's realtime). */
+  realtime: RealtimeService;
   /** The request log (`/api/logs`), kept in `registry.logs`. */
   requestLogs: RequestLogs;
   backups: BackupService;
@@ -125,7 +139,9 @@ export async function buildServices(config: Config): Promise<Services> {
   invalidations.on('databases', () => void registry.reload().catch(() => undefined));
   registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
-  const fileStore = new FileStore({ storage: new LocalFileStorage(storageDir), stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
+  // Uploads are staged in the data directory whichever storage keeps them.
+  const storage: FileStorage = config.s3 ? new S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
+  const fileStore = new FileStore({ storage, stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
   const collections = new CollectionService({
     validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
@@ -139,10 +155,13 @@ export async function buildServices(config: Config): Promise<Services> {
     }
   });
   const webhooks = new WebhookService({ registry, outbox, secret, config });
+  // Committed record changes reach realtime through this feed: one process's for now; a feed that
+  // spans the nodes of an instance replaces it here without touching the realtime domain.
+  const changeFeed = new LocalChangeFeed();
   const records = new RecordService({
     collections,
     access: new RuleAccess(),
-    changeHooks: [webhooks.changeHook, fileStore.changeHook],
+    changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed)],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
     search: fulltextSearch,
@@ -153,7 +172,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const recordAuth = new RecordAuthService(tokens, collections, records);
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section], invalidations);
+  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
@@ -163,6 +182,18 @@ export async function buildServices(config: Config): Promise<Services> {
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
+  const realtime = new RealtimeService({
+    feed: changeFeed,
+    registry,
+    records: records.deps,
+    authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),
+    limits: {
+      maxClients: config.realtimeMaxClients,
+      maxSubscriptions: config.realtimeMaxSubscriptions,
+      clientBuffer: config.realtimeClientBuffer,
+      keepAliveMs: config.realtimeKeepAliveMs,
+    },
+  });
   // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
   // through its Database.
   const logsDb = registry.logs;
@@ -171,7 +202,7 @@ export async function buildServices(config: Config): Promise<Services> {
     keepDays: config.logDays,
     sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
   });
-  const backups = new BackupService(config.dir, registry);
+  const backups = new BackupService(config.dir, registry, config.storage);
   // Notices from other nodes flow before this node serves or changes anything.
   await backend.notifications?.ready();
   return {
@@ -189,6 +220,7 @@ export async function buildServices(config: Config): Promise<Services> {
     webhooks,
     cron,
     workflows,
+    realtime,
     mailer,
     emailFlows,
     adminPasswordReset,
@@ -211,6 +243,27 @@ export interface BuildAppOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
   /** What restarts the services after a restore (the host); without it restores are refused. */
   restarter?: ServiceRestarter;
+}
+
+/**
+ * Where the rate limits count across nodes: Redis when CAIRN_REDIS_URL is set, else the database the
+ * nodes share (PostgreSQL); undefined on SQLite, whose single process counts in memory.
+ */
+async function rateCounters(config: Config, registry: DatabaseRegistry, app: FastifyInstance): Promise<RateCounters | undefined> {
+  const report = everyMinute((err) => app.log.warn({ err }, 'rate-limit counters: Redis is out of reach'));
+  if (config.redisUrl) return redisCounters(config.redisUrl, config.redisPrefix, report);
+  if (registry.backend.shared) return new DatabaseCounters(registry.system, (err) => app.log.warn({ err }, 'pruning rate-limit counters failed'));
+  return undefined;
+}
+
+/** `fn`, called at most once a minute: for a failure that repeats on every request. */
+function everyMinute(fn: (err: unknown) => void): (err: unknown) => void {
+  let last = 0;
+  return (err) => {
+    if (Date.now() - last < 60_000) return;
+    last = Date.now();
+    fn(err);
+  };
 }
 
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
@@ -242,7 +295,16 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   registerErrorHandling(app);
   registerRequestLog(app, services.requestLogs);
   await registerCors(app, config.corsOrigins);
-  await registerRateLimit(app, config.rateLimit);
+  const sharedCounters = config.rateLimit ? await rateCounters(config, services.registry, app) : undefined;
+  registerRateLimit(app, {
+    enabled: config.rateLimit,
+    globalMax: config.globalRateLimit,
+    shared: sharedCounters,
+    // Redis counts every request's hit for the price of a round trip; on PostgreSQL the global limit,
+    // checked on every request, stays in each node's memory (docs/auth.md: measured).
+    shareGlobal: config.shareGlobalRateLimit ?? config.redisUrl !== undefined,
+    onSharedError: everyMinute((err) => app.log.warn({ err }, 'rate-limit counters out of reach: counting in this node\'s memory meanwhile')),
+  });
   registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
@@ -251,7 +313,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings));
+  await app.register(settingsRoutes(services.settings, services.mailer));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections));
   await app.register(ruleRoutes(services.collections));
@@ -261,9 +323,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
+  await app.register(realtimeRoutes(services.realtime));
   await app.register(logRoutes(services.requestLogs));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
+  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -271,6 +335,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await services.cron.start(app.log);
   services.mailer.log = app.log;
   await services.workflows.start(app.log);
+  services.realtime.start(app.log);
+  // Event streams never end by themselves: closing the app ends them (clients reconnect to the next
+  // server). The host ends them earlier still, before it waits for requests under way (http/host.ts).
+  app.addHook('preClose', async () => {
+    await services.realtime.close();
+  });
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
@@ -286,6 +356,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     await services.requestLogs.stop();
     await services.mailer.close();
     await services.registry.close();
+    services.fileStore.storage.close?.();
   });
   return { app, services };
 }

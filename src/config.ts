@@ -2,6 +2,10 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
+import { fileURLToPath } from 'node:url';
+
+/** Where `npm run build:dashboard` writes the dashboard, relative to this package. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../dashboard/dist', import.meta.url));
 
 /** Everything Cairn reads from the environment and the command line, validated once at start. */
 export interface Config {
@@ -37,6 +41,14 @@ export interface Config {
   fileTokenTtl: number;
   /** Browser origins allowed to call the API (CORS); `['*']` allows every origin. */
   corsOrigins: string[];
+  /** Realtime clients connected at once, at most (docs/realtime.md). */
+  realtimeMaxClients: number;
+  /** Topics one realtime client may subscribe to. */
+  realtimeMaxSubscriptions: number;
+  /** Unsent bytes a realtime stream may hold before its client is dropped as one that does not read. */
+  realtimeClientBuffer: number;
+  /** Idle realtime streams get a comment at least this often, in milliseconds. */
+  realtimeKeepAliveMs: number;
   /** Whether API requests are recorded in the request log (`/api/logs`); CAIRN_REQUEST_LOGS. */
   requestLogs: boolean;
   /** Request logs older than this many days are pruned; 0 keeps them. */
@@ -53,8 +65,37 @@ export interface Config {
   pgStatementTimeoutMs: number;
   /** This process among the nodes of an instance (webhook logs, cron runs, health). */
   nodeId: string;
+  /** Where uploaded files are kept: `<dir>/storage` (local) or an S3-compatible bucket (s3). */
+  storage: 'local' | 's3';
+  /** The bucket, when `storage` is s3. */
+  s3?: S3Config;
+  /** Redis URL (CAIRN_REDIS_URL): when set, rate-limit counters are kept there. */
+  redisUrl?: string;
+  /** Prefix of every key Cairn writes in Redis. */
+  redisPrefix: string;
+  /** The global rate limit: requests per minute per client IP. */
+  globalRateLimit: number;
+  /**
+   * Whether the global limit counts across nodes (CAIRN_RATE_LIMIT_SHARE_GLOBAL); undefined: where
+   * that is cheap (Redis), not on PostgreSQL alone (docs/auth.md).
+   */
+  shareGlobalRateLimit?: boolean;
   /** How long a node holds a webhook event it attempts before another node may take it (PostgreSQL). */
   webhookLeaseMs?: number;
+  /** The dashboard's built files, served at `/_/` (`dashboard/dist` of this package by default). */
+  dashboardDir: string;
+}
+
+/** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
+export interface S3Config {
+  /** The service's URL; AWS S3 itself when unset. */
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  /** Both or neither: without them the AWS SDK's default credentials are used. */
+  accessKey?: string;
+  secret?: string;
+  forcePathStyle: boolean;
 }
 
 export interface ConfigFlags {
@@ -154,6 +195,63 @@ function nodeId(raw: string | undefined): string {
   return raw.trim();
 }
 
+function httpUrl(name: string, raw: string | undefined, example: string): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol)) throw new ConfigError(`${name} must be an http(s) URL such as ${example}, got "${raw}".`);
+  return raw.trim();
+}
+
+function storageKind(raw: string | undefined): 'local' | 's3' {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (value === '' || value === 'local') return 'local';
+  if (value === 's3') return 's3';
+  throw new ConfigError(`CAIRN_STORAGE must be "local" or "s3", got "${raw}".`);
+}
+
+/** The bucket settings, all checked now: a server that starts can at least try its bucket. */
+function s3Config(env: NodeJS.ProcessEnv): S3Config {
+  const bucket = (env.CAIRN_S3_BUCKET ?? '').trim();
+  if (bucket === '') throw new ConfigError('CAIRN_STORAGE=s3 needs CAIRN_S3_BUCKET, the name of the bucket that keeps the files.');
+  if (/[\s/]/.test(bucket)) throw new ConfigError(`CAIRN_S3_BUCKET must be a bucket name (no spaces or slashes), got "${bucket}".`);
+  const accessKey = nonEmpty(env.CAIRN_S3_ACCESS_KEY);
+  const secret = nonEmpty(env.CAIRN_S3_SECRET);
+  if ((accessKey === undefined) !== (secret === undefined)) {
+    throw new ConfigError('CAIRN_S3_ACCESS_KEY and CAIRN_S3_SECRET go together: set both, or neither to use the AWS SDK\'s default credentials.');
+  }
+  return {
+    endpoint: httpUrl('CAIRN_S3_ENDPOINT', env.CAIRN_S3_ENDPOINT, 'https://s3.example.com'),
+    bucket,
+    region: nonEmpty(env.CAIRN_S3_REGION?.trim()) ?? 'us-east-1',
+    accessKey,
+    secret,
+    forcePathStyle: onOff('CAIRN_S3_FORCE_PATH_STYLE', env.CAIRN_S3_FORCE_PATH_STYLE, false),
+  };
+}
+
+function redisPrefix(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'cairn:';
+  if (!/^[A-Za-z0-9._:{}-]{1,100}$/.test(raw)) throw new ConfigError('CAIRN_REDIS_PREFIX must be 1-100 letters, digits, dots, colons, braces, dashes or underscores.');
+  return raw;
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['redis:', 'rediss:'].includes(url.protocol)) throw new ConfigError('CAIRN_REDIS_URL must be a Redis URL such as redis://127.0.0.1:6379.');
+  return raw.trim();
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -165,6 +263,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     throw new ConfigError(`CAIRN_RATE_LIMIT must be "on" or "off", got "${env.CAIRN_RATE_LIMIT}".`);
   }
   const host = flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1';
+  const storage = storageKind(env.CAIRN_STORAGE);
   return {
     host,
     port: intFrom('port', flags.port ?? env.CAIRN_PORT, 8090, 0, 65535),
@@ -188,6 +287,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
+    realtimeMaxClients: intFrom('CAIRN_REALTIME_MAX_CLIENTS', env.CAIRN_REALTIME_MAX_CLIENTS, 10000, 0, 1_000_000),
+    realtimeMaxSubscriptions: intFrom('CAIRN_REALTIME_MAX_SUBSCRIPTIONS', env.CAIRN_REALTIME_MAX_SUBSCRIPTIONS, 1000, 1, 100_000),
+    realtimeClientBuffer: intFrom('CAIRN_REALTIME_CLIENT_BUFFER', env.CAIRN_REALTIME_CLIENT_BUFFER, 256 * 1024, 1024, 1024 * 1024 * 1024),
+    // Proxies commonly close connections silent for 60 s; the contract asks for 30 s at most.
+    realtimeKeepAliveMs: intFrom('CAIRN_REALTIME_KEEPALIVE_MS', env.CAIRN_REALTIME_KEEPALIVE_MS, 25000, 10, 30000),
     requestLogs: onOff('CAIRN_REQUEST_LOGS', env.CAIRN_REQUEST_LOGS, true),
     logDays: intFrom('CAIRN_LOG_DAYS', env.CAIRN_LOG_DAYS, 7, 0, 3650),
     backupCron: backupCron(env.CAIRN_BACKUP_CRON),
@@ -197,5 +301,12 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     nodeId: nodeId(env.CAIRN_NODE_ID),
     webhookLeaseMs: env.CAIRN_WEBHOOK_LEASE_MS ? intFrom('CAIRN_WEBHOOK_LEASE_MS', env.CAIRN_WEBHOOK_LEASE_MS, 0, 1000, 3_600_000) : undefined,
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
+    dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
+    storage,
+    s3: storage === 's3' ? s3Config(env) : undefined,
+    redisUrl: redisUrl(env.CAIRN_REDIS_URL),
+    redisPrefix: redisPrefix(env.CAIRN_REDIS_PREFIX),
+    globalRateLimit: intFrom('CAIRN_RATE_LIMIT_GLOBAL', env.CAIRN_RATE_LIMIT_GLOBAL, 3000, 1, 1_000_000),
+    shareGlobalRateLimit: nonEmpty(env.CAIRN_RATE_LIMIT_SHARE_GLOBAL?.trim()) === undefined ? undefined : onOff('CAIRN_RATE_LIMIT_SHARE_GLOBAL', env.CAIRN_RATE_LIMIT_SHARE_GLOBAL, false),
   };
 }

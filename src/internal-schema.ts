@@ -14,6 +14,7 @@ import type { SchemaStep } from './storage/index.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
 import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
+import { rateLimitsTableStep } from './ratelimit/database.ts';
 
 /**
  * Cairn's own tables, in the order they are created. Each domain contributes its steps here; a step
@@ -35,6 +36,8 @@ export const systemSteps: SchemaStep[] = [
   oneTimeTokensTableStep,
   secretsTableStep,
   migrationFilesTableStep,
+  // Shared rate-limit counters (used where several nodes share the database).
+  rateLimitsTableStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

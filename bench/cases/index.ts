@@ -1,5 +1,6 @@
 import type { BenchCase } from '../case.ts';
 import { createCase } from './create.ts';
+import { createRealtimeCase } from './create-realtime.ts';
 import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
@@ -10,6 +11,7 @@ import { viewAsUserCase } from './view-as-user.ts';
 export const cases: BenchCase<any>[] = [
   createCase,
   createTriggerCase,
+  createRealtimeCase,
   viewCase,
   viewAsUserCase,
   viewAsOwnerCase,

@@ -9,6 +9,8 @@ export interface RunningServer {
   child: ChildProcess;
   /** CPU seconds the process has used so far (user + system), where the OS tells (Linux). */
   cpuSeconds(): number | undefined;
+  /** Resident memory in bytes, where the OS tells (Linux). */
+  rssBytes(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -22,6 +24,16 @@ function cpuSecondsOf(pid: number | undefined): number | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+function rssOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
   } catch {
     return undefined;
   }
@@ -58,6 +70,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
     url,
     child,
     cpuSeconds: () => cpuSecondsOf(child.pid),
+    rssBytes: () => rssOf(child.pid),
     async stop() {
       if (!exited) child.kill('SIGTERM');
       await exit;

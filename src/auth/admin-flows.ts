@@ -41,7 +41,7 @@ export class AdminPasswordReset {
     const admin = await this.admins.findByEmail(email.trim());
     if (!admin) return;
     const token = await issueToken(this.system, 'password-reset', { collectionId: ADMINS, recordId: admin.id, email: admin.email }, PASSWORD_RESET_TTL_SECONDS);
-    this.mailer.sendLater(flowMail('password-reset', await this.settings.get<MetaSettings>('meta'), admin.email, token, '30 minutes'));
+    this.mailer.sendLater(flowMail('password-reset', await this.settings.get<MetaSettings>('meta'), admin.email, token, '30 minutes', { kind: 'admin' }));
   }
 
   /** Sets the new password, which also revokes the administrator's earlier auth tokens. The token is

@@ -39,7 +39,15 @@ export class Authenticator {
 
   authenticate = async (req: FastifyRequest, dbName: string, db: Database | undefined): Promise<Auth> => {
     const header = req.headers.authorization;
-    const bearer = bearerOf(Array.isArray(header) ? header[0] : header);
+    return this.authenticateBearer(bearerOf(Array.isArray(header) ? header[0] : header), dbName, db);
+  };
+
+  /**
+   * The caller a bearer (a token or an API key, without the scheme) stands for in `dbName`; none is a
+   * guest. Also how realtime re-checks, before sending, that a subscriber's token still holds: the
+   * verified-token cache makes that a row lookup.
+   */
+  async authenticateBearer(bearer: string | undefined, dbName: string, db: Database | undefined): Promise<Auth> {
     if (bearer === undefined) return GUEST;
     if (!JWT_SHAPE.test(bearer)) {
       if (!this.apiKeys) throw unauthorized();
@@ -47,7 +55,7 @@ export class Authenticator {
     }
     const claims = await this.tokens.verify(bearer);
     return this.fromClaims(claims, dbName, db, bearer);
-  };
+  }
 
   /**
    * The caller named by verified claims (of an auth token, or of a file token signed with another

@@ -55,7 +55,8 @@ export class EmailFlows {
 
   private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, ttl: number, validFor: string) {
     const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email }, ttl);
-    this.mailer.sendLater(flowMail(purpose, await this.settings.get<MetaSettings>('meta'), account.email, token, validFor));
+    const meta = await this.settings.get<MetaSettings>('meta');
+    this.mailer.sendLater(flowMail(purpose, meta, account.email, token, validFor, { kind: 'record', database: ctx.dbName, collection: collection.name }));
   }
 
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */

@@ -67,14 +67,24 @@ export class BackupService {
   constructor(
     private readonly dataDir: string,
     private readonly registry: DatabaseRegistry,
+    /** Where uploaded files are: a backup holds the storage directory, so only `local` can be backed up. */
+    private readonly storage: 'local' | 's3' = 'local',
   ) {
     this.dir = path.join(dataDir, 'backups');
   }
 
-  /** Why backups are not made here, or undefined: on PostgreSQL they are the database's own tools' job. */
+  /**
+   * Why backups are not made here, or undefined: on PostgreSQL they are the database's own tools'
+   * job, and files in a bucket are the bucket's (a backup ZIP holds the local storage directory).
+   */
   unsupported(): string | undefined {
-    if (this.registry.system.dialect.name === 'sqlite') return undefined;
-    return 'Backups of a PostgreSQL instance are made with PostgreSQL\'s own tools: pg_dump to take one, pg_restore to restore it (the uploaded files too, from their S3 bucket or storage directory).';
+    if (this.registry.system.dialect.name !== 'sqlite') {
+      return 'Backups of a PostgreSQL instance are made with PostgreSQL\'s own tools: pg_dump to take one, pg_restore to restore it (the uploaded files too, from their S3 bucket or storage directory).';
+    }
+    if (this.storage === 's3') {
+      return 'Backups hold the local storage directory, but with CAIRN_STORAGE=s3 the uploaded files are in the S3 bucket: back the bucket up with its own tools (versioning, replication) and the data directory\'s databases with a copy taken while the server is stopped.';
+    }
+    return undefined;
   }
 
   private check(): void {

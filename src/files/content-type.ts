@@ -98,8 +98,8 @@ export async function detectFileType(filePath: string, head: Uint8Array, name: s
 }
 
 /** Content type of stored content, read through `open` (twice at most: the signature, then a text sample). */
-export async function detectStoredType(open: (end?: number) => Readable, name: string): Promise<string> {
-  const whole = open();
+export async function detectStoredType(open: (end?: number) => Promise<Readable>, name: string): Promise<string> {
+  const whole = await open();
   let found: { mime: string } | undefined;
   try {
     found = await fileTypeFromStream(whole);
@@ -109,6 +109,6 @@ export async function detectStoredType(open: (end?: number) => Readable, name: s
   }
   if (found) return decide(found, new Uint8Array(), name);
   const chunks: Buffer[] = [];
-  for await (const chunk of open(SNIFF_BYTES - 1)) chunks.push(chunk as Buffer);
+  for await (const chunk of await open(SNIFF_BYTES - 1)) chunks.push(chunk as Buffer);
   return decide(undefined, Buffer.concat(chunks), name);
 }

@@ -32,7 +32,7 @@ export interface FileDownload {
   modified: Date;
   contentType: string;
   protected: boolean;
-  read(range?: { start: number; end: number }): Readable;
+  read(range?: { start: number; end: number }): Promise<Readable>;
 }
 
 const TYPE_CACHE_LIMIT = 10_000;

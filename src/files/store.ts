@@ -8,7 +8,7 @@ import { fileList, fileNames } from './field.ts';
 import { isRecordId } from '../lib/ids.ts';
 import { fileKey, recordPrefix } from './keys.ts';
 import { isStoredName } from './names.ts';
-import type { StagedFile } from './staged.ts';
+import { isStagedFile, type StagedFile } from './staged.ts';
 import type { FileStorage } from './storage/types.ts';
 import { discardStaged, receiveBody, type UploadPart } from './uploads.ts';
 
@@ -83,8 +83,29 @@ export class FileStore implements RecordFiles {
   }
 
   /**
+   * Before the write's transaction: puts the request's uploads under the record, so that no
+   * transaction waits on storage (an upload to a bucket takes as long as the file takes to send).
+   * Uploads the write then refuses are removed by `settle`, like those of a write that rolled back.
+   */
+  async upload(database: string, collection: Collection, recordId: string, input: Record<string, unknown>): Promise<void> {
+    // An id no record of Cairn's can have is refused by the write itself.
+    if (!isRecordId(recordId)) return;
+    const files = Object.values(input).flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v): v is StagedFile => isStagedFile(v) && !v.tooLarge && v.state === 'staged');
+    const results = await Promise.allSettled(files.map((file) => this.put(fileKey(database, collection.name, recordId, file.name), file)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  private async put(key: string, file: StagedFile): Promise<void> {
+    await this.options.storage.put(key, file.tempPath, { contentType: file.contentType });
+    file.key = key;
+    file.state = 'stored';
+  }
+
+  /**
    * Inside the write's transaction, after the row is written: names kept must be files the record
-   * already has, and uploads are moved under the record. A rollback leaves them to `settle`.
+   * already has, and uploads not already put by `upload` are put under the record. A rollback
+   * leaves them to `settle`.
    */
   async store(tx: Transaction, database: string, collection: Collection, recordId: string, values: Map<string, unknown>, before?: Record<string, unknown>): Promise<void> {
     const errors: Record<string, FieldError> = {};
@@ -100,9 +121,7 @@ export class FileStore implements RecordFiles {
     if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to save the record files.');
     for (const file of uploads) {
       const key = fileKey(database, collection.name, recordId, file.name);
-      await this.options.storage.put(key, file.tempPath, { contentType: file.contentType });
-      file.key = key;
-      file.state = 'stored';
+      if (file.state !== 'stored' || file.key !== key) await this.put(key, file);
       tx.afterCommit(() => {
         file.state = 'committed';
       });

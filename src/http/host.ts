@@ -5,6 +5,7 @@ import type { ServiceRestarter } from '../backups/service.ts';
 import { recoverInterruptedRestore, type Swap } from '../backups/swap.ts';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest } from '../errors.ts';
+import { unusedConnections } from './connections.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -35,11 +36,13 @@ export class Host implements ServiceRestarter {
   private inFlight = 0;
   private writesRefused?: string;
   private paused?: string;
+  private readonly unused: { closeAll(): void };
 
   private constructor(private readonly config: Config) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.on('clientError', clientErrorHandler);
+    this.unused = unusedConnections(this.server);
   }
 
   /** Builds the app and listens on the configured address (port 0: any free port). */
@@ -113,6 +116,9 @@ export class Host implements ServiceRestarter {
   async restart(swap: () => Promise<Swap>): Promise<void> {
     this.paused = RESTARTING;
     try {
+      // Realtime streams are requests that never finish: ended first (their clients reconnect once
+      // the new services serve).
+      await this.current.services.realtime.close();
       // The request that asked for the restart is one of those in flight: wait for the others.
       const deadline = Date.now() + DRAIN_MS;
       while (this.inFlight > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -144,6 +150,10 @@ export class Host implements ServiceRestarter {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
+    // Requests that never finish by themselves are ended, so the wait is for the others only:
+    // realtime streams (clients reconnect to the next server) and connections without a request.
+    await this.current.services.realtime.close();
+    this.unused.closeAll();
     await closed;
     await this.current.app.close();
   }

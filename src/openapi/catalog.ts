@@ -84,6 +84,7 @@ export const CATALOG: Record<string, OperationInfo> = {
 
   'GET /api/settings': { summary: 'Instance settings (secrets left out)', tag: 'settings', access: 'admin', response: 'object' },
   'PATCH /api/settings': { summary: 'Update instance settings', tag: 'settings', access: 'admin', body: 'object', response: 'object' },
+  'POST /api/settings/test/email': { summary: 'Send a test mail (verification or password-reset template)', tag: 'settings', access: 'admin', body: 'object', status: 204 },
   'GET /api/databases': { summary: 'List databases', tag: 'databases', access: 'admin', response: '[Database]' },
   'POST /api/databases': { summary: 'Create a database', tag: 'databases', access: 'admin', body: 'DatabaseInput', response: 'Database' },
 
@@ -102,6 +103,9 @@ export const CATALOG: Record<string, OperationInfo> = {
   'POST /api/workflows/:name/events': { summary: "Send an event to a workflow (its secret or an API key)", tag: 'workflows', access: 'workflow-secret', body: 'object', status: 202, response: 'object' },
   'GET /api/workflows/:name/runs': { summary: "A workflow's runs", tag: 'workflows', access: 'admin', query: LIST, response: 'object' },
   'GET /api/workflows/:name/runs/:id': { summary: 'One run of a workflow', tag: 'workflows', access: 'admin', response: 'object' },
+
+  'GET /api/realtime': { summary: 'Open a realtime event stream (server-sent events; its first message, PB_CONNECT, gives the client id)', tag: 'realtime', access: 'public', response: 'event-stream' },
+  'POST /api/realtime': { summary: "Replace a realtime client's subscriptions, as the caller and in the x-dbname database", tag: 'realtime', access: 'public', body: 'object', status: 204 },
 
   'GET /api/logs': { summary: 'Request logs (filter and sort over their fields)', tag: 'logs', access: 'admin', query: [...LIST, 'sort', 'filter', 'skipTotal'], response: 'RequestLogList' },
   'GET /api/logs/stats': { summary: 'Requests per hour', tag: 'logs', access: 'admin', query: ['filter'], response: '[LogStat]' },

@@ -153,6 +153,7 @@ function content(kind: string | undefined): JsonSchema | undefined {
   if (kind === undefined) return undefined;
   if (kind === 'zip') return { 'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } } };
   if (kind === 'yaml') return { 'application/yaml': { schema: STRING } };
+  if (kind === 'event-stream') return { 'text/event-stream': { schema: STRING } };
   if (kind === 'file') return { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } };
   if (kind === 'object') return { 'application/json': { schema: OBJECT } };
   const array = /^\[(\w+)\]$/.exec(kind);

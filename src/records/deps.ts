@@ -28,6 +28,12 @@ export type SearchProvider = (ctx: RequestContext, collection: Collection, terms
 /** Puts the files a write brings in place; provided by the files domain. */
 export interface RecordFiles {
   /**
+   * Before the write's transaction: puts the uploads found in `input` (a create's or an update's body)
+   * in storage under the record, so the transaction does not wait on it. The write's outcome settles
+   * them as it does those `store` puts.
+   */
+  upload?(database: string, collection: Collection, recordId: string, input: Record<string, unknown>): Promise<void>;
+  /**
    * Inside the write's transaction, after the row is written: checks the file names in `values`
    * against the record's current ones (`before`, absent on create) and stores new uploads.
    */

@@ -129,6 +129,7 @@ export async function createRecord(deps: RecordDeps, ctx: RequestContext, collec
   const auth = collection.type === 'auth' ? await prepareAuthCreate(input, privileged, deps.minPasswordLength) : undefined;
   Object.assign(errors, auth?.errors);
   if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+  await deps.files?.upload?.(ctx.dbName, collection, id, input);
 
   const now = nowIso();
   const columns = columnValues(shape, values, auth);
@@ -182,6 +183,9 @@ export async function updateRecord(
     if (!current) throw notFound();
     auth = await prepareAuthUpdate(input, { ...current, verified: current.verified === 1 }, privileged, deps.minPasswordLength);
   }
+  // Before the record is read and checked (inside the transaction): a refused update's uploads are
+  // removed when its request settles.
+  await deps.files?.upload?.(ctx.dbName, collection, id, input);
 
   let row: Row;
   let change!: Change;

@@ -104,6 +104,13 @@ export interface Dialect {
    * becomes multiple); empty values become `[]`, values that already are arrays stay. */
   wrapInJsonArraySql(table: string, column: string): string;
   /**
+   * `SELECT ? AS "a", ? AS "b", …`: one row of parameters (bound in column order), each typed as a
+   * column of that kind and multiplicity is (type, comparison affinity, collation). Wrapped as a
+   * derived table under a table's alias, it lets a condition compiled against the table's rows be
+   * evaluated on values that are not in the table: a deleted record's last state (realtime).
+   */
+  typedRow(columns: ReadonlyArray<{ name: string; kind: ColumnKind; multiple: boolean }>): string;
+  /**
    * Converters that make two compared values comparable. SQLite compares values of any types; a
    * typed database needs both sides converted to one type, chosen from what each side is.
    */
@@ -125,6 +132,11 @@ export interface Dialect {
   bigintPrimaryKey(): string;
   /** Random order, for `sort=@random`. */
   randomOrder(): string;
+  /**
+   * The statement that creates a table of data a crash may lose (counters): PostgreSQL's `CREATE
+   * UNLOGGED TABLE` writes no WAL, so its commits wait on no disk flush; SQLite's plain `CREATE TABLE`.
+   */
+  readonly createUnloggedTable: string;
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   classifyError(err: unknown): StorageErrorKind;

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { type SpawnedServer, spawnServer } from '../helpers/process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { type S3Server, startS3 } from '../helpers/s3.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, request } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -17,9 +18,14 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
   let dir: string;
   const nodes: SpawnedServer[] = [];
   let receiver: Receiver;
+  let s3: S3Server;
+  let bucket: { name: string; env: Record<string, string> };
   let token: string;
   let turn = 0;
+  const IDENTITY_LIMIT = 10;
   const env = (name: string) => ({
+    ...bucket.env,
+    CAIRN_RATE_LIMIT: 'on',
     CAIRN_NODE_ID: name,
     CAIRN_ADMIN_EMAIL: ADMIN_EMAIL,
     CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD,
@@ -33,6 +39,8 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'cairn-cluster-'));
+    s3 = await startS3();
+    bucket = await s3.bucket();
     for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await spawnServer(dir, env(name)));
     const login = await request(nodes[0].url, 'POST', '/api/admins/auth-with-password', { body: { identity: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
     assert.equal(login.status, 200, login.text);
@@ -43,6 +51,7 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
   after(async () => {
     for (const n of nodes) await n.kill('SIGTERM');
     await receiver?.close();
+    await s3?.close();
     rmSync(dir, { recursive: true, force: true });
     await dropDatabaseFor(dir);
   });
@@ -142,6 +151,32 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
     } finally {
       await cronReceiver.close();
     }
+  });
+
+  test('a file uploaded through one node downloads from the others (S3 storage)', async () => {
+    const [a, b, c] = nodes;
+    const made = await admin(a, 'POST', '/api/collections', { name: 'docs', fields: [{ name: 'file', type: 'file', options: { maxSelect: 1, maxSize: 1_000_000 } }], viewRule: '' });
+    assert.equal(made.status, 200, made.text);
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('shared across nodes\n')], { type: 'text/plain' }), 'note.txt');
+    const up = await request(a.url, 'POST', '/api/collections/docs/records', { token, raw: form });
+    assert.equal(up.status, 200, up.text);
+    for (const n of [b, c]) {
+      const res = await fetch(`${n.url}/api/files/docs/${up.body.id}/${up.body.file}`);
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), 'shared across nodes\n');
+    }
+    assert.deepEqual(await s3.keys(bucket.name), [`main/docs/${up.body.id}/${up.body.file}`]);
+  });
+
+  test('a sign-in rate limit of N per minute is N across the three nodes', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < IDENTITY_LIMIT + 3; i++) {
+      const res = await request(next().url, 'POST', '/api/auth/login', { body: { email: 'nobody@example.com', password: 'wrong-password-1' } });
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses.slice(0, IDENTITY_LIMIT), Array(IDENTITY_LIMIT).fill(401));
+    assert.deepEqual(statuses.slice(IDENTITY_LIMIT), [429, 429, 429]);
   });
 
   test('a node killed in the middle of deliveries: its events go out from the others once its leases expire, none lost', async () => {

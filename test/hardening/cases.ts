@@ -134,7 +134,7 @@ export function casesFor(spec: RouteSpec, callers: Callers): Case[] {
   const out: Case[] = [];
   const add = (label: string, request: Partial<RawRequest> & { token?: string }, expect?: number[]) => {
     const { token, ...rest } = request;
-    out.push({ label, request: { method, path, ...rest, headers: { ...auth(token), ...rest.headers } }, expect });
+    out.push({ label, request: { method, path, ...rest, headers: { ...auth(token), ...rest.headers }, stream: spec.stream }, expect });
   };
 
   // Callers: no token, broken and misplaced tokens, and identities without the right to the route.

@@ -14,6 +14,8 @@ export interface RawRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** A 2xx answer is an endless stream: resolve with its status and headers and close it. */
+  stream?: boolean;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
@@ -24,7 +26,12 @@ export function send(baseUrl: string, req: RawRequest): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
-    const r = http.request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent }, (res) => {
+    const r = http.request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent: req.stream ? false : agent }, (res) => {
+      if (req.stream && (res.statusCode ?? 0) < 300) {
+        res.destroy();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '', json: undefined });
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);

@@ -40,6 +40,8 @@ export interface RouteSpec {
   records?: boolean;
   /** Who sends the body and query cases (default: the admin, or a guest on public routes). */
   as?: 'admin' | 'guest';
+  /** A 200 answer is an endless stream (realtime): its status and headers are read, then it is closed. */
+  stream?: boolean;
 }
 
 const LIST = ['page', 'perPage'];
@@ -195,6 +197,7 @@ export function routeTable(f: Fixture): RouteSpec[] {
       body: ['meta', 'oauth2'],
       bodies: [{ oauth2: { providers: 'x' } }, { oauth2: { providers: [{ name: {} }] } }, { oauth2: { providers: [{ name: 'generic', authUrl: 'javascript:alert(1)' }] } }, { meta: [] }, { __proto__: null, smtp: {} }],
     },
+    { route: 'POST /api/settings/test/email', access: 'admin', noDb: true, body: ['email', 'template'], base: { email: 'ops@example.com' }, bodies: [{ email: 'a@b.co', template: '../../x' }, { email: 'a@b.co\r\nBcc: x@y.z' }] },
     { route: 'GET /api/databases', access: 'admin', noDb: true },
     { route: 'POST /api/databases', access: 'admin', noDb: true, body: ['name'] },
 
@@ -255,6 +258,20 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/workflows/:name/runs', access: 'admin', params: { name: ids.workflow }, query: LIST },
     { route: 'GET /api/workflows/:name/runs/:id', access: 'admin', params: { name: ids.workflow, id: ids.run } },
 
+    { route: 'GET /api/realtime', access: 'public', noDb: true, ignoresAuthorization: true, stream: true, query: ['options'] },
+    {
+      route: 'POST /api/realtime',
+      access: 'public',
+      body: ['clientId', 'subscriptions'],
+      base: { clientId: 'x'.repeat(40), subscriptions: ['sweep'] },
+      bodies: [
+        { clientId: 'x', subscriptions: ['x'.repeat(3000)] },
+        { clientId: 'x', subscriptions: Array.from({ length: 2000 }, (_, i) => `sweep/${i}`) },
+        { clientId: 'x', subscriptions: ['sweep\nevent:injected', 'sweep\u0000'] },
+        { clientId: 'x', subscriptions: [`sweep?options=${'{'.repeat(5000)}`, 'sweep?options=%ZZ', '__proto__/*', '../../x/*'] },
+        { clientId: 'x'.repeat(300), subscriptions: [] },
+      ],
+    },
     { route: 'GET /api/logs', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
     { route: 'GET /api/logs/stats', access: 'admin', noDb: true, query: ['filter'] },
     { route: 'GET /api/logs/:id', access: 'admin', noDb: true, params: { id: ids.requestLog } },
@@ -296,6 +313,11 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/migrations/:version/download', access: 'admin', noDb: true, params: { version: ids.migration } },
     { route: 'POST /api/migrations/:version/apply', access: 'admin', noDb: true, params: { version: ids.migration } },
     { route: 'POST /api/migrations/:version/rollback', access: 'admin', noDb: true, params: { version: ids.migration } },
+
+    // The dashboard: static files, no database, and no use for a token.
+    { route: 'GET /', access: 'public', noDb: true, ignoresAuthorization: true },
+    { route: 'GET /_', access: 'public', noDb: true, ignoresAuthorization: true },
+    { route: 'GET /_/*', access: 'public', noDb: true, ignoresAuthorization: true },
   ];
 }
 
@@ -317,7 +339,9 @@ export function registeredRoutes(tree: string): string[] {
     if (!m) continue;
     const indent = m[1].length;
     while (stack.length > 0 && stack[stack.length - 1].indent >= indent) stack.pop();
-    const path = (stack.length > 0 ? stack[stack.length - 1].path : '') + m[2];
+    const parent = stack.length > 0 ? stack[stack.length - 1].path : '';
+    // A wildcard under a static segment is printed without its slash (`/_/*` shows as `_` then `*`).
+    const path = parent + (m[2] === '*' && parent !== '' && !parent.endsWith('/') ? '/*' : m[2]);
     stack.push({ indent, path });
     for (const method of m[3]?.split(', ') ?? []) {
       if (method !== 'HEAD' && !(method === 'OPTIONS' && path === '*')) out.push(shapeOf(`${method} ${path}`));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 
 /**
  * Every path that reads records answers a non-admin only with what they may see. The filter and sort
@@ -108,6 +109,33 @@ describe('rules on every path that reads records', () => {
     assert.equal(third.expand.owner.id, alice.id);
     assert.equal(JSON.stringify(res.body).includes('bob-private'), false);
     assert.equal(JSON.stringify(res.body).includes('top-secret'), false);
+  });
+
+  test("realtime: a subscription's filter probes tell Alice nothing, and expand leaves out what she may not view", async () => {
+    const topic = (query: Record<string, string>) => `posts/*?options=${encodeURIComponent(JSON.stringify({ query }))}`;
+    const marker = `posts/${ids.third}`;
+    // Per caller: the stream, and for each probe which of its truth and lie topics got the update.
+    const probe = async (token: string) => {
+      const s = await SseStream.open(server.url);
+      const topics = [...probes.flatMap(([, truth, lie]) => [topic({ filter: truth }), topic({ filter: lie })]), topic({ expand: 'priv,owner,secrets_via_post' }), marker];
+      assert.equal((await subscribeRaw(server.url, s.clientId, topics, { token })).status, 204);
+      return s;
+    };
+    const asAdmin = await probe(server.adminToken);
+    const asAlice = await probe(alice.token);
+    await server.admin('PATCH', `/api/collections/posts/records/${ids.first}`, { body: { title: 'first' } });
+    await server.admin('PATCH', `/api/collections/posts/records/${ids.third}`, { body: { title: 'third' } });
+    for (const s of [asAdmin, asAlice]) await s.next((e) => e.event === marker, 'the marker update');
+    const got = (s: SseStream, filter: string) => s.events.some((e) => e.event === topic({ filter }) && JSON.parse(e.data).record.id === ids.first);
+    for (const [what, truth, lie] of probes) {
+      assert.notEqual(got(asAdmin, truth), got(asAdmin, lie), `the probe through ${what} reaches the data`);
+      assert.equal(got(asAlice, truth), got(asAlice, lie), `the probe through ${what} tells Alice nothing`);
+    }
+    const expanded = asAlice.events.filter((e) => e.event === topic({ expand: 'priv,owner,secrets_via_post' })).map((e) => e.data).join('\n');
+    assert.ok(expanded.includes('alice-private'), 'her own related record is expanded');
+    assert.equal(expanded.includes('bob-private') || expanded.includes('top-secret') || expanded.includes('hidden-note'), false);
+    asAdmin.close();
+    asAlice.close();
   });
 
   test('hidden fields are neither shown nor filterable, directly or through a relation', async () => {

@@ -52,9 +52,10 @@ export interface SpawnedServer {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `cairn serve` as a real process on a free port and waits until /api/health answers. */
-export async function spawnServer(dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<SpawnedServer> {
-  const port = await freePort();
+/** Starts `cairn serve` as a real process on a free port (or `port`, to restart on the same one) and
+ * waits until /api/health answers. */
+export async function spawnServer(dir: string, env: Record<string, string> = {}, args: string[] = [], port?: number): Promise<SpawnedServer> {
+  port ??= await freePort();
   const driver = await driverEnv(path.resolve(dir));
   const child = spawn(process.execPath, [CAIRN_BIN, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
     env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...driver, ...env },

@@ -22,14 +22,27 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Whose account a mail is for, which decides the dashboard page its link opens. */
+export type MailAccount = { kind: 'record'; database: string; collection: string } | { kind: 'admin' };
+
 /**
- * The mail for a flow. The link follows PocketBase's (`<appUrl>/_/#/auth/confirm-…/<token>`), and the
- * token is also printed on its own, for apps that confirm through the API themselves.
+ * The dashboard page that completes a flow. Users' links follow PocketBase's
+ * (`<appUrl>/_/#/auth/confirm-…/<token>`) and add the database and collection, since Cairn's tokens
+ * are opaque and the page must know where to confirm them; administrators' follow PocketBase's admin
+ * page (`<appUrl>/_/#/confirm-password-reset/<token>`).
  */
-export function flowMail(purpose: MailPurpose, meta: MetaSettings, to: string, token: string, validFor: string): Mail {
+export function flowLink(purpose: MailPurpose, appUrl: string, token: string, account: MailAccount): string {
+  if (account.kind === 'admin') return `${appUrl}/_/#/confirm-${purpose}/${token}`;
+  const query = new URLSearchParams({ db: account.database, collection: account.collection });
+  return `${appUrl}/_/#/auth/confirm-${purpose}/${token}?${query}`;
+}
+
+/** The mail for a flow: a link to the page that completes it, and the token on its own, for apps that
+ * confirm through the API themselves. */
+export function flowMail(purpose: MailPurpose, meta: MetaSettings, to: string, token: string, validFor: string, account: MailAccount): Mail {
   const copy = COPY[purpose];
   const app = meta.appName;
-  const link = `${meta.appUrl}/_/#/auth/confirm-${purpose}/${token}`;
+  const link = flowLink(purpose, meta.appUrl, token, account);
   const intro = copy.intro.replace('{app}', app);
   const text = `Hello,\n\n${intro}\n\n${link}\n\nToken: ${token}\n\nThe link is valid for ${validFor} and can be used once.\n${copy.outro}\n\n${app}\n`;
   const html =

@@ -38,7 +38,7 @@ export class LocalFileStorage implements FileStorage {
     }
   }
 
-  read(key: string, range?: { start: number; end?: number }): Readable {
+  async read(key: string, range?: { start: number; end?: number }): Promise<Readable> {
     return createReadStream(this.pathOf(key), range);
   }
 

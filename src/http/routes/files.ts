@@ -67,10 +67,19 @@ function notModified(req: FastifyRequest, etag: string, modified: Date): boolean
   return Number.isFinite(since) && Math.floor(modified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
-function send(req: FastifyRequest<FileParams>, reply: FastifyReply, file: FileDownload): FastifyReply {
+async function send(req: FastifyRequest<FileParams>, reply: FastifyReply, file: FileDownload): Promise<FastifyReply> {
   const download = TRUE_VALUES.has((one(req.query.download) ?? '').toLowerCase());
   const disposition = !download && isInlineType(file.contentType) ? 'inline' : 'attachment';
   const etag = etagOf(file);
+  const fresh = notModified(req, etag, file.modified);
+  const ifRange = req.headers['if-range'];
+  const range = fresh || (ifRange !== undefined && ifRange !== etag) ? undefined : rangeOf(req.headers.range, file.size);
+  const length = range === undefined ? file.size : range === 'unsatisfiable' ? 0 : range.end - range.start + 1;
+  // Fastify answers HEAD through this GET handler; a stream keeps the Content-Length set below.
+  const sendsContent = !fresh && range !== 'unsatisfiable' && req.method !== 'HEAD' && length > 0;
+  // Opened before any header is set: storage that fails here (a bucket out of reach) is an error
+  // answer of its own, not a file's headers with an error body.
+  const content = sendsContent ? await file.read(range ?? undefined) : Readable.from([]);
   reply.headers({
     'content-type': file.contentType,
     'content-disposition': `${disposition}; filename="${file.name}"`,
@@ -82,20 +91,14 @@ function send(req: FastifyRequest<FileParams>, reply: FastifyReply, file: FileDo
     // Uploaded content never runs as a page of this origin, whatever it contains.
     'content-security-policy': "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
   });
-  if (notModified(req, etag, file.modified)) return reply.status(304).send();
-
-  const ifRange = req.headers['if-range'];
-  const range = ifRange === undefined || ifRange === etag ? rangeOf(req.headers.range, file.size) : undefined;
+  if (fresh) return reply.status(304).send();
   if (range === 'unsatisfiable') {
     reply.header('content-range', `bytes */${file.size}`);
     throw new ApiError(416, 'The requested range is not satisfiable.');
   }
-  const length = range ? range.end - range.start + 1 : file.size;
   reply.header('content-length', String(length));
   if (range) reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`);
-  // Fastify answers HEAD through this GET handler; a stream keeps the Content-Length set above.
-  if (req.method === 'HEAD' || length === 0) return reply.send(Readable.from([]));
-  return reply.send(file.read(range ?? undefined));
+  return reply.send(content);
 }
 
 /** Downloads (`GET /api/files/...`) and file tokens (`POST /api/files/token`), as PocketBase v0.22. */

@@ -11,8 +11,9 @@ export function collectRoutes(app: FastifyInstance): RouteInfo[] {
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
     for (const method of [r.method].flat()) {
-      // HEAD routes are Fastify's copies of GET routes; `OPTIONS *` is the CORS preflight.
-      if (method === 'HEAD' || (method === 'OPTIONS' && r.url === '*')) continue;
+      // HEAD routes are Fastify's copies of GET routes; `OPTIONS *` is the CORS preflight; the
+      // dashboard's pages (`/`, `/_/…`) are not part of the API.
+      if (method === 'HEAD' || (method === 'OPTIONS' && r.url === '*') || !r.url.startsWith('/api/')) continue;
       routes.push({ method, url: r.url, schema: r.schema as RouteInfo['schema'], database: (r.config as { database?: boolean } | undefined)?.database !== false });
     }
   });

@@ -16,6 +16,15 @@ const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
   json: 'jsonb DEFAULT NULL',
 };
 
+// A parameter typed as a column of each kind is (typedRow).
+const TYPED_PARAMS: Record<ColumnKind, string> = {
+  text: `CAST(? AS text) COLLATE "C"`,
+  citext: 'CAST(? AS citext)',
+  number: 'CAST(? AS double precision)',
+  bool: 'CAST(? AS boolean)',
+  json: 'CAST(? AS jsonb)',
+};
+
 type Target = 'text' | 'number' | 'bool' | 'json';
 
 const CONVERTERS: Record<Target, (v: Sql) => Sql> = {
@@ -105,6 +114,10 @@ export const postgresDialect: Dialect = {
       ALTER COLUMN ${col} SET NOT NULL`;
   },
 
+  typedRow(columns) {
+    return `SELECT ${columns.map((c) => `${c.multiple ? TYPED_PARAMS.json : TYPED_PARAMS[c.kind]} AS ${quoteIdent(c.name)}`).join(', ')}`;
+  },
+
   comparable,
 
   distinct(left, right) {
@@ -134,6 +147,8 @@ export const postgresDialect: Dialect = {
     if (!nullable) return descending ? sql`${value} DESC` : sql`${value} ASC`;
     return descending ? sql`${value} DESC NULLS LAST` : sql`${value} ASC NULLS FIRST`;
   },
+
+  createUnloggedTable: 'CREATE UNLOGGED TABLE',
 
   bigintPrimaryKey() {
     return 'BIGINT PRIMARY KEY';

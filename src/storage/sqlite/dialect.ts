@@ -12,6 +12,17 @@ const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
   json: 'JSON DEFAULT NULL',
 };
 
+// How a parameter takes a column's affinity and collation in a derived table. CAST to NUMERIC only
+// where the bound value is a number already (a number or a bool as 0/1): on text it would make 0.
+// JSON columns (declared JSON: numeric affinity) keep JSON text as text, which a bare parameter does.
+const TYPED_PARAMS: Record<ColumnKind, string> = {
+  text: 'CAST(? AS TEXT)',
+  citext: 'CAST(? AS TEXT) COLLATE NOCASE',
+  number: 'CAST(? AS NUMERIC)',
+  bool: 'CAST(? AS NUMERIC)',
+  json: '?',
+};
+
 const UNIQUE_FAILED = /UNIQUE constraint failed: (.+)$/;
 
 function guardJson(expr: string): string {
@@ -50,6 +61,12 @@ export const sqliteDialect: Dialect = {
     const col = quoteIdent(column);
     return `UPDATE ${quoteIdent(table)} SET ${col} = CASE WHEN ${col} IS NULL OR ${col} = '' THEN '[]' ELSE json_array(${col}) END
       WHERE ${col} IS NULL OR NOT json_valid(${col}) OR json_type(${col}) != 'array'`;
+  },
+
+  createUnloggedTable: 'CREATE TABLE',
+
+  typedRow(columns) {
+    return `SELECT ${columns.map((c) => `${c.multiple ? '?' : TYPED_PARAMS[c.kind]} AS ${quoteIdent(c.name)}`).join(', ')}`;
   },
 
   bigintPrimaryKey() {

@@ -1,0 +1,532 @@
+import { useEffect, useState } from 'preact/hooks';
+import { allFieldErrors, api, ApiError, fieldError } from '../api.ts';
+import { type Collection, FIELD_TYPES, type FieldDef, RULES, type RuleKey, type Trigger } from '../model.ts';
+import { navigate } from '../router.ts';
+import { useAction, useLoad } from '../ui/hooks.ts';
+import { Badge, Button, CheckField, ErrorBox, Loading, PageHeader, SelectField, Tabs, TextArea, TextField } from '../ui/kit.tsx';
+import { confirm, notify } from '../ui/overlays.tsx';
+import { useCollections } from './collections.tsx';
+
+// What each field type's options are, as the console edits them (docs/api.md "Fields", docs/files.md).
+type OptionKind = 'int' | 'number' | 'text' | 'bool' | 'list' | 'date' | 'collection';
+interface OptionSpec {
+  key: string;
+  label: string;
+  kind: OptionKind;
+  hint?: string;
+}
+const OPTIONS: Record<string, OptionSpec[]> = {
+  text: [
+    { key: 'min', label: 'Min length', kind: 'int' },
+    { key: 'max', label: 'Max length', kind: 'int' },
+    { key: 'pattern', label: 'Pattern', kind: 'text', hint: 'An RE2 regular expression the value must match, e.g. ^[a-z0-9-]+$' },
+  ],
+  editor: [{ key: 'convertUrls', label: 'Convert URLs', kind: 'bool' }],
+  number: [
+    { key: 'min', label: 'Min', kind: 'number' },
+    { key: 'max', label: 'Max', kind: 'number' },
+    { key: 'noDecimal', label: 'Integers only', kind: 'bool' },
+  ],
+  bool: [],
+  email: [
+    { key: 'onlyDomains', label: 'Only domains', kind: 'list', hint: 'Comma-separated; empty allows any.' },
+    { key: 'exceptDomains', label: 'Except domains', kind: 'list', hint: 'Comma-separated; not with "Only domains".' },
+  ],
+  url: [
+    { key: 'onlyDomains', label: 'Only domains', kind: 'list', hint: 'Comma-separated; empty allows any.' },
+    { key: 'exceptDomains', label: 'Except domains', kind: 'list', hint: 'Comma-separated; not with "Only domains".' },
+  ],
+  date: [
+    { key: 'min', label: 'Earliest date', kind: 'date', hint: 'ISO 8601, e.g. 2024-01-01' },
+    { key: 'max', label: 'Latest date', kind: 'date' },
+  ],
+  select: [
+    { key: 'values', label: 'Values', kind: 'list', hint: 'Comma-separated choices.' },
+    { key: 'maxSelect', label: 'Max selected', kind: 'int', hint: '1 makes a single choice; more allows several.' },
+  ],
+  json: [{ key: 'maxSize', label: 'Max size (bytes)', kind: 'int', hint: 'Default 2,000,000.' }],
+  relation: [
+    { key: 'toCollection', label: 'Related collection', kind: 'collection' },
+    { key: 'maxSelect', label: 'Max related records', kind: 'int', hint: '1 for a single relation; empty for 1.' },
+    { key: 'minSelect', label: 'Min related records', kind: 'int' },
+    { key: 'displayFields', label: 'Display fields', kind: 'list', hint: 'Fields of the related records to show, comma-separated.' },
+    { key: 'cascadeDelete', label: 'Delete this record when the related one is deleted', kind: 'bool' },
+  ],
+  file: [
+    { key: 'maxSelect', label: 'Max files', kind: 'int', hint: '1 for a single file.' },
+    { key: 'maxSize', label: 'Max file size (bytes)', kind: 'int', hint: 'Default 5,242,880 (5 MiB).' },
+    { key: 'mimeTypes', label: 'Allowed types', kind: 'list', hint: 'Comma-separated MIME types, e.g. image/png, application/pdf; empty allows any.' },
+    { key: 'thumbs', label: 'Thumbnail sizes', kind: 'list', hint: 'Kept for PocketBase clients, e.g. 100x100.' },
+    { key: 'protected', label: 'Protected (downloads need a file token and the view rule)', kind: 'bool' },
+  ],
+};
+
+interface FieldDraft {
+  key: number;
+  id?: string;
+  name: string;
+  type: string;
+  required: boolean;
+  unique: boolean;
+  hidden: boolean;
+  presentable: boolean;
+  saved: boolean;
+  options: Record<string, string | boolean>;
+  rest: Record<string, unknown>;
+}
+
+interface TriggerDraft {
+  key: number;
+  action: string;
+  url: string;
+  method: string;
+  headers: string;
+  secret: string;
+  enabled: boolean;
+}
+
+let keys = 1;
+
+function optionToDraft(spec: OptionSpec, value: unknown): string | boolean {
+  if (spec.kind === 'bool') return value === true;
+  if (Array.isArray(value)) return value.join(', ');
+  return value === null || value === undefined ? '' : String(value);
+}
+
+function optionFromDraft(spec: OptionSpec, value: string | boolean): unknown {
+  if (spec.kind === 'bool') return value === true;
+  const text = String(value ?? '').trim();
+  if (spec.kind === 'int' || spec.kind === 'number') return text === '' ? null : Number(text);
+  if (spec.kind === 'list') return text === '' ? [] : text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return text;
+}
+
+function fieldToDraft(f: FieldDef): FieldDraft {
+  const specs = OPTIONS[f.type] ?? [];
+  const { id, name, type, required, unique, hidden, presentable, options, ...rest } = f;
+  return {
+    key: keys++,
+    id,
+    name,
+    type,
+    required,
+    unique,
+    hidden,
+    presentable,
+    saved: true,
+    options: Object.fromEntries(specs.map((s) => [s.key, optionToDraft(s, options?.[s.key])])),
+    rest: { ...rest, otherOptions: Object.fromEntries(Object.entries(options ?? {}).filter(([k]) => !specs.some((s) => s.key === k))) },
+  };
+}
+
+function fieldFromDraft(d: FieldDraft): Record<string, unknown> {
+  const specs = OPTIONS[d.type] ?? [];
+  const { otherOptions, ...rest } = d.rest as { otherOptions?: Record<string, unknown> };
+  const options: Record<string, unknown> = { ...otherOptions };
+  for (const s of specs) {
+    const v = optionFromDraft(s, d.options[s.key] ?? (s.kind === 'bool' ? false : ''));
+    // An empty maxSelect means "the default (1)", not "unlimited".
+    if (v === null && s.key === 'maxSelect') continue;
+    options[s.key] = v;
+  }
+  return { ...rest, ...(d.id ? { id: d.id } : {}), name: d.name, type: d.type, required: d.required, unique: d.unique, hidden: d.hidden, presentable: d.presentable, options };
+}
+
+function newField(type: string): FieldDraft {
+  const specs = OPTIONS[type] ?? [];
+  return {
+    key: keys++,
+    name: '',
+    type,
+    required: false,
+    unique: false,
+    hidden: false,
+    presentable: false,
+    saved: false,
+    options: Object.fromEntries(specs.map((s) => [s.key, s.kind === 'bool' ? false : ''])),
+    rest: {},
+  };
+}
+
+function triggerToDraft(t: Trigger): TriggerDraft {
+  return {
+    key: keys++,
+    action: t.action,
+    url: t.url,
+    method: t.method ?? 'POST',
+    headers: t.headers && Object.keys(t.headers).length > 0 ? JSON.stringify(t.headers, null, 2) : '',
+    secret: t.secret ?? '',
+    enabled: t.enabled !== false,
+  };
+}
+
+type Tab = 'fields' | 'rules' | 'triggers' | 'indexes';
+
+/** New collection (no name) or the editor of an existing one. */
+export function CollectionEditor({ name }: { name?: string }) {
+  const existing = useLoad(() => (name ? api<Collection>('GET', `/api/collections/${encodeURIComponent(name)}`) : Promise.resolve(undefined)), [name]);
+  if (name && existing.loading && !existing.data) return <Loading />;
+  if (name && !existing.data) return <ErrorBox error={existing.error} />;
+  return <Editor collection={existing.data} />;
+}
+
+function Editor({ collection }: { collection?: Collection }) {
+  const others = useCollections();
+  const [tab, setTab] = useState<Tab>('fields');
+  const [name, setName] = useState(collection?.name ?? '');
+  const [type, setType] = useState<string>(collection?.type ?? 'base');
+  const [fields, setFields] = useState<FieldDraft[]>(() => collection?.fields.map(fieldToDraft) ?? [newField('text')]);
+  const [rules, setRules] = useState<Record<RuleKey, string | null>>(() => ({
+    listRule: collection?.listRule ?? null,
+    viewRule: collection?.viewRule ?? null,
+    createRule: collection?.createRule ?? null,
+    updateRule: collection?.updateRule ?? null,
+    deleteRule: collection?.deleteRule ?? null,
+  }));
+  const [triggers, setTriggers] = useState<TriggerDraft[]>(() => (collection?.options.triggers ?? []).map(triggerToDraft));
+  const [indexes, setIndexes] = useState((collection?.indexes ?? []).join('\n'));
+  const [addType, setAddType] = useState('text');
+  const [localError, setLocalError] = useState<string>();
+
+  const save = useAction(async () => {
+    setLocalError(undefined);
+    const parsedTriggers: Trigger[] = [];
+    for (const [i, t] of triggers.entries()) {
+      let headers: Record<string, string> | undefined;
+      if (t.headers.trim() !== '') {
+        try {
+          headers = JSON.parse(t.headers);
+        } catch {
+          setTab('triggers');
+          throw new ApiError(400, 'Trigger headers must be a JSON object.', { options: { triggers: { [i]: { headers: { code: 'validation_invalid_json', message: 'Must be a JSON object of header names to values.' } } } } });
+        }
+      }
+      parsedTriggers.push({ action: t.action, url: t.url.trim(), method: t.method, ...(headers ? { headers } : {}), ...(t.secret.trim() ? { secret: t.secret.trim() } : {}), enabled: t.enabled });
+    }
+    const { triggers: _old, ...otherOptions } = collection?.options ?? {};
+    const body: Record<string, unknown> = {
+      fields: fields.map(fieldFromDraft),
+      ...rules,
+      options: { ...otherOptions, triggers: parsedTriggers },
+      indexes: indexes.split('\n').map((s) => s.trim()).filter((s) => s !== ''),
+    };
+    if (!collection) Object.assign(body, { name: name.trim(), type });
+    const saved = collection
+      ? await api<Collection>('PATCH', `/api/collections/${encodeURIComponent(collection.name)}`, { body })
+      : await api<Collection>('POST', '/api/collections', { body });
+    notify(collection ? `Collection "${saved.name}" saved.` : `Collection "${saved.name}" created.`);
+    if (!collection) navigate(`/collections/${encodeURIComponent(saved.name)}`);
+    else {
+      setFields(saved.fields.map(fieldToDraft));
+      setTriggers((saved.options.triggers ?? []).map(triggerToDraft));
+    }
+  });
+
+  // After a failed save, show the tab where the first problem is.
+  useEffect(() => {
+    const data = save.error instanceof ApiError ? save.error.data : {};
+    if (data.fields || data.schema) setTab('fields');
+    else if (RULES.some((r) => data[r.key])) setTab('rules');
+    else if ((data.options as Record<string, unknown> | undefined)?.triggers) setTab('triggers');
+    else if (data.indexes) setTab('indexes');
+  }, [save.error]);
+
+  const remove = async () => {
+    if (!collection) return;
+    const ok = await confirm(
+      `Delete collection "${collection.name}"?`,
+      <>
+        <p>
+          <strong>This is a soft delete.</strong> The collection's definition, rules and triggers are removed and its records can no longer be reached through the API.
+        </p>
+        <p>
+          The table <code>{collection.name}</code>, its rows and its files stay in the database: creating a collection with the same name again brings them back. Dropping the data
+          for good is manual work on the database file.
+        </p>
+      </>,
+      'Delete collection',
+    );
+    if (!ok) return;
+    try {
+      await api('DELETE', `/api/collections/${encodeURIComponent(collection.name)}`);
+      notify(`Collection "${collection.name}" deleted (its table is kept).`);
+      navigate('/collections');
+    } catch (err) {
+      save.setError(err);
+    }
+  };
+
+  const fieldsKey = save.error instanceof ApiError && save.error.data.schema ? 'schema' : 'fields';
+  const errorCount = (prefix: string) => allFieldErrors(save.error).filter((e) => e.startsWith(prefix)).length;
+  const updateField = (key: number, patch: Partial<FieldDraft>) => setFields((list) => list.map((f) => (f.key === key ? { ...f, ...patch } : f)));
+  const collectionNames = (others.data ?? []).filter((c) => c.type !== 'view').map((c) => c.name);
+
+  return (
+    <form
+      class="editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run();
+      }}
+    >
+      <PageHeader
+        title={collection ? `Edit ${collection.name}` : 'New collection'}
+        subtitle={collection ? <a href={`#/collections/${encodeURIComponent(collection.name)}`}>Browse its records</a> : 'Fields are append-only: names and types are fixed once saved.'}
+      >
+        {collection && !collection.system && (
+          <Button variant="danger" onClick={() => void remove()}>
+            Delete collection
+          </Button>
+        )}
+        <Button variant="primary" type="submit" busy={save.busy}>
+          {collection ? 'Save changes' : 'Create collection'}
+        </Button>
+      </PageHeader>
+
+      {save.error !== undefined && (
+        <ErrorBox error={save.error}>
+          {allFieldErrors(save.error).length > 0 && (
+            <ul>
+              {allFieldErrors(save.error).map((e) => (
+                <li key={e}>{e}</li>
+              ))}
+            </ul>
+          )}
+        </ErrorBox>
+      )}
+      {localError && <p class="error-text">{localError}</p>}
+
+      <div class="grid-2">
+        <TextField
+          label="Collection name"
+          value={name}
+          onValue={setName}
+          disabled={!!collection}
+          required
+          hint={collection ? 'A collection cannot be renamed.' : 'Letters, digits and _; the table gets this name.'}
+          error={fieldError(save.error, 'name')}
+        />
+        <SelectField
+          label="Collection type"
+          value={type}
+          onValue={setType}
+          disabled={!!collection}
+          options={collection?.type === 'view' ? ['view'] : [
+            { value: 'base', label: 'Base (records)' },
+            { value: 'auth', label: 'Auth (users who sign in)' },
+          ]}
+          error={fieldError(save.error, 'type')}
+        />
+      </div>
+
+      <Tabs<Tab>
+        label="Collection settings"
+        value={tab}
+        onValue={setTab}
+        tabs={[
+          { id: 'fields', label: 'Fields', count: errorCount(fieldsKey) || undefined },
+          { id: 'rules', label: 'API rules', count: RULES.filter((r) => fieldError(save.error, r.key)).length || undefined },
+          { id: 'triggers', label: 'Webhook triggers', count: triggers.length || undefined },
+          { id: 'indexes', label: 'Indexes', count: errorCount('indexes') || undefined },
+        ]}
+      />
+
+      {tab === 'fields' && (
+        <section aria-label="Fields" class="stack">
+          {type === 'auth' && (
+            <p class="note">
+              Auth collections also have the system fields <code>email</code>, <code>emailVisibility</code>, <code>verified</code> and a password, managed by Cairn.
+            </p>
+          )}
+          {fields.length === 0 && <p class="muted">No fields yet.</p>}
+          {fields.map((f, i) => (
+            <FieldEditor
+              key={f.key}
+              index={i}
+              field={f}
+              collectionNames={collectionNames}
+              error={(path) => fieldError(save.error, `${fieldsKey}.${i}.${path}`)}
+              onChange={(patch) => updateField(f.key, patch)}
+              onRemove={() => setFields((list) => list.filter((x) => x.key !== f.key))}
+            />
+          ))}
+          <div class="add-field">
+            <SelectField label="New field type" value={addType} onValue={setAddType} options={[...FIELD_TYPES]} />
+            <Button onClick={() => setFields((list) => [...list, newField(addType)])}>Add field</Button>
+          </div>
+        </section>
+      )}
+
+      {tab === 'rules' && (
+        <section aria-label="API rules" class="stack">
+          <p class="note">
+            Who may use this collection's records through the API. <strong>Administrators only</strong> when locked; an empty rule lets <strong>everyone</strong> (guests
+            too); otherwise a filter such as <code>@request.auth.id != "" && owner = @request.auth.id</code>. Administrators always pass.
+          </p>
+          {RULES.map((r) => {
+            const value = rules[r.key];
+            return (
+              <fieldset key={r.key} class="rule">
+                <legend>{r.label}</legend>
+                <CheckField label={`Administrators only (${r.label.toLowerCase()})`} checked={value === null} onValue={(locked) => setRules({ ...rules, [r.key]: locked ? null : '' })} />
+                <TextArea
+                  label={r.label}
+                  hideLabel
+                  mono
+                  rows={2}
+                  value={value ?? ''}
+                  disabled={value === null}
+                  placeholder={value === null ? 'Administrators only' : 'Empty: everyone may ' + r.what}
+                  onValue={(v) => setRules({ ...rules, [r.key]: v })}
+                  error={fieldError(save.error, r.key)}
+                />
+              </fieldset>
+            );
+          })}
+        </section>
+      )}
+
+      {tab === 'triggers' && (
+        <section aria-label="Webhook triggers" class="stack">
+          <p class="note">
+            Requests Cairn sends when records change, from a durable outbox with retries. Deliveries show in <a href="#/webhooks">Webhook logs</a>.
+          </p>
+          {triggers.map((t, i) => {
+            const err = (key: string) => fieldError(save.error, `options.triggers.${i}.${key}`);
+            const set = (patch: Partial<TriggerDraft>) => setTriggers((list) => list.map((x) => (x.key === t.key ? { ...x, ...patch } : x)));
+            return (
+              <fieldset key={t.key} class="card">
+                <legend>Trigger {i + 1}</legend>
+                <div class="grid-3">
+                  <SelectField label="Action" value={t.action} onValue={(v) => set({ action: v })} options={['create', 'update', 'delete']} error={err('action')} />
+                  <SelectField label="Method" value={t.method} onValue={(v) => set({ method: v })} options={['POST', 'PUT', 'PATCH', 'DELETE']} error={err('method')} />
+                  <CheckField label="Enabled" checked={t.enabled} onValue={(v) => set({ enabled: v })} />
+                </div>
+                <TextField label="URL" type="url" value={t.url} onValue={(v) => set({ url: v })} placeholder="https://example.com/hooks/orders" error={err('url')} required />
+                <TextArea label="Headers (JSON)" mono rows={2} value={t.headers} onValue={(v) => set({ headers: v })} placeholder='{"X-Team": "billing"}' error={err('headers')} />
+                <div class="inline">
+                  <TextField
+                    label="Signing secret"
+                    value={t.secret}
+                    onValue={(v) => set({ secret: v })}
+                    placeholder="whsec_…"
+                    hint="Optional Standard Webhooks secret; requests are then signed."
+                    error={err('secret')}
+                    class="grow"
+                  />
+                  <Button small onClick={() => set({ secret: newSecret() })}>
+                    Generate secret
+                  </Button>
+                </div>
+                <Button small variant="ghost" onClick={() => setTriggers((list) => list.filter((x) => x.key !== t.key))} aria-label={`Remove trigger ${i + 1}`}>
+                  Remove trigger
+                </Button>
+              </fieldset>
+            );
+          })}
+          {triggers.length === 0 && <p class="muted">No triggers.</p>}
+          <div>
+            <Button onClick={() => setTriggers((list) => [...list, { key: keys++, action: 'create', url: '', method: 'POST', headers: '', secret: '', enabled: true }])}>Add trigger</Button>
+          </div>
+        </section>
+      )}
+
+      {tab === 'indexes' && (
+        <section aria-label="Indexes" class="stack">
+          <TextArea
+            label="Indexes"
+            mono
+            rows={6}
+            value={indexes}
+            onValue={setIndexes}
+            placeholder={`CREATE INDEX idx_${name || 'posts'}_title ON ${name || 'posts'} (title)`}
+            hint="One CREATE [UNIQUE] INDEX statement per line. Unique fields and owner fields are indexed by Cairn already."
+            error={allFieldErrors(save.error).filter((e) => e.startsWith('indexes')).join(' ') || undefined}
+          />
+        </section>
+      )}
+    </form>
+  );
+}
+
+function newSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+function FieldEditor(props: {
+  index: number;
+  field: FieldDraft;
+  collectionNames: string[];
+  error: (path: string) => string | undefined;
+  onChange: (patch: Partial<FieldDraft>) => void;
+  onRemove: () => void;
+}) {
+  const { field: f, onChange, error } = props;
+  const specs = OPTIONS[f.type] ?? [];
+  const legend = `Field ${props.index + 1}${f.name ? `: ${f.name}` : ''}`;
+  const setOption = (key: string, v: string | boolean) => onChange({ options: { ...f.options, [key]: v } });
+  return (
+    <fieldset class="card field-card" aria-label={legend}>
+      <legend>
+        {legend} <Badge>{f.type}</Badge>
+      </legend>
+      <div class="grid-2">
+        <TextField label="Name" value={f.name} onValue={(v) => onChange({ name: v })} required disabled={f.saved} error={error('name')} hint={f.saved ? 'Saved fields keep their name.' : undefined} />
+        <SelectField
+          label="Type"
+          value={f.type}
+          disabled={f.saved}
+          onValue={(v) => onChange({ type: v, options: Object.fromEntries((OPTIONS[v] ?? []).map((s) => [s.key, s.kind === 'bool' ? false : ''])) })}
+          options={[...FIELD_TYPES]}
+          error={error('type')}
+        />
+      </div>
+      <div class="flags">
+        <CheckField label="Required" checked={f.required} onValue={(v) => onChange({ required: v })} error={error('required')} />
+        <CheckField label="Unique" checked={f.unique} onValue={(v) => onChange({ unique: v })} error={error('unique')} />
+        <CheckField label="Hidden" checked={f.hidden} onValue={(v) => onChange({ hidden: v })} hint="Shown to administrators only." />
+        <CheckField label="Presentable" checked={f.presentable} onValue={(v) => onChange({ presentable: v })} hint="Names the record in relation pickers." />
+      </div>
+      {specs.length > 0 && (
+        <div class="grid-2 options">
+          {specs.map((s) => {
+            const err = error(`options.${s.key}`);
+            const value = f.options[s.key];
+            if (s.kind === 'bool') return <CheckField key={s.key} label={s.label} checked={value === true} onValue={(v) => setOption(s.key, v)} error={err} />;
+            if (s.kind === 'collection') {
+              return (
+                <SelectField
+                  key={s.key}
+                  label={s.label}
+                  value={String(value ?? '')}
+                  onValue={(v) => setOption(s.key, v)}
+                  options={[{ value: '', label: 'Choose a collection…' }, ...props.collectionNames.map((n) => ({ value: n, label: n }))]}
+                  error={err}
+                  disabled={f.saved}
+                />
+              );
+            }
+            return (
+              <TextField
+                key={s.key}
+                label={s.label}
+                type={s.kind === 'int' || s.kind === 'number' ? 'number' : 'text'}
+                step={s.kind === 'number' ? 'any' : undefined}
+                value={String(value ?? '')}
+                onValue={(v) => setOption(s.key, v)}
+                hint={s.hint}
+                error={err}
+              />
+            );
+          })}
+        </div>
+      )}
+      {error('options') && <p class="error-text">{error('options')}</p>}
+      <Button small variant="ghost" onClick={props.onRemove} aria-label={`Remove field ${f.name || props.index + 1}`}>
+        Remove field
+      </Button>
+      {f.saved && <p class="hint">Removing a saved field keeps its column and data in the table; adding it back restores them.</p>}
+    </fieldset>
+  );
+}

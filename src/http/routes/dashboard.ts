@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DashboardAssets } from '../../dashboard/assets.ts';
+import { notFound } from '../../errors.ts';
+
+// Static files: no database, and an Authorization header (a stale token) is none of their business.
+const STATIC = { config: { database: false, authenticate: false } } as const;
+
+// The app talks to its own origin only; uploaded files it previews come from the same origin, local
+// previews of files being uploaded are blob: URLs. Framing is refused (clickjacking of admin actions).
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** The administration dashboard (API contract §14) at `/_/`, built into `dashboard/dist` by `npm install`. */
+export function dashboardRoutes(assets: DashboardAssets) {
+  const serve = async (req: FastifyRequest, reply: FastifyReply) => {
+    const urlPath = req.url.split('?')[0].slice('/_/'.length);
+    const found = await assets.find(urlPath);
+    if (found.kind === 'not-built') {
+      throw notFound('The dashboard is not built: run `npm install` (or `npm run build:dashboard`) in the Cairn folder, then reload.');
+    }
+    if (found.kind === 'not-found') throw notFound();
+    const { asset } = found;
+    reply
+      .header('content-type', asset.type)
+      .header('cache-control', asset.cacheControl)
+      .header('etag', asset.etag)
+      .header('vary', 'accept-encoding')
+      .header('x-content-type-options', 'nosniff');
+    if (asset.type.startsWith('text/html')) {
+      reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
+    }
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((t) => t.trim() === asset.etag)) return reply.status(304).send();
+    const acceptsGzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    if (asset.gzip && acceptsGzip) return reply.header('content-encoding', 'gzip').send(asset.gzip);
+    return reply.send(asset.body);
+  };
+
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
+    app.get('/_', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
+    app.get('/_/*', STATIC, serve);
+  };
+}

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { bearerOf } from '../../auth/authenticate.ts';
+import type { EventStream } from '../../realtime/client.ts';
+import type { RealtimeService } from '../../realtime/service.ts';
+
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-store',
+  // Proxies such as nginx would otherwise hold messages back to fill their buffers.
+  'x-accel-buffering': 'no',
+};
+
+/** A hijacked response as a client's event stream. */
+class ResponseStream implements EventStream {
+  private headers?: Record<string, unknown>;
+
+  constructor(
+    private readonly res: ServerResponse,
+    headers: Record<string, unknown>,
+  ) {
+    this.headers = headers;
+    // A stream that ends closes its connection: a client reconnects anyway, and shutdown then has no
+    // idle keep-alive connection left to wait for.
+    res.shouldKeepAlive = false;
+    // Writes after the peer went away fail on the stream; its 'close' already told the service.
+    res.on('error', () => {});
+  }
+
+  write(chunk: Buffer | string): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    if (this.headers) {
+      this.res.writeHead(200, this.headers as Record<string, string>);
+      this.headers = undefined;
+    }
+    this.res.write(chunk);
+  }
+
+  get buffered(): number {
+    return this.res.writableLength;
+  }
+
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  destroy(): void {
+    this.res.destroy();
+  }
+}
+
+/** PocketBase's realtime endpoints (API contract §10). Thin: the stream and the body go to the realtime domain. */
+export function realtimeRoutes(realtime: RealtimeService) {
+  return async (app: FastifyInstance): Promise<void> => {
+    // The SDK's EventSource sends neither a token nor x-dbname: both come with the subscriptions.
+    app.get('/api/realtime', { config: { database: false, authenticate: false } }, (req, reply: FastifyReply) => {
+      realtime.admit();
+      const headers = { ...reply.getHeaders(), ...STREAM_HEADERS };
+      if (req.method === 'HEAD') {
+        reply.headers(STREAM_HEADERS).send();
+        return;
+      }
+      reply.hijack();
+      const client = realtime.connect(new ResponseStream(reply.raw, headers));
+      reply.raw.on('close', () => realtime.disconnected(client));
+    });
+
+    app.post('/api/realtime', async (req, reply) => {
+      const header = req.headers.authorization;
+      realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header) }, req.body);
+      return reply.status(204).send();
+    });
+  };
+}

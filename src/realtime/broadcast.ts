@@ -1,0 +1,252 @@
+import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
+import type { Auth, RequestContext } from '../context.ts';
+import { isApiError } from '../errors.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { RecordDeps } from '../records/deps.ts';
+import { finishRecords, selectById } from '../records/read.ts';
+import { seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
+import { type RecordShape, shapeOf } from '../records/shape.ts';
+import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
+import { viewerOf } from '../records/viewer.ts';
+import { compileFilter, FilterError } from '../rules/index.ts';
+import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
+import type { Audience, Audiences } from './audiences.ts';
+import type { DropReason, RealtimeClient } from './client.ts';
+import type { RecordChange } from './feed.ts';
+import type { Identity } from './identity.ts';
+
+/** Changes waiting to be sent before the server counts itself overloaded (see `receive`). */
+export const MAX_BACKLOG = 10_000;
+
+export interface BroadcasterDeps {
+  registry: DatabaseRegistry;
+  /** The records domain's collections and access rules: messages are decided as a view is. */
+  records: RecordDeps;
+  audiences: Audiences;
+  /** The caller behind an identity's credentials now; rejects with a 401 when they no longer hold. */
+  authenticate(identity: Identity): Promise<Auth>;
+  drop(client: RealtimeClient, reason: DropReason): void;
+  /** Every client is dropped: the server fell too far behind to send what they missed. */
+  overloaded(): void;
+  log(): Logger;
+}
+
+/** A parameter list as text, to recognise the same bound condition twice. */
+function paramsKey(params: readonly unknown[]): string {
+  return params.map((p) => (typeof p === 'string' ? `s${p}` : typeof p === 'object' && p !== null ? `o${JSON.stringify(p)}` : `${typeof p}${String(p)}`)).join('\u0000');
+}
+
+/** What one batch of changes shares: identities re-checked once, clients written to once. */
+class Batch {
+  readonly checked = new Map<Identity, Promise<Auth | undefined>>();
+  readonly touched = new Set<RealtimeClient>();
+}
+
+/**
+ * Sends committed changes to the clients whose subscriptions they match, as each client would see the
+ * record from a view. Changes are taken in batches: what arrives while a batch is being sent waits for
+ * the next one, so under load a batch grows and its costs (re-checking identities, one write per
+ * client) are shared by more changes, with no timer in the way when the load is light. Batches run one
+ * after the other, changes in the order they came: a record's events keep their commit order.
+ */
+export class Broadcaster {
+  private queue: RecordChange[] = [];
+  private running?: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly deps: BroadcasterDeps) {}
+
+  /** The feed's listener. Changes that nobody on this node follows are dropped at once. */
+  readonly receive = (change: RecordChange): void => {
+    if (this.stopped) return;
+    if (this.deps.audiences.find(change.database, change.collectionId, change.collectionName, change.recordId).length === 0) return;
+    this.queue.push(change);
+    if (this.queue.length > MAX_BACKLOG) {
+      // Sending would lag ever further behind: every client is dropped (they reconnect, as after any
+      // dropped connection) rather than memory growing without bound.
+      this.queue = [];
+      this.deps.log().warn({ backlog: MAX_BACKLOG }, 'realtime fell too far behind; every client dropped');
+      this.deps.overloaded();
+      return;
+    }
+    this.running ??= this.drain();
+  };
+
+  /** Stops taking changes and waits for the batch under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.queue = [];
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    // The changes committed in this turn of the event loop (one group commit) make the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0 && !this.stopped) {
+      const changes = this.queue;
+      this.queue = [];
+      await this.send(changes);
+    }
+    this.running = undefined;
+  }
+
+  private async send(changes: RecordChange[]): Promise<void> {
+    const batch = new Batch();
+    for (const change of changes) {
+      try {
+        await this.deliver(change, batch);
+      } catch (err) {
+        // One change that cannot be evaluated (its database closing, a broken rule) is skipped.
+        this.deps.log().error({ err, database: change.database, collection: change.collectionName, recordId: change.recordId }, 'realtime change not sent');
+      }
+    }
+    for (const client of batch.touched) if (!client.flush()) this.deps.drop(client, 'slow');
+  }
+
+  private async deliver(change: RecordChange, batch: Batch): Promise<void> {
+    const audiences = this.deps.audiences.find(change.database, change.collectionId, change.collectionName, change.recordId);
+    if (audiences.length === 0) return;
+    const db = this.deps.registry.opened(change.database) ?? (await this.deps.registry.get(change.database).catch(() => undefined));
+    if (!db) return;
+    const collections = await this.deps.records.collections.all(db);
+    const collection = collections.find(change.collectionId);
+    if (!collection || collection.type === 'view') return;
+    const shape = shapeOf(collection);
+    let row: Row | undefined;
+    if (change.action === 'delete') row = change.deleted && rowOfRecord(shape, change.deleted);
+    // Read now, committed: a node that did not make the write has nothing else to go on. A record
+    // deleted since is left to its delete event.
+    else row = await db.get<Row>(shape.selectById, [change.recordId]);
+    if (!row) return;
+
+    const messages = new ChangeMessages(this.deps.records, change, db, collections, collection, shape, row);
+    for (const audience of audiences) {
+      const auth = await this.check(audience.identity, batch);
+      if (!auth || audience.subscriptions.size === 0) continue;
+      const message = await messages.for(audience, auth);
+      if (message === undefined) continue;
+      // One frame per topic, its bytes shared by every client subscribed to it: no id line, which
+      // would differ per client (an EventSource keeps PB_CONNECT's id as its last event id anyway).
+      const frames = new Map<string, Buffer>();
+      for (const s of audience.subscriptions) {
+        let frame = frames.get(s.topic);
+        if (!frame) frames.set(s.topic, (frame = Buffer.from(`event:${s.topic}\ndata:${message}\n\n`)));
+        s.client.queue(frame);
+        batch.touched.add(s.client);
+      }
+    }
+  }
+
+  /** The identity's caller now, once per batch; clients of credentials that no longer hold are dropped. */
+  private check(identity: Identity, batch: Batch): Promise<Auth | undefined> {
+    let checked = batch.checked.get(identity);
+    if (!checked) {
+      checked = this.deps.authenticate(identity).then(
+        (auth) => {
+          identity.auth = auth;
+          return auth;
+        },
+        (err: unknown) => {
+          if (isApiError(err) && err.status === 401) {
+            for (const client of [...identity.clients]) this.deps.drop(client, 'unauthorized');
+          } else {
+            this.deps.log().error({ err }, 'realtime identity check failed');
+          }
+          return undefined;
+        },
+      );
+      batch.checked.set(identity, checked);
+    }
+    return checked;
+  }
+}
+
+/**
+ * The messages of one change, per audience. Audiences whose access condition binds to the same SQL
+ * share one query (guests, and every caller of a rule that does not name `@request`), and those who
+ * see the same JSON share one rendering.
+ */
+class ChangeMessages {
+  private readonly visible = new Map<string, Promise<boolean>>();
+  private readonly rendered = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly records: BroadcasterDeps['records'],
+    private readonly change: RecordChange,
+    private readonly db: Database,
+    private readonly collections: CollectionSet,
+    private readonly collection: Collection,
+    private readonly shape: RecordShape,
+    private readonly row: Row,
+  ) {}
+
+  /** The message data for an audience, or undefined when its caller may not see the record. */
+  async for(audience: Audience, auth: Auth): Promise<string | undefined> {
+    const { query, headers } = audience.options;
+    // The request a view of this record would be, as PocketBase builds it for realtime.
+    const ctx: RequestContext = {
+      dbName: this.change.database,
+      db: this.db,
+      auth,
+      request: { method: 'GET', headers, query, body: {}, ip: '' },
+    };
+    if (!(await this.allowed(ctx, audience))) return undefined;
+
+    const viewer = viewerOf(ctx, this.records);
+    const expand = query.expand?.trim() ?? '';
+    const fields = query.fields?.trim() ?? '';
+    // Expanded relations are read under the caller's own rules, so they differ per audience.
+    const viewerKey = seesAsAdministrator(this.shape, viewer) ? '*' : `${viewer.privileged}|${viewer.authCollectionId}|${viewer.authRecordId}`;
+    const key = expand === '' ? `${viewerKey}\n\n${fields}` : `${audience.key}\n${expand}\n${fields}`;
+    let message = this.rendered.get(key);
+    if (!message) {
+      message = this.render(ctx, expand, fields);
+      this.rendered.set(key, message);
+    }
+    return message;
+  }
+
+  private async allowed(ctx: RequestContext, audience: Audience): Promise<boolean> {
+    let condition: Sql | null;
+    try {
+      condition = this.records.access.condition(ctx, this.collection, audience.action, this.collections);
+      const filter = audience.options.query.filter?.trim() ?? '';
+      if (filter !== '') {
+        // The subscription's own filter, as PocketBase applies it: under the caller's filter rules.
+        const own = compileFilter(filter, this.records.access.filterResolver(ctx, this.collection, this.collections), { dialect: this.db.dialect });
+        condition = condition ? sql`(${condition}) AND (${own})` : own;
+      }
+    } catch (err) {
+      // A closed rule (403), or a filter that does not compile: nothing for this audience.
+      if (isApiError(err) || err instanceof FilterError) return false;
+      throw err;
+    }
+    if (!condition) return true;
+    const key = `${condition.text}\u0001${paramsKey(condition.params)}`;
+    let visible = this.visible.get(key);
+    if (!visible) {
+      visible =
+        this.change.action === 'delete'
+          ? snapshotMeets(this.db, this.shape, this.change.deleted!, condition)
+          : selectById(this.db, this.shape, this.change.recordId, condition).then((r) => r !== undefined);
+      this.visible.set(key, visible);
+    }
+    return visible;
+  }
+
+  private async render(ctx: RequestContext, expand: string, fields: string): Promise<string> {
+    const record = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
+    let out: unknown = record;
+    if (expand !== '' || fields !== '') {
+      try {
+        [out] = await finishRecords(this.records, ctx, this.collection, [record], { expand, fields });
+      } catch (err) {
+        // As in PocketBase, options a view would refuse do not stop the message: it goes as it is.
+        if (!isApiError(err)) throw err;
+        out = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
+      }
+    }
+    return `{"action":"${this.change.action}","record":${JSON.stringify(out)}}`;
+  }
+}

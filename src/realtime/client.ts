@@ -1,0 +1,65 @@
+import type { Identity } from './identity.ts';
+import type { Subscription } from './audiences.ts';
+
+/** A client's event stream, as the HTTP layer provides it (a `text/event-stream` response). */
+export interface EventStream {
+  /** Queues bytes on the connection (the first write sends the response headers). */
+  write(chunk: Buffer | string): void;
+  /** Bytes written and not yet handed to the operating system. */
+  readonly buffered: number;
+  /** Ends the stream once what is buffered is sent; the connection closes after it. */
+  end(): void;
+  /** Closes the connection at once, dropping what is buffered. */
+  destroy(): void;
+}
+
+/** Why a client left, for the log. */
+export type DropReason = 'slow' | 'unauthorized' | 'overload';
+
+/**
+ * One connected realtime client. Messages of a batch of changes are collected and written in one
+ * piece; a client whose stream still holds more than `maxBuffered` unsent bytes when the next batch
+ * is due does not read, and is dropped instead of buffered without bound.
+ */
+export class RealtimeClient {
+  /** Who the client subscribes as, and in which database; unset until its first subscription request. */
+  identity?: Identity;
+  subscriptions: Subscription[] = [];
+  /** When something was last written (keep-alive comments go to streams idle for a while). */
+  lastWrite = Date.now();
+  closed = false;
+  private pending: Buffer[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly stream: EventStream,
+    private readonly maxBuffered: number,
+  ) {}
+
+  /** Adds a message (a whole `event:…\ndata:…\n\n` frame, shared with other clients) to the batch being built. */
+  queue(frame: Buffer): void {
+    this.pending.push(frame);
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * Writes the queued messages (or `text`) in one piece. Returns false, writing nothing, when the
+   * stream still holds more than `maxBuffered` bytes from earlier writes: the peer is not reading, and
+   * the caller drops the client. (A single batch larger than the bound still goes to a client that
+   * keeps up.)
+   */
+  flush(text?: string): boolean {
+    if (this.closed) return true;
+    if (text !== undefined) this.pending.push(Buffer.from(text));
+    if (this.pending.length === 0) return true;
+    const out = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    this.pending = [];
+    if (this.stream.buffered > this.maxBuffered) return false;
+    this.stream.write(out);
+    this.lastWrite = Date.now();
+    return true;
+  }
+}

@@ -1,0 +1,184 @@
+import type { Auth } from '../context.ts';
+import { badRequest, forbidden, notFound } from '../errors.ts';
+import { randomId } from '../lib/ids.ts';
+import { type Logger, silentLogger } from '../lib/logger.ts';
+import type { RecordDeps } from '../records/deps.ts';
+import type { DatabaseRegistry } from '../storage/index.ts';
+import { Audiences, type Subscription } from './audiences.ts';
+import { Broadcaster } from './broadcast.ts';
+import { type DropReason, type EventStream, RealtimeClient } from './client.ts';
+import type { ChangeFeed } from './feed.ts';
+import { authIdOf, Identities } from './identity.ts';
+import { parseSubscribeRequest, parseTopic, type Topic } from './topics.ts';
+
+export interface RealtimeLimits {
+  /** Connected clients at most; more are refused with a 400. */
+  maxClients: number;
+  /** Topics per client at most; a subscription request with more is refused with a 400. */
+  maxSubscriptions: number;
+  /** Unsent bytes a client's stream may hold before the client is dropped as one that does not read. */
+  clientBuffer: number;
+  /** Idle streams get a comment at least this often, in milliseconds. */
+  keepAliveMs: number;
+}
+
+export interface RealtimeOptions {
+  /** Where committed changes come from. */
+  feed: ChangeFeed;
+  registry: DatabaseRegistry;
+  records: RecordDeps;
+  /** The caller behind a bearer in a database now (the auth domain's); a 401 when it no longer holds. */
+  authenticate(bearer: string | undefined, dbName: string): Promise<Auth>;
+  limits: RealtimeLimits;
+}
+
+/** What a subscription request brings besides its body: the caller and the database it named. */
+export interface Subscriber {
+  dbName: string;
+  auth: Auth;
+  /** The Authorization header's token or key, kept to re-check the caller before sending. */
+  bearer: string | undefined;
+}
+
+// How long shutdown lets streams send what they hold before closing them outright.
+const SHUTDOWN_GRACE_MS = 1000;
+
+/**
+ * PocketBase's realtime (API contract §10): clients connect to a server-sent event stream, name their
+ * topics in a separate request, and get each committed change of a matching record as they would see
+ * it from a view. State lives in this process: a client reconnects to any node and subscribes again.
+ */
+export class RealtimeService {
+  private readonly clients = new Map<string, RealtimeClient>();
+  private readonly identities = new Identities();
+  private readonly audiences = new Audiences();
+  private readonly broadcaster: Broadcaster;
+  private stopFeed?: () => void;
+  private keepAlive?: NodeJS.Timeout;
+  private closing = false;
+  private allGone?: () => void;
+  private log: Logger = silentLogger;
+
+  constructor(private readonly o: RealtimeOptions) {
+    this.broadcaster = new Broadcaster({
+      registry: o.registry,
+      records: o.records,
+      audiences: this.audiences,
+      authenticate: (identity) => o.authenticate(identity.bearer, identity.dbName),
+      drop: (client, reason) => this.drop(client, reason),
+      overloaded: () => {
+        for (const client of [...this.clients.values()]) this.drop(client, 'overload');
+      },
+      log: () => this.log,
+    });
+  }
+
+  /** Starts taking changes from the feed and keeping idle streams open. */
+  start(log: Logger = silentLogger): void {
+    this.log = log;
+    this.stopFeed = this.o.feed.subscribe(this.broadcaster.receive);
+    // A tick every half interval pings streams idle for half an interval or more: none stays silent
+    // longer than the interval.
+    const half = Math.max(1, Math.floor(this.o.limits.keepAliveMs / 2));
+    this.keepAlive = setInterval(() => this.ping(half), half);
+    this.keepAlive.unref();
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  /** Refuses a new client (400) when the server holds as many as it may. */
+  admit(): void {
+    if (this.closing) throw badRequest('The server is shutting down; connect again.');
+    if (this.clients.size >= this.o.limits.maxClients) {
+      throw badRequest(`Too many realtime clients are connected (at most ${this.o.limits.maxClients}); try again later.`);
+    }
+  }
+
+  /** A new client on `stream`: its id goes out as the first message, `PB_CONNECT`. */
+  connect(stream: EventStream): RealtimeClient {
+    this.admit();
+    const client = new RealtimeClient(randomId(40), stream, this.o.limits.clientBuffer);
+    this.clients.set(client.id, client);
+    client.flush(`id:${client.id}\nevent:PB_CONNECT\ndata:{"clientId":"${client.id}"}\n\n`);
+    return client;
+  }
+
+  /** The client's stream closed (the client left, or was dropped). */
+  disconnected(client: RealtimeClient): void {
+    if (client.closed) return;
+    client.closed = true;
+    this.clients.delete(client.id);
+    for (const s of client.subscriptions) this.audiences.remove(s);
+    client.subscriptions = [];
+    this.identities.release(client);
+    if (this.clients.size === 0) this.allGone?.();
+  }
+
+  /**
+   * `POST /api/realtime`: replaces a client's subscriptions. The caller becomes the client's identity
+   * and its database the one whose records the client follows. 404 for an unknown client, 403 when
+   * the client is already bound to another user or administrator (PocketBase's rule).
+   */
+  subscribe(caller: Subscriber, body: unknown): void {
+    const request = parseSubscribeRequest(body, this.o.limits.maxSubscriptions);
+    const client = this.clients.get(request.clientId);
+    if (!client || client.closed) throw notFound('Missing or invalid client id.');
+    const bound = client.identity?.authId ?? '';
+    if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
+
+    const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
+    // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
+    // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.
+    const kept = new Map(client.subscriptions.filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));
+    const next: Subscription[] = [];
+    for (const topic of request.topics.map(parseTopic).filter((t): t is Topic => t !== undefined)) {
+      const old = kept.get(topic.name);
+      kept.delete(topic.name);
+      next.push(old ?? this.audiences.add(client, topic, identity));
+    }
+    const staying = new Set(next);
+    for (const s of client.subscriptions) if (!staying.has(s)) this.audiences.remove(s);
+    client.subscriptions = next;
+  }
+
+  private drop(client: RealtimeClient, reason: DropReason): void {
+    if (client.closed) return;
+    this.log.info({ clientId: client.id, reason }, 'realtime client dropped');
+    // A client that does not read cannot take a graceful end either.
+    if (reason === 'slow') client.stream.destroy();
+    else client.stream.end();
+    this.disconnected(client);
+  }
+
+  private ping(idleMs: number): void {
+    const now = Date.now();
+    for (const client of [...this.clients.values()]) {
+      if (now - client.lastWrite >= idleMs && !client.flush(':\n\n')) this.drop(client, 'slow');
+    }
+  }
+
+  /**
+   * Stops: no more changes or clients, every stream ended (clients reconnect to the next server), and
+   * those that do not take their end within a second closed outright, so shutdown never waits on them.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.stopFeed?.();
+    clearInterval(this.keepAlive);
+    await this.broadcaster.stop();
+    if (this.clients.size === 0) return;
+    const gone = new Promise<void>((resolve) => (this.allGone = resolve));
+    const streams = [...this.clients.values()].map((c) => c.stream);
+    for (const stream of streams) stream.end();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([gone, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)))]);
+    clearTimeout(timer);
+    for (const client of [...this.clients.values()]) {
+      client.stream.destroy();
+      this.disconnected(client);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { type Inbox, startInbox } from '../helpers/smtp.ts';
+
+describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings section', () => {
+  let inbox: Inbox;
+  let server: TestServer;
+  before(async () => {
+    inbox = await startInbox();
+    server = await startServer({ env: { CAIRN_SMTP_URL: inbox.url } });
+  });
+  after(async () => {
+    await server.close();
+    await inbox.close();
+  });
+
+  test('sends the chosen template to the address, through the configured SMTP server', async () => {
+    const res = await server.admin('POST', '/api/settings/test/email', { body: { email: 'ops@example.com', template: 'password-reset' } });
+    assert.equal(res.status, 204, res.text);
+    const mail = await inbox.next('ops@example.com');
+    assert.match(mail.subject, /^\[Test\] Reset your Cairn password/);
+  });
+
+  test('a bad address or template is a 400 naming the field', async () => {
+    const bad = await server.admin('POST', '/api/settings/test/email', { body: { email: 'nope', template: 'email-change' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.data.email.code, 'validation_invalid_email');
+    assert.equal(bad.body.data.template.code, 'validation_invalid_value');
+  });
+
+  test('only administrators may send it', async () => {
+    assert.equal((await server.request('POST', '/api/settings/test/email', { body: { email: 'ops@example.com' } })).status, 401);
+  });
+
+  test('settings show how mail leaves, without credentials, and refuse to change it', async () => {
+    const settings = await server.admin('GET', '/api/settings');
+    const url = new URL(inbox.url);
+    assert.deepEqual(settings.body.smtp, { enabled: true, host: url.hostname, port: Number(url.port) });
+    const patch = await server.admin('PATCH', '/api/settings', { body: { smtp: { host: 'evil.example.com' } } });
+    assert.equal(patch.status, 400);
+    assert.equal(patch.body.data.smtp.code, 'validation_read_only');
+  });
+
+  test('mail links open the dashboard page of the flow, naming the database and collection', async () => {
+    await server.admin('POST', '/api/collections/users/records', { body: { email: 'lin@example.com', password: 'lin-password-1', passwordConfirm: 'lin-password-1' } });
+    await server.request('POST', '/api/collections/users/request-verification', { body: { email: 'lin@example.com' } });
+    const mail = await inbox.next('lin@example.com');
+    assert.match(mail.text, /\/_\/#\/auth\/confirm-verification\/[\w-]+\?db=main&collection=users/);
+    await server.request('POST', '/api/admins/request-password-reset', { body: { email: 'admin@example.com' } });
+    const adminMail = await inbox.next('admin@example.com');
+    assert.match(adminMail.text, /\/_\/#\/confirm-password-reset\/[\w-]+\s/);
+  });
+});
+
+describe('a test mail that cannot be sent', () => {
+  let server: TestServer;
+  let port: number;
+  before(async () => {
+    // A port nothing listens on: take one, then free it.
+    const probe = createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => probe.once('listening', r));
+    port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    server = await startServer({ env: { CAIRN_SMTP_URL: `smtp://user:s3cret-pass@127.0.0.1:${port}` } });
+  });
+  after(() => server.close());
+
+  test('is a 400 saying so, never showing the SMTP credentials', async () => {
+    const res = await server.admin('POST', '/api/settings/test/email', { body: { email: 'ops@example.com' } });
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /Failed to send the test email/);
+    assert.ok(!res.text.includes('s3cret-pass'));
+    assert.ok(!JSON.stringify((await server.admin('GET', '/api/settings')).body).includes('s3cret-pass'));
+  });
+});

@@ -1,0 +1,378 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { deflateSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
+import type { Page } from 'playwright-core';
+import { onPostgres } from '../helpers/postgres.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { type Inbox, startInbox } from '../helpers/smtp.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { launchBrowser, type TestBrowser, unnamedControls } from './browser.ts';
+
+const run = promisify(execFile);
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'owner-password-1';
+const DIST = path.resolve('dashboard/dist/index.html');
+
+/** A real 8x8 PNG (a teal square), so the preview can be checked to have decoded. */
+function png(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE((zlib as unknown as { crc32(b: Buffer): number }).crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(8, 0);
+  header.writeUInt32BE(8, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.concat(Array.from({ length: 8 }, () => Buffer.from([0, ...Array.from({ length: 8 }, () => [15, 118, 110]).flat()])));
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** An HTTP request from outside the browser, as a service would make it, with curl. */
+async function curl(url: string, token: string): Promise<{ status: number; body: any }> {
+  const { stdout } = await run('curl', ['-s', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${token}`, url]);
+  const lines = stdout.trimEnd().split('\n');
+  const status = Number(lines.pop());
+  return { status, body: JSON.parse(lines.join('\n') || 'null') };
+}
+
+/** The text of the error tied to a control by aria-describedby (what a screen reader reads with it). */
+async function describedError(page: Page, label: string): Promise<string> {
+  const control = page.getByLabel(label, { exact: true });
+  await waitFor(async () => (await control.getAttribute('aria-invalid')) === 'true', { what: `an error on "${label}"` });
+  const id = await control.getAttribute('aria-describedby');
+  assert.ok(id, `"${label}" is described by its error`);
+  return (await page.locator(`[id="${id}"]`).innerText()).trim();
+}
+
+describe('the dashboard in a real browser', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let inbox: Inbox;
+  let b: TestBrowser;
+  let page: Page;
+  const unnamed: string[] = [];
+  let keyValue = '';
+  let adminToken = '';
+  const admin = (method: string, urlPath: string, options: { body?: unknown } = {}) => server.request(method, urlPath, { ...options, token: adminToken });
+
+  /** Records every control of the current screen that has no accessible name. */
+  const checkNames = async (screen: string) => {
+    for (const html of await unnamedControls(page)) unnamed.push(`${screen}: ${html}`);
+  };
+  const nav = async (name: string, heading: string | RegExp = name) => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  };
+
+  before(async () => {
+    assert.ok(existsSync(DIST), 'the dashboard is built (npm install does it; or npm run build:dashboard)');
+    inbox = await startInbox();
+    receiver = await startReceiver();
+    server = await startServer({ noAdmin: true, env: { CAIRN_WEBHOOK_MAX_ATTEMPTS: '1', CAIRN_SMTP_URL: inbox.url } });
+    b = await launchBrowser();
+    page = b.page;
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  });
+  // A dialog left open by a failed step would cover the page for the steps after it.
+  beforeEach(async () => {
+    for (let i = 0; i < 3 && page && (await page.locator('dialog[open]').count()) > 0; i++) await page.keyboard.press('Escape');
+  });
+  after(async () => {
+    await b?.close();
+    await server?.close();
+    await receiver?.close();
+    await inbox?.close();
+  });
+
+  test('set up the first administrator; the session is kept as the PocketBase SDK keeps it', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole('heading', { name: 'Create the first administrator' }).waitFor();
+    await checkNames('setup');
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Confirm password').fill(PASSWORD);
+    await page.getByLabel('Confirm password').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Collections' }).waitFor();
+    assert.match(page.url(), /\/_\/#\/collections$/);
+    const stored = JSON.parse((await page.evaluate('localStorage.getItem("pocketbase_auth")')) as string);
+    assert.equal(stored.model.email, EMAIL);
+    const me = await server.request('GET', '/api/admins/me', { token: stored.token });
+    assert.equal(me.status, 200, me.text);
+    adminToken = stored.token;
+    await checkNames('collections');
+  });
+
+  test('create a collection with a text, a relation and a file field', async () => {
+    await page.getByRole('link', { name: 'New collection' }).first().click();
+    await page.getByLabel('Collection name').fill('posts');
+    await page.getByRole('group', { name: /^Field 1/ }).getByLabel('Name').fill('title');
+    await page.getByLabel('New field type').selectOption('relation');
+    await page.getByRole('button', { name: 'Add field' }).click();
+    const relation = page.getByRole('group', { name: /^Field 2/ });
+    await relation.getByLabel('Name').fill('author');
+    await relation.getByLabel('Related collection').selectOption('users');
+    await page.getByLabel('New field type').selectOption('file');
+    await page.getByRole('button', { name: 'Add field' }).click();
+    const file = page.getByRole('group', { name: /^Field 3/ });
+    await file.getByLabel('Name').fill('cover');
+    await file.getByLabel('Allowed types').fill('image/png, image/jpeg');
+    await checkNames('collection editor');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('heading', { level: 1, name: 'posts' }).waitFor();
+    const created = await admin('GET', '/api/collections/posts');
+    assert.deepEqual(
+      created.body.fields.map((f: any) => [f.name, f.type]),
+      [
+        ['title', 'text'],
+        ['author', 'relation'],
+        ['cover', 'file'],
+      ],
+    );
+    assert.equal(created.body.fields[1].options.toCollection, 'users');
+    assert.deepEqual(created.body.fields[2].options.mimeTypes, ['image/png', 'image/jpeg']);
+  });
+
+  test('add a record with an upload, related to a user, and see the preview', async () => {
+    const user = await admin('POST', '/api/collections/users/records', { body: { email: 'ada@example.com', password: 'ada-password-1', passwordConfirm: 'ada-password-1', name: 'Ada' } });
+    assert.equal(user.status, 200, user.text);
+    await page.getByRole('button', { name: 'New record' }).click();
+    const panel = page.getByRole('dialog', { name: 'New posts record' });
+    await panel.getByLabel('title').fill('Hello world');
+    await panel.getByRole('radio', { name: /Ada/ }).check();
+    await panel.getByLabel('Upload cover').setInputFiles({ name: 'Cover Photo.png', mimeType: 'image/png', buffer: png() });
+    await panel.getByRole('img', { name: 'Preview of Cover Photo.png' }).waitFor();
+    await checkNames('record panel');
+    await panel.getByRole('button', { name: 'Create record' }).click();
+    await panel.waitFor({ state: 'detached' });
+
+    const list = await admin('GET', '/api/collections/posts/records');
+    assert.equal(list.body.totalItems, 1);
+    const record = list.body.items[0];
+    assert.equal(record.title, 'Hello world');
+    assert.equal(record.author, user.body.id);
+    assert.match(record.cover, /^cover_photo_\w+\.png$/);
+
+    await page.getByRole('button', { name: 'Open record Hello world' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit posts record' });
+    const preview = edit.getByRole('img', { name: `Preview of ${record.cover}` });
+    await preview.waitFor();
+    // The browser fetched the stored file and decoded it as the 8x8 image uploaded. (Polled from
+    // here: waitForFunction would evaluate its predicate in the page, which the console's CSP forbids.)
+    const width = `document.querySelector('img[alt="Preview of ${record.cover}"]')?.naturalWidth`;
+    await waitFor(async () => (await page.evaluate(width)) === 8, { what: 'the stored image to load', timeoutMs: 20_000 });
+    await page.keyboard.press('Escape');
+    await edit.waitFor({ state: 'detached' });
+  });
+
+  test('filter the list with the rule language and sort it by a column', async () => {
+    for (const title of ['alpha', 'beta', 'delta']) assert.equal((await admin('POST', '/api/collections/posts/records', { body: { title } })).status, 200);
+    await page.getByRole('button', { name: 'Refresh records' }).click();
+    const titles = () => page.locator('table.records tbody tr td:nth-child(2)').allInnerTexts();
+    await waitFor(async () => (await titles()).length === 4, { what: 'four rows' });
+
+    await page.getByLabel('Filter').fill('title ~ "ta"');
+    await page.getByLabel('Filter').press('Enter');
+    await waitFor(async () => (await titles()).length === 2, { what: 'the filtered rows' });
+    await page.getByRole('button', { name: 'Sort by title' }).click();
+    await waitFor(async () => (await titles()).join() === 'beta,delta', { what: 'ascending order' });
+    assert.equal(await page.getByRole('columnheader', { name: /title/ }).getAttribute('aria-sort'), 'ascending');
+    await page.getByRole('button', { name: 'Sort by title' }).click();
+    await waitFor(async () => (await titles()).join() === 'delta,beta', { what: 'descending order' });
+
+    await page.getByLabel('Filter').fill('title ~~ "x"');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    assert.match(await describedError(page, 'Filter'), /invalid|unexpected|expected/i);
+    await page.getByRole('button', { name: 'Clear filter' }).click();
+    await waitFor(async () => (await titles()).length === 4, { what: 'every row again' });
+  });
+
+  test("edit a rule: a bad rule shows the server's message at the rule", async () => {
+    const expected = await admin('PATCH', '/api/collections/posts', { body: { listRule: 'nope = 1' } });
+    assert.equal(expected.status, 400);
+    await page.getByRole('link', { name: 'Edit collection' }).click();
+    await page.getByRole('tab', { name: 'API rules' }).click();
+    await page.getByLabel('Administrators only (list rule)').uncheck();
+    await page.getByLabel('List rule', { exact: true }).fill('nope = 1');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    assert.equal(await describedError(page, 'List rule'), expected.body.data.listRule.message);
+    assert.equal((await admin('GET', '/api/collections/posts')).body.listRule, null, 'nothing was saved');
+
+    await page.getByLabel('List rule', { exact: true }).fill('title != ""');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await waitFor(async () => (await admin('GET', '/api/collections/posts')).body.listRule === 'title != ""', { what: 'the rule to be saved' });
+    assert.equal(await page.getByLabel('List rule', { exact: true }).getAttribute('aria-invalid'), null);
+    await checkNames('rules');
+  });
+
+  test('create an API key, use it with curl, copy, rotate and disable it', async () => {
+    await nav('API keys');
+    await page.getByRole('button', { name: 'New API key' }).first().click();
+    await page.getByLabel('Key name').fill('ci');
+    await page.getByLabel('Roles').fill('service');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByRole('dialog', { name: 'Key "ci"' });
+    keyValue = await shown.getByLabel('API key', { exact: true }).inputValue();
+    assert.match(keyValue, /^cairn_/);
+    await checkNames('issued key');
+    await shown.getByRole('button', { name: 'Copy API key' }).click();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), keyValue);
+
+    const records = `${server.url}/api/collections/posts/records`;
+    const ok = await curl(records, keyValue);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.totalItems, 4, 'the key reads what the list rule lets it');
+
+    await shown.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('button', { name: 'Rotate key ci' }).click();
+    await page.getByRole('dialog', { name: 'Rotate "ci"?' }).getByRole('button', { name: 'Rotate key' }).click();
+    const rotated = await page.getByRole('dialog', { name: 'Key "ci"' }).getByLabel('API key', { exact: true }).inputValue();
+    assert.notEqual(rotated, keyValue);
+    assert.equal((await curl(records, keyValue)).status, 401, 'the old key stops working');
+    assert.equal((await curl(records, rotated)).status, 200);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    await page.getByRole('button', { name: 'Disable key ci' }).click();
+    await page.getByRole('button', { name: 'Enable key ci' }).waitFor();
+    assert.equal((await curl(records, rotated)).status, 401, 'a disabled key is refused');
+    await checkNames('keys');
+  });
+
+  test('see a failed webhook in the logs and retry it', async () => {
+    receiver.respond(() => 500);
+    await nav('Collections');
+    await page.getByRole('link', { name: 'Edit collection posts' }).click();
+    await page.getByRole('tab', { name: /Webhook triggers/ }).click();
+    await page.getByRole('button', { name: 'Add trigger' }).click();
+    await page.getByRole('group', { name: 'Trigger 1' }).getByLabel('URL').fill(`${receiver.url}/hook`);
+    await checkNames('triggers');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await waitFor(async () => (await admin('GET', '/api/collections/posts')).body.options.triggers?.length === 1, { what: 'the trigger to be saved' });
+    assert.equal((await admin('POST', '/api/collections/posts/records', { body: { title: 'ping' } })).status, 200);
+    await receiver.waitForRequests(1);
+
+    await nav('Webhook logs');
+    await page.getByLabel('Collection').selectOption('posts');
+    await page.getByLabel('Status').selectOption('failed');
+    const retry = page.getByRole('button', { name: /^Retry event .* \(failed, posts\)$/ });
+    await retry.waitFor();
+    await page.getByRole('cell', { name: /500/ }).first().waitFor();
+    await checkNames('webhook logs');
+
+    receiver.respond(() => 200);
+    await retry.click();
+    const [first, second] = await receiver.waitForRequests(2);
+    assert.equal(second.headers['webhook-id'], first.headers['webhook-id'], 'the same event is sent again');
+    await page.getByLabel('Status').selectOption('success');
+    await page.getByRole('button', { name: /^Retry event .* \(success, posts\)$/ }).waitFor();
+  });
+
+  test('generate a migration with its diff, apply it and export it', async () => {
+    await nav('Migrations');
+    await page.getByRole('button', { name: 'Generate migration' }).click();
+    await page.getByLabel('Migration name').fill('initial');
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    const preview = page.getByRole('dialog', { name: 'Generated: initial' });
+    const yaml = await preview.getByLabel('Migration YAML').innerText();
+    assert.match(yaml, /posts:/);
+    assert.match(yaml, /create_table/);
+    await checkNames('migration preview');
+    await preview.getByRole('button', { name: 'Apply migration' }).click();
+    await preview.waitFor({ state: 'detached' });
+    await page.getByRole('row', { name: /initial.*applied/ }).waitFor();
+    const status = await admin('GET', '/api/migrations/status');
+    assert.equal(status.body.appliedCount, 1);
+    const version: string = status.body.lastAppliedVersion;
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export all (ZIP)' }).click()]);
+    assert.equal(download.suggestedFilename(), 'migrations.zip');
+    const zip = readFileSync((await download.path())!);
+    assert.equal(zip.subarray(0, 2).toString(), 'PK');
+    assert.ok(zip.includes(`${version}_initial.yaml`), 'the archive holds the migration file');
+    await checkNames('migrations');
+  });
+
+  test('settings: a test mail goes out through SMTP', async () => {
+    await nav('Settings');
+    await page.getByLabel('Send a test mail to').fill('ops@example.com');
+    await page.getByRole('button', { name: 'Send test mail' }).click();
+    const mail = await inbox.next('ops@example.com');
+    assert.match(mail.subject, /^\[Test\]/);
+    await checkNames('settings');
+  });
+
+  test('request logs: the refused requests of this session, by filter', async () => {
+    await nav('Request logs');
+    await page.getByLabel('Filter logs').fill('status = 400 && url ~ "/api/collections/posts"');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    // The unfiltered list shows first; the filtered one replaces it.
+    const statuses = () => page.locator('tbody tr td:nth-child(2)').allInnerTexts();
+    await waitFor(async () => ((s) => s.length > 0 && s.every((t) => t === '400'))(await statuses()), { what: 'only the refused requests' });
+    await page.getByRole('cell', { name: /PATCH \/api\/collections\/posts/ }).first().waitFor();
+    await checkNames('request logs');
+  });
+
+  test('backups: take one from the console (SQLite), or read why not (PostgreSQL)', async () => {
+    await nav('Backups');
+    await page.getByLabel('Backup name').fill('from_console.zip');
+    await page.getByRole('button', { name: 'Take a backup' }).click();
+    if (onPostgres) await page.getByRole('alert').getByText(/PostgreSQL/).waitFor();
+    else await page.getByRole('rowheader', { name: 'from_console.zip' }).waitFor({ timeout: 30_000 });
+    await checkNames('backups');
+  });
+
+  test('the pages the mails link to confirm a password reset and a verification', async () => {
+    const linkIn = async (kind: string) => {
+      const mail = await inbox.next('ada@example.com', kind === 'verification' ? /Verify/ : /Reset/);
+      const m = new RegExp(`/_/(#/auth/confirm-${kind}/[^\\s"<]+)`).exec(mail.text);
+      assert.ok(m, `a link to the dashboard in:\n${mail.text}`);
+      return `${server.url}/_/${m[1].replace(/&amp;/g, '&')}`;
+    };
+    await server.request('POST', '/api/collections/users/request-password-reset', { body: { email: 'ada@example.com' } });
+    await page.goto(await linkIn('password-reset'));
+    await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    await page.getByLabel('New password', { exact: true }).fill('ada-new-password');
+    await page.getByLabel('Confirm new password').fill('ada-new-password');
+    await page.getByRole('button', { name: 'Set new password' }).click();
+    await page.getByText('Your password is changed').waitFor();
+    const login = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'ada@example.com', password: 'ada-new-password' } });
+    assert.equal(login.status, 200, login.text);
+
+    // The reset proved the address; a second user is needed for verification.
+    await admin('POST', '/api/collections/users/records', { body: { email: 'bob@example.com', password: 'bob-password-1', passwordConfirm: 'bob-password-1' } });
+    await server.request('POST', '/api/collections/users/request-verification', { body: { email: 'bob@example.com' } });
+    const mail = await inbox.next('bob@example.com', /Verify/);
+    const link = /\/_\/(#\/auth\/confirm-verification\/[^\s"<]+)/.exec(mail.text)!;
+    await page.goto(`${server.url}/_/${link[1]}`);
+    await checkNames('confirm verification');
+    await page.getByRole('button', { name: 'Verify my email' }).click();
+    await page.getByText('Your email address is verified').waitFor();
+    const bob = await admin('GET', '/api/collections/users/records?perPage=100');
+    assert.equal(bob.body.items.find((u: any) => u.email === 'bob@example.com').verified, true);
+  });
+
+  test('on a phone the navigation opens from a menu button', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.url}/_/#/collections`);
+    await page.getByRole('heading', { level: 1, name: 'Collections' }).waitFor();
+    const sidebar = page.getByRole('navigation', { name: 'Main' });
+    await page.getByRole('button', { name: 'Open menu' }).click();
+    await sidebar.getByRole('link', { name: 'Cron jobs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Cron jobs' }).waitFor();
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  test('every control of every screen visited has an accessible name, and the page logged no error', () => {
+    assert.deepEqual(unnamed, []);
+    assert.deepEqual(b.errors, []);
+  });
+});
