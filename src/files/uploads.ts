@@ -70,6 +70,7 @@ function fileFieldOf(collection: Collection, key: string): FieldDef | undefined 
 }
 
 async function drain(stream: Readable, budget: ByteBudget): Promise<void> {
+  if (stream.destroyed && !stream.readableEnded) throw malformedMultipart(new Error('the body ended in the middle of a file'));
   for await (const chunk of stream) budget.spend((chunk as Buffer).length);
 }
 
@@ -78,6 +79,10 @@ async function drain(stream: Readable, budget: ByteBudget): Promise<void> {
  * (the part is still read, within the request's budget) and the upload is marked too large.
  */
 async function stage(part: Extract<UploadPart, { type: 'file' }>, field: FieldDef, options: ReceiveOptions, budget: ByteBudget): Promise<StagedFile> {
+  // The parser destroys a file part whose body ended before the part did; by the time the part is
+  // read (the whole body may have arrived while the route looked up its collection), it is already
+  // gone, and a pipeline from it would wait forever.
+  if (part.file.destroyed && !part.file.readableEnded) throw malformedMultipart(new Error('the body ended in the middle of a file'));
   const maxSize = fileOptions(field).maxSize;
   const tempPath = path.join(options.stagingDir, randomId(24));
   const head: Buffer[] = [];
