@@ -104,7 +104,8 @@ export class LogStore {
     const where = this.where(query.filter);
     let order: Sql[];
     try {
-      order = compileSort(param(query.sort), logFieldResolver, this.db.dialect, '_request_logs');
+      // Log ids grow with time (ms × 1024 + n): they are the table's insertion order on every driver.
+      order = compileSort(param(query.sort), logFieldResolver, this.db.dialect, '_request_logs', '_request_logs.id');
     } catch (err) {
       throw filterProblem(err, 'sort');
     }

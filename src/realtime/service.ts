@@ -110,11 +110,12 @@ export class RealtimeService {
   }
 
   /** A new client on `stream`: its id goes out as the first message, `PB_CONNECT`. */
-  connect(stream: EventStream): RealtimeClient {
+  async connect(stream: EventStream): Promise<RealtimeClient> {
     this.admit();
     const client = new RealtimeClient(randomId(40), stream, this.o.limits.clientBuffer);
     this.clients.set(client.id, client);
-    this.directory.connected(client.id).catch((err) => this.log.warn({ err }, 'registering a realtime client failed'));
+    // Listed before its id goes out, so a subscription request reaching another node finds it.
+    await this.directory.connected(client.id).catch((err) => this.log.warn({ err }, 'registering a realtime client failed'));
     client.flush(`id:${client.id}\nevent:PB_CONNECT\ndata:{"clientId":"${client.id}"}\n\n`);
     return client;
   }

@@ -8,9 +8,10 @@ export const MAX_SORT_TERMS = 16;
 
 /**
  * Compiles a PocketBase sort expression (`-created,title,author.name,@random`) into ORDER BY terms.
- * Fields resolve through the same resolver as filters, so the same names are allowed.
+ * Fields resolve through the same resolver as filters, so the same names are allowed. `@rowid` sorts
+ * in insertion order: the dialect's, or the given column's for a table ordered by its own key.
  */
-export function compileSort(text: string, resolver: Resolver, dialect: Dialect, rootAlias: string): Sql[] {
+export function compileSort(text: string, resolver: Resolver, dialect: Dialect, rootAlias: string, insertionOrder = dialect.insertionOrder(rootAlias)): Sql[] {
   const terms: Sql[] = [];
   let position = 0;
   for (const part of text.split(',')) {
@@ -26,7 +27,7 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
     if (name === '@random') {
       terms.push(sql`${raw(dialect.randomOrder())}`);
     } else if (name === '@rowid') {
-      terms.push(sql`${raw(dialect.insertionOrder(rootAlias))} ${direction}`);
+      terms.push(sql`${raw(insertionOrder)} ${direction}`);
     } else if (name.startsWith('@')) {
       throw new FilterError(`cannot sort by ${JSON.stringify(name)}`, at);
     } else {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { deriveKey } from '../../src/auth/secret.ts';
+import { storedInstanceSecret } from '../helpers/inspect.ts';
+import { databaseUrlFor, skipOn } from '../helpers/postgres.ts';
 import { createUser, request, startServer, type TestServer } from '../helpers/server.ts';
 
 const UNAUTHORIZED = { code: 401, message: 'The request requires valid authorization token.', data: {} };
@@ -45,10 +47,33 @@ describe('auth tokens', () => {
     assert.equal(claimsOf(server.adminToken).type, 'admin');
   });
 
-  test('the generated instance secret is kept with mode 0600', () => {
+  test('the generated instance secret is kept with mode 0600', { skip: skipOn('postgres', 'the secret file of a data directory') }, () => {
     const file = path.join(server.dir, '.jwt_secret');
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.ok(readFileSync(file, 'utf8').trim().length >= 32);
+  });
+
+  test('the generated instance secret is kept in cairn_system, and a second node on the database signs alike', { skip: skipOn('sqlite', 'the secret shared in the database') }, async () => {
+    const main = await server.services.registry.get('main');
+    const stored = await main.get<{ value: string }>("SELECT value FROM cairn_system._secrets WHERE name = 'instance'");
+    assert.ok(stored && stored.value.length >= 32);
+    assert.equal(existsSync(path.join(server.dir, '.jwt_secret')), false, 'no secret file beside a shared database');
+
+    // Another process's data directory, the same database: it reads the secret instead of making one.
+    const other = await startServer({ env: { CAIRN_DATABASE_URL: await databaseUrlFor(server.dir) }, noAdmin: true });
+    try {
+      const mine = await request(other.url, 'GET', '/api/auth/me', { token: user.token });
+      assert.equal(mine.status, 200, mine.text);
+      assert.equal(mine.body.id, user.id);
+      // And the other way: a token the second node signs is valid on the first.
+      const login = await request(other.url, 'POST', '/api/auth/login', { body: { email: 'token-user@example.com', password: 'user-password-1' } });
+      assert.equal(login.status, 200, login.text);
+      assert.equal((await me(`Bearer ${login.body.token}`)).body.id, user.id);
+      assert.equal(existsSync(path.join(other.dir, '.jwt_secret')), false);
+      assert.equal((await main.get<{ value: string }>("SELECT value FROM cairn_system._secrets WHERE name = 'instance'"))?.value, stored.value, 'the secret was not replaced');
+    } finally {
+      await other.close();
+    }
   });
 
   test('a valid token works with and without "Bearer "', async () => {
@@ -101,7 +126,9 @@ describe('auth tokens', () => {
   });
 
   test('a token signed with the instance key but claims that do not add up is a 401', async () => {
-    const key = deriveKey(readFileSync(path.join(server.dir, '.jwt_secret'), 'utf8').trim(), 'auth');
+    const secret = await storedInstanceSecret(server.dir, server.services.registry.system);
+    assert.ok(secret, 'a generated instance secret is stored');
+    const key = deriveKey(secret, 'auth');
     const now = Math.floor(Date.now() / 1000);
     const base = claimsOf(user.token);
     const cases: Record<string, Record<string, unknown>> = {

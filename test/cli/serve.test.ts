@@ -100,6 +100,21 @@ describe('`cairn serve` as a process', () => {
     assert.match(badEnv.stderr, /port must be an integer/);
   });
 
+  test('a PostgreSQL URL that cannot be used stops start-up with one line naming it, without its password', async () => {
+    const closed = await freePort();
+    const url = `postgres://cairn:do-not-print@127.0.0.1:${closed}/cairn`;
+    for (const [args, env] of [
+      [['serve', '--dir', dir, '--port', String(await freePort()), '--database-url', url], {}],
+      [['serve', '--dir', dir, '--port', String(await freePort())], { CAIRN_DATABASE_URL: url }],
+      [['migrate', 'status', '--dir', dir], { CAIRN_DATABASE_URL: url }],
+    ] as const) {
+      const res = await runCli([...args], env);
+      assert.equal(res.code, 1, `${args.join(' ')}: ${res.stderr}`);
+      assert.match(res.stderr, new RegExp(`^cairn: cannot use PostgreSQL at postgres://cairn:\\*\\*\\*@127\\.0\\.0\\.1:${closed}/cairn: [^\\n]+\\n$`));
+      assert.doesNotMatch(res.stderr + res.stdout, /do-not-print|\n\s+at /);
+    }
+  });
+
   test('--version and --help', async () => {
     const version = await runCli(['--version']);
     assert.equal(version.code, 0);

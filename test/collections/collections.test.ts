@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { after, before, describe, test } from 'node:test';
+import { columnsOf as tableColumns, databaseOf } from '../helpers/inspect.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
-/** Physical columns of a table in the main database, read from the SQLite file itself. */
-function columnsOf(server: TestServer, table: string): string[] {
-  const db = new BetterSqlite3(path.join(server.dir, 'databases', 'main.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as Array<{ name: string }>).map((c) => c.name);
-  } finally {
-    db.close();
-  }
+/** Physical columns of a table in the main database, read from storage past Cairn's metadata. */
+async function columnsOf(server: TestServer, table: string): Promise<string[]> {
+  return tableColumns(await databaseOf(server), table);
 }
 
 const TRIGGER = { action: 'create', url: 'http://127.0.0.1:9/hooks/new', method: 'POST' };
@@ -44,7 +38,7 @@ describe('collections API', () => {
         ['role', 'text'],
       ],
     );
-    for (const column of ['email', 'emailVisibility', 'verified', 'passwordHash', 'tokenKey']) assert.ok(columnsOf(server, 'users').includes(column), column);
+    for (const column of ['email', 'emailVisibility', 'verified', 'passwordHash', 'tokenKey']) assert.ok((await columnsOf(server, 'users')).includes(column), column);
   });
 
   test('create answers 200 with the collection; fields and schema carry the same array', async () => {
@@ -67,7 +61,7 @@ describe('collections API', () => {
     assert.equal(c.createRule, null);
     assert.deepEqual(c.indexes, []);
     assert.match(c.created, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    assert.deepEqual(columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
+    assert.deepEqual(await columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
   });
 
   test('a create body may name its fields `schema` (the spec form)', async () => {
@@ -185,14 +179,14 @@ describe('collections API', () => {
     const retype = await server.admin('PATCH', '/api/collections/posts', { body: { fields: [{ ...title, type: 'number' }] } });
     assert.equal(retype.status, 400);
     assert.equal(retype.body.data.fields[0].type.code, 'validation_field_type_change');
-    assert.deepEqual(columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
+    assert.deepEqual(await columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
   });
 
   test('adding a field adds its column; removing it keeps the column and the data', async () => {
     const posts = (await server.admin('GET', '/api/collections/posts')).body;
     const added = await server.admin('PATCH', '/api/collections/posts', { body: { fields: [...posts.fields, { name: 'summary', type: 'text' }] } });
     assert.equal(added.status, 200);
-    assert.deepEqual(columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title', 'summary']);
+    assert.deepEqual(await columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title', 'summary']);
     const rec = await server.admin('POST', '/api/collections/posts/records', { body: { title: 'kept', summary: 'survives removal' } });
     assert.equal(rec.status, 200);
 
@@ -202,7 +196,7 @@ describe('collections API', () => {
       removed.body.fields.map((f: any) => f.name),
       ['title'],
     );
-    assert.ok(columnsOf(server, 'posts').includes('summary'), 'the column stays');
+    assert.ok((await columnsOf(server, 'posts')).includes('summary'), 'the column stays');
     const view = await server.admin('GET', `/api/collections/posts/records/${rec.body.id}`);
     assert.equal(view.body.summary, undefined, 'no longer part of the record');
 
@@ -222,7 +216,7 @@ describe('collections API', () => {
     assert.equal(del.text, '');
     assert.equal((await server.admin('GET', '/api/collections/drafts')).status, 404);
     assert.equal((await server.admin('GET', '/api/collections/drafts/records')).status, 404);
-    assert.deepEqual(columnsOf(server, 'drafts'), ['id', 'created', 'updated', 'body', 'n']);
+    assert.deepEqual(await columnsOf(server, 'drafts'), ['id', 'created', 'updated', 'body', 'n']);
 
     // Re-created with one of the old fields and a new one: the old row is there, the old column too.
     const again = await server.admin('POST', '/api/collections', { body: { name: 'drafts', fields: [{ name: 'body', type: 'text' }, { name: 'extra', type: 'bool' }] } });
@@ -232,7 +226,7 @@ describe('collections API', () => {
     assert.equal(list.body.items[0].id, rec.body.id);
     assert.equal(list.body.items[0].body, 'old data');
     assert.equal(list.body.items[0].extra, false);
-    assert.deepEqual(columnsOf(server, 'drafts'), ['id', 'created', 'updated', 'body', 'n', 'extra']);
+    assert.deepEqual(await columnsOf(server, 'drafts'), ['id', 'created', 'updated', 'body', 'n', 'extra']);
   });
 
   test('system collections and collections still referenced by relations cannot be dropped', async () => {

@@ -14,7 +14,8 @@ const RUN = process.env.CAIRN_TEST_RUN ?? 'local';
 
 /** For tests about one driver only: `test('…', { skip: skipOn('postgres', 'why') }, …)`. */
 export function skipOn(driver: 'sqlite' | 'postgres', why: string): string | false {
-  return (driver === 'postgres') === onPostgres ? `${driver} only: ${why}` : false;
+  // The message names the driver the test is for: the other one.
+  return (driver === 'postgres') === onPostgres ? `${driver === 'postgres' ? 'sqlite' : 'postgres'} only: ${why}` : false;
 }
 
 export function databaseNameFor(dir: string): string {

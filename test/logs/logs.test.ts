@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,19 +8,21 @@ import { LogStore, logSteps } from '../../src/logs/store.ts';
 import { DatabaseLogSink, SqliteThreadLogSink } from '../../src/logs/sink.ts';
 import { RequestLogWriter } from '../../src/logs/writer.ts';
 import { applySchemaSteps } from '../../src/storage/index.ts';
-import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
-import { skipOn } from '../helpers/postgres.ts';
+import type { Database } from '../../src/storage/index.ts';
+import { databaseOf, openStorage, type Storage, tablesOf } from '../helpers/inspect.ts';
+import { dropDatabaseFor, onPostgres, skipOn } from '../helpers/postgres.ts';
 import { decodeQuotedPrintable, tokenFrom } from '../helpers/smtp.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-/** Every row of the request log's file (all columns, as stored), once the server has closed it. */
-function logFileRows(dir: string): Record<string, unknown>[] {
-  const db = new Database(path.join(dir, 'logs.db'), { readonly: true });
+/** Every row of a data directory's request log (all columns, as stored), read past the server: once
+ * it has closed, say. */
+async function storedLogRows(dir: string): Promise<Record<string, unknown>[]> {
+  const storage = await openStorage(dir);
   try {
-    return db.prepare('SELECT * FROM _request_logs').all() as Record<string, unknown>[];
+    return await (await storage.logs()).all('SELECT * FROM _request_logs');
   } finally {
-    db.close();
+    await storage.close();
   }
 }
 
@@ -173,15 +174,12 @@ describe('request logs', () => {
     }
   });
 
-  test('kept in logs.db, not in any data database', { skip: skipOn('postgres', 'SQLite files') }, async () => {
-    const main = new Database(path.join(server.dir, 'databases', 'main.db'), { readonly: true });
-    try {
-      const found = main.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name LIKE '%request_logs%'").get() as { n: number };
-      assert.equal(found.n, 0);
-    } finally {
-      main.close();
-    }
-    assert.ok(logFileRows(server.dir).length > 0);
+  test('kept in a database of its own (logs.db, or the instance schema), not in any data database', async () => {
+    const main = await databaseOf(server);
+    assert.deepEqual((await tablesOf(main)).filter((t) => t.includes('request_logs')), []);
+    assert.ok((await tablesOf(server.services.registry.logs)).includes('_request_logs'));
+    assert.ok((await storedLogRows(server.dir)).length > 0);
+    if (!onPostgres) assert.ok(existsSync(path.join(server.dir, 'logs.db')));
   });
 
   test('old entries are pruned after CAIRN_LOG_DAYS', async () => {
@@ -266,17 +264,21 @@ describe('secrets never reach the request log', () => {
   });
 });
 
+// On the log database of the pass's driver, as a server opens it.
 describe('request log writer', () => {
   let dir: string;
-  let db: SqliteDatabase;
+  let storage: Storage;
+  let db: Database;
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'cairn-logs-'));
-    db = new SqliteDatabase('logs', path.join(dir, 'logs.db'));
+    storage = await openStorage(dir);
+    db = await storage.logs();
     await applySchemaSteps(db, logSteps);
   });
   after(async () => {
-    await db.close();
+    await storage?.close();
     rmSync(dir, { recursive: true, force: true });
+    if (onPostgres) await dropDatabaseFor(dir);
   });
 
   test('a full buffer drops new entries and counts them instead of growing', async () => {
@@ -299,7 +301,7 @@ describe('request log writer', () => {
     await writer.close();
   });
 
-  test('the SQLite thread writes batches in order, with time-ordered ids, and closes its connection', async () => {
+  test('the SQLite thread writes batches in order, with time-ordered ids, and closes its connection', { skip: skipOn('postgres', "SQLite's log file and its writer thread") }, async () => {
     const writer = new RequestLogWriter(new SqliteThreadLogSink(path.join(dir, 'logs.db')), { batchSize: 150, flushMs: 60_000 });
     for (let i = 0; i < 300; i++) writer.push(entry({ url: `/api/health?thread=${i}`, status: i % 2 === 0 ? 200 : 404 }));
     await writer.close();
@@ -312,9 +314,14 @@ describe('request log writer', () => {
   });
 
   test('a batch that cannot be written is dropped, counted and reported', async () => {
-    const closed = new SqliteDatabase('closed', path.join(dir, 'closed.db'));
+    // Storage of its own, closed: every write fails.
+    const closedDir = mkdtempSync(path.join(tmpdir(), 'cairn-logs-closed-'));
+    const closedStorage = await openStorage(closedDir);
+    const closed = await closedStorage.logs();
     await applySchemaSteps(closed, logSteps);
-    await closed.close();
+    await closedStorage.close();
+    rmSync(closedDir, { recursive: true, force: true });
+    if (onPostgres) await dropDatabaseFor(closedDir);
     const errors: unknown[] = [];
     const writer = new RequestLogWriter(new DatabaseLogSink(new LogStore(closed)), { onError: (err) => errors.push(err) });
     writer.push(entry());
@@ -326,16 +333,17 @@ describe('request log writer', () => {
 });
 
 describe('request logs at shutdown and when off', () => {
-  test('what is buffered is written when the server closes', { skip: skipOn('postgres', 'reads the SQLite file after the server closed') }, async () => {
+  test('what is buffered is written when the server closes', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cairn-logs-'));
     try {
       const server = await startServer({ dir });
       for (let i = 0; i < 5; i++) await server.request('GET', `/api/health?marker=close${i}`);
       await server.close();
-      const urls = logFileRows(dir).map((r) => r.url);
+      const urls = (await storedLogRows(dir)).map((r) => r.url);
       for (let i = 0; i < 5; i++) assert.ok(urls.includes(`/api/health?marker=close${i}`), `request ${i} is in the log`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      if (onPostgres) await dropDatabaseFor(dir);
     }
   });
 

@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { acquireApplyLock } from '../../src/migrations/lock.ts';
 import { zipEntries } from '../../src/lib/zip.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
-import { apply, readFile, saveMigration, statusOf } from './helpers.ts';
+import { databaseOf, indexExists, relationExists } from '../helpers/inspect.ts';
+import { onPostgres } from '../helpers/postgres.ts';
+import { apply, saveMigration, statusOf } from './helpers.ts';
 
 describe('migrations API', () => {
   let server: TestServer;
@@ -91,10 +93,9 @@ describe('migrations API', () => {
 
     assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
     assert.equal((await server.admin('GET', '/api/collections/tasks')).status, 404);
-    readFile(server.dir, 'main', (db) => {
-      assert.equal((db.prepare('SELECT title FROM tasks').get() as any).title, 'kept', 'a soft drop keeps the table and its rows');
-      assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'idx_tasks_title'").get(), undefined, 'the index was reverted');
-    });
+    const main = await databaseOf(server);
+    assert.equal((await main.get<{ title: string }>('SELECT title FROM tasks'))?.title, 'kept', 'a soft drop keeps the table and its rows');
+    assert.equal(await indexExists(main, 'idx_tasks_title'), false, 'the index was reverted');
 
     assert.equal((await apply(server, version)).status, 200);
     const again = await server.admin('GET', '/api/collections/tasks/records');
@@ -114,10 +115,8 @@ describe('migrations API', () => {
     assert.deepEqual(fields, ['name']);
     const record = (await server.admin('GET', `/api/collections/people/records/${created.body.id}`)).body;
     assert.equal(record.nickname, undefined);
-    readFile(server.dir, 'main', (db) => {
-      const row = db.prepare('SELECT nickname FROM people WHERE id = ?').get(created.body.id) as { nickname: string };
-      assert.equal(row.nickname, 'countess');
-    });
+    const row = await (await databaseOf(server)).get<{ nickname: string }>('SELECT nickname FROM people WHERE id = ?', [created.body.id]);
+    assert.equal(row?.nickname, 'countess');
 
     assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
     const back = (await server.admin('GET', `/api/collections/people/records/${created.body.id}`)).body;
@@ -142,15 +141,17 @@ describe('migrations API', () => {
     });
     const res = await apply(server, version);
     assert.equal(res.status, 400);
-    assert.match(res.body.message, /failed: .*broken.*no such table/);
+    // The database's own words for the missing table.
+    const missing = onPostgres ? /relation "no_such_table" does not exist/ : /no such table/;
+    assert.match(res.body.message, new RegExp(`failed: .*broken.*${missing.source}`));
 
     assert.equal(await statusOf(server, version), 'failed');
     const item = (await server.admin('GET', '/api/migrations')).body.items.find((i: any) => i.version === version);
-    assert.match(item.error, /no such table/);
+    assert.match(item.error, missing);
     assert.equal((await server.admin('GET', '/api/collections/alpha')).status, 404);
     assert.equal((await server.admin('GET', '/api/collections/beta', { db: 'second' })).status, 404);
     for (const [db, table] of [['main', 'alpha'], ['second', 'beta'], ['second', 'broken']]) {
-      readFile(server.dir, db, (conn) => assert.equal(conn.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(table), undefined, `${db}.${table}`));
+      assert.equal(await relationExists(await databaseOf(server, db), table), false, `${db}.${table}`);
     }
     const dbs = (await server.admin('GET', '/api/databases')).body.map((d: any) => d.name);
     assert.deepEqual(dbs, ['main', 'second'], 'the database the failed migration created is gone again');
@@ -187,7 +188,20 @@ describe('migrations API', () => {
     const file = `${server.dir}/migrations/${fileName}`;
     const { readFileSync, writeFileSync } = await import('node:fs');
     const original = readFileSync(file, 'utf8');
-    writeFileSync(file, `${original}# edited after apply\n`);
+    // The file is the one in the directory on SQLite; on PostgreSQL its text in the database, which
+    // the directory only mirrors (an edit of the mirror alone does not count).
+    const system = server.services.registry.system;
+    const edit = async (text: string) => {
+      if (!onPostgres) return writeFileSync(file, text);
+      await system.run('UPDATE _migration_files SET text = ? WHERE version = ?', [text, second]);
+    };
+    if (onPostgres) {
+      writeFileSync(file, `${original}# edited in the mirror only\n`);
+      const mirrorOnly = (await server.admin('GET', '/api/migrations')).body.items.find((i: any) => i.version === second);
+      assert.equal(mirrorOnly.modified, false, 'the database holds the file');
+      writeFileSync(file, original);
+    }
+    await edit(`${original}# edited after apply\n`);
     const item = (await server.admin('GET', '/api/migrations')).body.items.find((i: any) => i.version === second);
     assert.equal(item.modified, true);
     const modified = await server.admin('POST', `/api/migrations/${second}/rollback`);
@@ -195,7 +209,7 @@ describe('migrations API', () => {
     assert.match(modified.body.message, /modified/);
     assert.equal((await server.admin('GET', '/api/collections/two')).status, 200);
 
-    writeFileSync(file, original);
+    await edit(original);
     assert.equal((await server.admin('POST', `/api/migrations/${second}/rollback`)).status, 200);
     assert.equal((await server.admin('POST', `/api/migrations/${first}/rollback`)).status, 200);
     for (const v of [first, second]) assert.equal((await server.admin('DELETE', `/api/migrations/${v}`)).status, 204);
@@ -233,7 +247,7 @@ describe('migrations API', () => {
         main: {
           collections: {
             published_articles: {
-              create_views: [{ name: 'published_articles', sql: 'SELECT id, title, score * 2 AS double_score FROM articles WHERE published = 1' }],
+              create_views: [{ name: 'published_articles', sql: 'SELECT id, title, score * 2 AS double_score FROM articles WHERE published = TRUE' }],
               update_rules: { list: '', view: '' },
             },
           },
@@ -243,7 +257,8 @@ describe('migrations API', () => {
     assert.equal((await apply(server, version)).status, 200, 'view');
     const meta = (await server.admin('GET', '/api/collections/published_articles')).body;
     assert.equal(meta.type, 'view');
-    assert.deepEqual(meta.fields.map((f: any) => [f.name, f.type]), [['title', 'text'], ['double_score', 'json']]);
+    // An expression has no declared type on SQLite (a json field); PostgreSQL knows it is a number.
+    assert.deepEqual(meta.fields.map((f: any) => [f.name, f.type]), [['title', 'text'], ['double_score', onPostgres ? 'number' : 'json']]);
     const list = await server.request('GET', '/api/collections/published_articles/records');
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.body.items.map((r: any) => [r.title, r.double_score]), [['live', 6]]);
@@ -255,7 +270,7 @@ describe('migrations API', () => {
 
     assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
     assert.equal((await server.admin('GET', '/api/collections/published_articles')).status, 404);
-    readFile(server.dir, 'main', (db) => assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'published_articles'").get(), undefined));
+    assert.equal(await relationExists(await databaseOf(server), 'published_articles'), false);
     assert.equal((await server.admin('DELETE', `/api/migrations/${version}`)).status, 204);
   });
 
@@ -512,7 +527,7 @@ describe('migrations API', () => {
       assert.equal(res.status, 400);
       assert.match(res.body.message, /untitled \(update_rules\): listRule: unknown field "nope"/);
       assert.equal((await server.admin('GET', '/api/collections/untitled')).status, 404);
-      readFile(server.dir, 'main', (db) => assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'untitled'").get(), undefined));
+      assert.equal(await relationExists(await databaseOf(server), 'untitled'), false);
     } finally {
       collections.validateRule = original;
     }

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import type { InstanceSchema } from '../../src/migrations/model.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -18,16 +16,6 @@ export async function apply(server: TestServer, version: string) {
 export async function statusOf(server: TestServer, version: string): Promise<string | undefined> {
   const res = await server.admin('GET', '/api/migrations');
   return res.body.items.find((i: { version: string }) => i.version === version)?.status;
-}
-
-/** Reads a database file directly, past Cairn's metadata (read-only). */
-export function readFile<T>(dir: string, db: string, fn: (conn: Database.Database) => T): T {
-  const conn = new Database(path.join(dir, 'databases', `${db}.db`), { readonly: true });
-  try {
-    return fn(conn);
-  } finally {
-    conn.close();
-  }
 }
 
 /** What an instance's schema means, without per-instance ids and timestamps: equal on two instances

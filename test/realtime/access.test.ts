@@ -187,7 +187,7 @@ describe('realtime access', () => {
     const db = await server.services.registry.get('main');
     const users = await server.services.collections.get(db, 'users');
     const { tokenKey } = (await db.get<{ tokenKey: string }>('SELECT "tokenKey" FROM users WHERE id = ?', [bob.id]))!;
-    const shortLived = await server.services.tokens.sign({ id: bob.id, type: 'authRecord', collectionId: users.id, db: 'main', tokenKey }, 1);
+    const shortLived = await server.services.tokens.sign({ id: bob.id, type: 'authRecord', collectionId: users.id, db: 'main', tokenKey }, 3);
     const s = await client([], shortLived);
     await settle(s);
     await waitFor(
@@ -195,7 +195,7 @@ describe('realtime access', () => {
         await server.admin('POST', '/api/collections/marker/records', { body: { n: -2 } });
         return s.ended;
       },
-      { timeoutMs: 5000, intervalMs: 200, what: 'the stream of an expired token to be closed' },
+      { timeoutMs: 15_000, intervalMs: 200, what: 'the stream of an expired token to be closed' },
     );
   });
 });

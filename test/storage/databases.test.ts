@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { storedDatabases, systemStorageExists } from '../helpers/inspect.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
 describe('databases and x-dbname', () => {
@@ -11,7 +12,7 @@ describe('databases and x-dbname', () => {
   });
   after(() => server.close());
 
-  test('the main database exists from the start, as a file under databases/', async () => {
+  test('the main database exists from the start, with its storage (a file under databases/, or a schema)', async () => {
     const res = await server.admin('GET', '/api/databases');
     assert.equal(res.status, 200);
     assert.deepEqual(
@@ -19,8 +20,8 @@ describe('databases and x-dbname', () => {
       ['main'],
     );
     assert.match(res.body[0].created, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    assert.ok(existsSync(path.join(server.dir, 'databases', 'main.db')));
-    assert.ok(existsSync(path.join(server.dir, 'system.db')));
+    assert.deepEqual(await storedDatabases(server), ['main']);
+    assert.ok(await systemStorageExists(server));
   });
 
   test('listing and creating databases is for administrators', async () => {
@@ -28,14 +29,14 @@ describe('databases and x-dbname', () => {
     const res = await server.request('POST', '/api/databases', { body: { name: 'sneaky' } });
     assert.equal(res.status, 401);
     assert.equal(res.body.code, 401);
-    assert.ok(!existsSync(path.join(server.dir, 'databases', 'sneaky.db')));
+    assert.ok(!(await storedDatabases(server)).includes('sneaky'));
   });
 
   test('POST /api/databases creates one with the users collection; a second time is a 409', async () => {
     const res = await server.admin('POST', '/api/databases', { body: { name: 'shop' } });
     assert.equal(res.status, 200);
     assert.equal(res.body.name, 'shop');
-    assert.ok(existsSync(path.join(server.dir, 'databases', 'shop.db')));
+    assert.ok((await storedDatabases(server)).includes('shop'));
     const users = await server.admin('GET', '/api/collections/users', { db: 'shop' });
     assert.equal(users.status, 200);
     assert.equal(users.body.type, 'auth');
@@ -58,13 +59,15 @@ describe('databases and x-dbname', () => {
     ['empty', ''],
     ['a number', 42],
   ] as const) {
-    test(`creating a database named with ${label} is a 400 and creates no file`, async () => {
-      const before = readdirSync(path.join(server.dir, 'databases')).sort();
+    test(`creating a database named with ${label} is a 400 and creates no storage`, async () => {
+      const before = await storedDatabases(server);
+      const files = readdirSync(server.dir).sort();
       const res = await server.admin('POST', '/api/databases', { body: { name } });
       assert.equal(res.status, 400);
       assert.equal(res.body.code, 400);
       assert.equal(res.body.data.name.code, 'validation_invalid_database_name');
-      assert.deepEqual(readdirSync(path.join(server.dir, 'databases')).sort(), before);
+      assert.deepEqual(await storedDatabases(server), before);
+      assert.deepEqual(readdirSync(server.dir).sort(), files);
       assert.ok(!existsSync(path.join(server.dir, 'x.db')));
     });
   }
@@ -80,17 +83,19 @@ describe('databases and x-dbname', () => {
       assert.equal(res.status, 404, `${method} ${p}`);
       assert.equal(res.body.message, 'Database "ghost" not found.');
     }
-    assert.ok(!existsSync(path.join(server.dir, 'databases', 'ghost.db')));
+    assert.ok(!(await storedDatabases(server)).includes('ghost'));
   });
 
-  test('hostile x-dbname values are refused with a 400 and touch no file', async () => {
+  test('hostile x-dbname values are refused with a 400 and touch no file or storage', async () => {
     const before = readdirSync(server.dir).sort();
+    const stored = await storedDatabases(server);
     for (const name of ['../x', '../../etc/passwd', 'a'.repeat(200), 'main.db', 'main;drop', 'MAIN', '%2e%2e']) {
       const res = await server.admin('GET', '/api/collections', { db: name });
       assert.equal(res.status, 400, name);
       assert.equal(res.body.data.name.code, 'validation_invalid_database_name');
     }
     assert.deepEqual(readdirSync(server.dir).sort(), before);
+    assert.deepEqual(await storedDatabases(server), stored);
   });
 
   test('records are isolated per database: a record in a is invisible from b', async () => {

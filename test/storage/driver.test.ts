@@ -6,8 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from '../../src/storage/index.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
+import { skipOn } from '../helpers/postgres.ts';
 
-describe('SQLite driver behind the async storage interface', () => {
+// The PostgreSQL driver has its own (postgres.test.ts).
+describe('SQLite driver behind the async storage interface', { skip: skipOn('postgres', 'the SQLite driver itself') }, () => {
   let dir: string;
   let db: SqliteDatabase;
   before(async () => {

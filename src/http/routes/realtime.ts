@@ -53,16 +53,14 @@ class ResponseStream implements EventStream {
 export function realtimeRoutes(realtime: RealtimeService) {
   return async (app: FastifyInstance): Promise<void> => {
     // The SDK's EventSource sends neither a token nor x-dbname: both come with the subscriptions.
-    app.get('/api/realtime', { config: { database: false, authenticate: false } }, (req, reply: FastifyReply) => {
+    app.get('/api/realtime', { config: { database: false, authenticate: false } }, async (req, reply: FastifyReply) => {
       realtime.admit();
       const headers = { ...reply.getHeaders(), ...STREAM_HEADERS };
-      if (req.method === 'HEAD') {
-        reply.headers(STREAM_HEADERS).send();
-        return;
-      }
+      if (req.method === 'HEAD') return reply.headers(STREAM_HEADERS).send();
       reply.hijack();
-      const client = realtime.connect(new ResponseStream(reply.raw, headers));
-      reply.raw.on('close', () => realtime.disconnected(client));
+      const client = await realtime.connect(new ResponseStream(reply.raw, headers));
+      if (reply.raw.destroyed) realtime.disconnected(client);
+      else reply.raw.on('close', () => realtime.disconnected(client));
     });
 
     app.post('/api/realtime', async (req, reply) => {
