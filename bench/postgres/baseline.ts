@@ -57,6 +57,32 @@ for (const c of PG_CASES) {
       });
       return json(res.rows[0], collectionId, name);
     });
+  } else if (c.kind === 'batch') {
+    // The same inserts in one transaction, the same list of answers.
+    app.post('/api/batch', async (req) => {
+      const { requests } = req.body as { requests: Array<{ body: { title: string; body: string; views: number; published: boolean } }> };
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = [];
+        for (const r of requests) {
+          const now = new Date().toISOString();
+          const res = await client.query<Row>({
+            name: `create_${name}`,
+            text: `INSERT INTO "${name}" (id, created, updated, title, body, views, published) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+            values: [randomId(), now, now, r.body.title, r.body.body, r.body.views, r.body.published],
+          });
+          out.push({ status: 200, body: json(res.rows[0], collectionId, name) });
+        }
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
   } else if (c.kind === 'view') {
     app.get<{ Params: { id: string } }>(`/api/collections/${name}/records/:id`, async (req, reply) => {
       const res = await pool.query<Row>({ name: `view_${name}`, text: `SELECT ${COLUMNS} FROM "${name}" t0 WHERE t0.id = $1`, values: [req.params.id] });

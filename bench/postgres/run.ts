@@ -97,6 +97,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions): Prom
     const baseline = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/postgres/baseline.ts'), '--url', url.toString(), '--pool', String(POOL)], {}, '/api/health');
     servers.push(baseline);
 
+    const cairnRps = new Map<string, number>();
     const lines = [
       '| case | baseline (Fastify + pg) req/s | Cairn req/s | ratio | target | baseline p99 ms | Cairn p99 ms | CPU µs/req baseline / Cairn |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -106,6 +107,13 @@ export async function runPostgresCases(names: string[], load: LoadOptions): Prom
       const request =
         c.kind === 'create'
           ? { method: 'POST' as const, paths: [`/api/collections/${c.collection}/records`], body: post(7), expectStatus: 200 }
+          : c.kind === 'batch'
+            ? {
+                method: 'POST' as const,
+                paths: ['/api/batch'],
+                body: { requests: Array.from({ length: c.units ?? 1 }, (_, i) => ({ method: 'POST', url: `/api/collections/${c.collection}/records`, body: post(i) })) },
+                expectStatus: 200,
+              }
           : c.kind === 'view'
             ? { method: 'GET' as const, paths: ids.get(c)!.map((id) => `/api/collections/${c.collection}/records/${id}`), expectStatus: 200 }
             : {
@@ -124,9 +132,15 @@ export async function runPostgresCases(names: string[], load: LoadOptions): Prom
         if (m.failures > 0) throw new Error(`${c.name}: ${who} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)})`);
       }
       const ratio = k.rps / b.rps;
+      cairnRps.set(c.name, k.rps * (c.units ?? 1));
       lines.push(
         `| ${c.name}: ${c.description} | ${fmt(b.rps)} | ${fmt(k.rps)} | ${fmt(ratio * 100)}% | ≥ ${fmt(c.target * 100)}% (${ratio >= c.target ? 'met' : '**below**'}) | ${fmt(b.p99)} | ${fmt(k.p99)} | ${b.cpuUs === undefined ? '?' : fmt(b.cpuUs)} / ${k.cpuUs === undefined ? '?' : fmt(k.cpuUs)} |`,
       );
+    }
+    const single = cairnRps.get('pg-create');
+    const batched = cairnRps.get('pg-batch');
+    if (single && batched) {
+      lines.push('', `pg-batch / pg-create, Cairn records per second: ${fmt(batched)} in batches of 50 against ${fmt(single)} created one by one: ${fmt(batched / single, 1)}× (target ≥ 5×: ${batched / single >= 5 ? 'met' : '**below**'}).`);
     }
     lines.push('', `PostgreSQL cases: both servers use a pool of ${POOL} connections to the same local PostgreSQL database; the server's own CPU is not in the per-request figures.`);
     return lines;
