@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { randomId } from '../../src/lib/ids.ts';
 import { PG_CASES } from './cases.ts';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, port: { type: 'string' }, pool: { type: 'string' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, port: { type: 'string' }, pool: { type: 'string' }, cases: { type: 'string' } } });
 if (!values.url || !values.port) throw new Error('usage: baseline.ts --url URL --port N [--pool N]');
 
 // Integers and booleans read as Cairn's driver reads them (numbers, 1/0), JSON left as text.
@@ -37,13 +37,14 @@ const json = (r: Row, collectionId: string, name: string) => ({
   published: r.published,
 });
 
+const selected = values.cases ? PG_CASES.filter((c) => values.cases!.split(',').includes(c.name)) : PG_CASES;
 const ids = new Map<string, string>();
-for (const c of PG_CASES) {
+for (const c of selected) {
   const found = await pool.query<{ id: string }>('SELECT id FROM _collections WHERE name = $1', [c.collection]);
   ids.set(c.collection, found.rows[0].id);
 }
 
-for (const c of PG_CASES) {
+for (const c of selected) {
   const name = c.collection;
   const collectionId = ids.get(name)!;
   if (c.kind === 'create') {

@@ -94,7 +94,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions): Prom
       }
     }
     await data.end();
-    const baseline = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/postgres/baseline.ts'), '--url', url.toString(), '--pool', String(POOL)], {}, '/api/health');
+    const baseline = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/postgres/baseline.ts'), '--url', url.toString(), '--pool', String(POOL), '--cases', selected.map((c) => c.name).join(',')], {}, '/api/health');
     servers.push(baseline);
 
     const cairnRps = new Map<string, number>();
