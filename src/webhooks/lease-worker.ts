@@ -1,8 +1,8 @@
-import { backoffDelay } from '../lib/backoff.ts';
 import { uuidv7 } from '../lib/ids.ts';
 import type { Database } from '../storage/index.ts';
-import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
-import type { EventStatus, OutboxRow, PendingRow } from './outbox.ts';
+import { requestFor, Sender } from './deliver.ts';
+import { type Settlement, settle } from './attempt.ts';
+import type { OutboxRow, PendingRow } from './outbox.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 
 /** The notice channel of outbox commits; the payload names the database (its schema). */
@@ -19,7 +19,7 @@ const MAX_PER_ORIGIN = 8;
 // Besides notices: picks up retries whose backoff ended and events whose lease expired on a dead node.
 const POLL_MS = 1000;
 const MAX_SHUTDOWN_GRACE_MS = 2000;
-// Outcomes are written together: idle, within 10 ms of the attempt; busy, many per commit.
+// Settlements are written together: idle, within 10 ms of the attempt; busy, many per commit.
 const SAVE_DELAY_MS = 10;
 const SAVE_BATCH = 256;
 
@@ -59,13 +59,6 @@ interface Claimed {
   row: OutboxRow;
 }
 
-interface Outcome {
-  seq: number;
-  status: EventStatus;
-  attempts: number;
-  next: number;
-  log: Record<(typeof LOG_COLUMNS)[number], unknown>;
-}
 
 /**
  * Delivers the PostgreSQL outbox from any number of nodes. A pass over a database claims due events
@@ -88,7 +81,7 @@ export class LeaseWorker implements Deliverer {
   private readonly inFlight = new Map<number, Promise<void>>();
   /** Seqs this node holds a lease on (waiting, in flight or unsaved), per database. */
   private readonly held = new Map<string, Set<number>>();
-  private readonly batches = new Map<string, { db: Database; items: Outcome[]; timer: NodeJS.Timeout }>();
+  private readonly batches = new Map<string, { db: Database; items: Settlement[]; timer: NodeJS.Timeout }>();
   private readonly writing = new Set<Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
   private unlisten: Array<() => void> = [];
@@ -208,53 +201,10 @@ export class LeaseWorker implements Deliverer {
 
   private async attempt(c: Claimed): Promise<void> {
     const result = await this.sender.send(requestFor(c.row, c.database, this.o.secret, new Date()));
-    this.queueSave(c, this.decide(c.row, result));
+    this.queueSave(c, settle(c.row, c.row.attempts, result, this.o));
   }
 
-  private decide(row: OutboxRow, result: DeliveryResult): Outcome {
-    const now = new Date();
-    const attempt = row.attempts + 1;
-    let status: EventStatus;
-    let attempts = attempt;
-    let next = now.getTime();
-    if (result.ok) status = 'success';
-    else if (result.interrupted) {
-      // Stopped by shutdown, not by the receiver: the attempt does not count.
-      status = 'pending';
-      attempts = row.attempts;
-    } else if (attempt >= this.o.maxAttempts) status = 'failed';
-    else {
-      status = 'pending';
-      next += backoffDelay(this.o.backoffMs, attempt);
-    }
-    const created = now.toISOString();
-    return {
-      seq: row.seq,
-      status,
-      attempts,
-      next,
-      log: {
-        id: uuidv7(),
-        source: row.source,
-        name: row.name,
-        collection: row.collection,
-        action: row.action,
-        eventId: row.id,
-        url: row.url,
-        method: row.method,
-        attempt,
-        status: status === 'pending' ? 'retrying' : status,
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        error: result.error,
-        created,
-        eventSeq: row.seq,
-        node: this.o.node,
-      },
-    };
-  }
-
-  private queueSave(c: Claimed, outcome: Outcome): void {
+  private queueSave(c: Claimed, outcome: Settlement): void {
     let batch = this.batches.get(c.database);
     if (!batch) {
       const timer = setTimeout(() => void this.save(c.database), SAVE_DELAY_MS);
@@ -285,13 +235,14 @@ export class LeaseWorker implements Deliverer {
     await Promise.allSettled([...this.writing]);
   }
 
-  private async write(db: Database, items: Outcome[]): Promise<void> {
-    const col = <K extends keyof Outcome>(k: K) => items.map((i) => i[k]);
+  private async write(db: Database, items: Settlement[]): Promise<void> {
+    const col = <K extends keyof Settlement>(k: K) => items.map((i) => i[k]);
+    const logs = items.map((i): Record<string, unknown> => ({ ...i.log, id: uuidv7() }));
     await db.transaction(async (tx) => {
       await tx.run(SETTLE, [col('seq'), col('status'), col('attempts'), col('next'), items.map((i) => i.log.created), this.o.node]);
       await tx.run(
         INSERT_LOGS,
-        LOG_COLUMNS.map((c) => items.map((i) => i.log[c])),
+        LOG_COLUMNS.map((c) => logs.map((l) => l[c])),
       );
     });
   }

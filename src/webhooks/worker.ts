@@ -3,7 +3,8 @@ import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Database } from '../storage/index.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
-import { type DeliveryResult, requestFor, Sender } from './deliver.ts';
+import { requestFor, Sender } from './deliver.ts';
+import { type Settlement, settle } from './attempt.ts';
 import { insertLog, type NewLog } from './logs.ts';
 import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
@@ -28,15 +29,6 @@ const DEFERRED_READ = 256;
 
 /** Which origins of a database a pass should look at; `all` also reads the outbox for new events. */
 type Wanted = Set<string> | 'all';
-
-/** A settled attempt waiting to be written: the event's next state and the attempt's log. */
-interface Settlement {
-  seq: number;
-  status: EventStatus;
-  attempts: number;
-  next: number;
-  log: NewLog;
-}
 
 interface SaveBatch {
   db: Database;
@@ -351,7 +343,7 @@ export class DeliveryWorker implements Deliverer {
       return;
     }
     const result = await this.sender.send(requestFor(row, dbName, this.o.secret, new Date()));
-    const s = this.decide(row, e.attempts, result);
+    const s = settle(row, e.attempts, result, this.o);
     e.inFlight = false;
     if (s.status === 'pending') {
       e.attempts = s.attempts;
@@ -359,48 +351,6 @@ export class DeliveryWorker implements Deliverer {
       if (!result.interrupted) this.armTimer(dbName, s.next);
     } else q.remove(e);
     this.queueSave(dbName, db, s);
-  }
-
-  /** What an attempt means for its event: its next state, and the attempt's log. */
-  private decide(row: OutboxRow, attemptsBefore: number, result: DeliveryResult): Settlement {
-    const now = new Date();
-    const attempt = attemptsBefore + 1;
-    let status: EventStatus;
-    let attempts = attempt;
-    let next = now.getTime();
-    if (result.ok) status = 'success';
-    else if (result.interrupted) {
-      // Stopped by shutdown, not by the receiver: the attempt does not count.
-      status = 'pending';
-      attempts = attemptsBefore;
-    } else if (attempt >= this.o.maxAttempts) status = 'failed';
-    else {
-      status = 'pending';
-      next += backoffDelay(this.o.backoffMs, attempt);
-    }
-    return {
-      seq: row.seq,
-      status,
-      attempts,
-      next,
-      log: {
-        source: row.source,
-        name: row.name,
-        collection: row.collection,
-        action: row.action,
-        eventId: row.id,
-        eventSeq: row.seq,
-        url: row.url,
-        method: row.method,
-        attempt,
-        status: status === 'pending' ? 'retrying' : status,
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        error: result.error,
-        node: this.o.node,
-        created: now.toISOString(),
-      },
-    };
   }
 
   /**
