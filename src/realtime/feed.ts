@@ -41,6 +41,11 @@ export interface ChangeFeed {
 export class LocalChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<ChangeListener>();
 
+  /** Whether anyone listens (a feed that does work per change can skip it otherwise). */
+  protected get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
   publish(change: RecordChange): void {
     for (const listener of this.listeners) listener(change);
   }

@@ -4,7 +4,7 @@ import { serializeRecord } from '../records/serialize.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import type { DatabaseRegistry, Notifications } from '../storage/index.ts';
-import type { ChangeFeed, ChangeListener, RecordChange } from './feed.ts';
+import { LocalChangeFeed, type RecordChange } from './feed.ts';
 
 const CHANNEL = 'cairn_records';
 // A delete too big for a notice is kept this long for the nodes to read it.
@@ -32,8 +32,7 @@ interface Notice {
  * way (a node skips its own). Between two nodes writing the same record within milliseconds, a node
  * may see its own write before an earlier one of the other node.
  */
-export class PgChangeFeed implements ChangeFeed {
-  private readonly listeners = new Set<ChangeListener>();
+export class PgChangeFeed extends LocalChangeFeed {
   private queue: Promise<void> = Promise.resolve();
   private readonly off: () => void;
   private readonly pruner: NodeJS.Timeout;
@@ -44,6 +43,7 @@ export class PgChangeFeed implements ChangeFeed {
     private readonly collections: CollectionService,
     private readonly node: string,
   ) {
+    super();
     this.off = notifications.listen(CHANNEL, (payload) => {
       // One at a time, so listeners see changes in commit order although resolving one may wait.
       this.queue = this.queue.then(() => this.received(payload)).catch(() => undefined);
@@ -52,23 +52,14 @@ export class PgChangeFeed implements ChangeFeed {
     this.pruner.unref();
   }
 
-  publish(change: RecordChange): void {
-    for (const listener of this.listeners) listener(change);
-  }
-
-  subscribe(listener: ChangeListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.off();
     clearInterval(this.pruner);
-    this.listeners.clear();
+    await super.close();
   }
 
   private async received(payload: string): Promise<void> {
-    if (this.listeners.size === 0) return;
+    if (!this.listening) return;
     const notice = JSON.parse(payload) as Notice;
     if (notice.n === this.node) return;
     if (!this.registry.has(notice.s)) await this.registry.reload();
@@ -86,7 +77,7 @@ export class PgChangeFeed implements ChangeFeed {
       if (!row) return;
       change.deleted = serializeRecord(row, shapeOf(collection), PRIVILEGED_VIEWER) as RecordJson;
     }
-    for (const listener of this.listeners) listener(change);
+    this.publish(change);
   }
 
   private async prune(): Promise<void> {

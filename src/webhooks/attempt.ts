@@ -3,6 +3,19 @@ import type { DeliveryResult } from './deliver.ts';
 import type { NewLog } from './logs.ts';
 import type { EventStatus, OutboxRow } from './outbox.ts';
 
+/** Limits every delivery worker keeps. */
+export const DELIVERY = {
+  /** Attempts in flight at once, over all databases and receivers: bounds sockets and memory whatever the backlog. */
+  maxInFlight: 64,
+  /** Attempts in flight per receiver origin: a slow or hanging receiver holds at most this many slots, so the others keep being served. */
+  maxPerOrigin: 8,
+  /** At shutdown, attempts in flight get at most this long (and half the timeout) before they are interrupted. */
+  maxShutdownGraceMs: 2000,
+  /** Outcomes are written together: idle, within 10 ms of the attempt; busy, many per commit. */
+  saveDelayMs: 10,
+  saveBatch: 256,
+} as const;
+
 /** An attempt's outcome: the event's next state, and the attempt's log. */
 export interface Settlement {
   seq: number;

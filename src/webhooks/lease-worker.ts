@@ -1,7 +1,7 @@
 import { uuidv7 } from '../lib/ids.ts';
 import type { Database } from '../storage/index.ts';
 import { requestFor, Sender } from './deliver.ts';
-import { type Settlement, settle } from './attempt.ts';
+import { DELIVERY, type Settlement, settle } from './attempt.ts';
 import type { OutboxRow, PendingRow } from './outbox.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 
@@ -12,16 +12,8 @@ export const OUTBOX_CHANNEL = 'cairn_outbox';
 export const EVENT_COLUMNS = `o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
   o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created`;
 
-// Attempts in flight at once on this node, and per receiver origin (a hanging receiver holds at most
-// this many slots, so the others keep being served).
-const MAX_IN_FLIGHT = 64;
-const MAX_PER_ORIGIN = 8;
 // Besides notices: picks up retries whose backoff ended and events whose lease expired on a dead node.
 const POLL_MS = 1000;
-const MAX_SHUTDOWN_GRACE_MS = 2000;
-// Settlements are written together: idle, within 10 ms of the attempt; busy, many per commit.
-const SAVE_DELAY_MS = 10;
-const SAVE_BATCH = 256;
 
 /** The lease a node takes on the events it is about to attempt: long enough for a slow receiver. */
 export function leaseMs(timeoutMs: number): number {
@@ -147,7 +139,7 @@ export class LeaseWorker implements Deliverer {
 
   private async pass(database: string): Promise<void> {
     if (!this.running) return;
-    const free = MAX_IN_FLIGHT - this.inFlight.size - this.waitingCount;
+    const free = DELIVERY.maxInFlight - this.inFlight.size - this.waitingCount;
     if (free <= 0) return;
     const db = await this.o.registry.get(database);
     const now = Date.now();
@@ -173,7 +165,7 @@ export class LeaseWorker implements Deliverer {
   /** Starts waiting attempts while their origins and the node have free slots. */
   private pump(): void {
     for (const [origin, list] of this.waiting) {
-      while (list.length > 0 && (this.perOrigin.get(origin) ?? 0) < MAX_PER_ORIGIN && this.inFlight.size < MAX_IN_FLIGHT) {
+      while (list.length > 0 && (this.perOrigin.get(origin) ?? 0) < DELIVERY.maxPerOrigin && this.inFlight.size < DELIVERY.maxInFlight) {
         const claimed = list.shift()!;
         this.waitingCount--;
         this.launch(claimed);
@@ -207,12 +199,12 @@ export class LeaseWorker implements Deliverer {
   private queueSave(c: Claimed, outcome: Settlement): void {
     let batch = this.batches.get(c.database);
     if (!batch) {
-      const timer = setTimeout(() => void this.save(c.database), SAVE_DELAY_MS);
+      const timer = setTimeout(() => void this.save(c.database), DELIVERY.saveDelayMs);
       batch = { db: c.db, items: [], timer };
       this.batches.set(c.database, batch);
     }
     batch.items.push(outcome);
-    if (batch.items.length >= SAVE_BATCH) void this.save(c.database);
+    if (batch.items.length >= DELIVERY.saveBatch) void this.save(c.database);
   }
 
   async save(database?: string): Promise<void> {
@@ -280,7 +272,7 @@ export class LeaseWorker implements Deliverer {
     await Promise.allSettled([...this.passes.values()]);
     const attempts = [...this.inFlight.values()];
     if (attempts.length > 0) {
-      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(MAX_SHUTDOWN_GRACE_MS, Math.floor(this.o.timeoutMs / 2)));
+      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(this.o.timeoutMs / 2)));
       await Promise.allSettled(attempts);
       clearTimeout(grace);
     }

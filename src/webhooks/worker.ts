@@ -4,26 +4,15 @@ import type { Logger } from '../lib/logger.ts';
 import type { Database } from '../storage/index.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 import { requestFor, Sender } from './deliver.ts';
-import { type Settlement, settle } from './attempt.ts';
+import { DELIVERY, type Settlement, settle } from './attempt.ts';
 import { insertLog, type NewLog } from './logs.ts';
 import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvent } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
-// Attempts in flight at once, over all databases and receivers: bounds sockets and memory whatever
-// the backlog.
-const MAX_IN_FLIGHT = 64;
-// Attempts in flight per receiver origin: a slow or hanging receiver holds at most this many slots,
-// so the others keep being served.
-const MAX_PER_ORIGIN = 8;
 // Safety net besides the wake-ups: picks up events written by another process (CLI) and anything a
 // missed wake-up left behind.
 const POLL_MS = 2000;
-const MAX_SHUTDOWN_GRACE_MS = 2000;
-// Settled attempts are written together: a commit costs about as much as a request on a busy disk,
-// so under load one commit serves many deliveries; idle, an attempt is written within 10 ms.
-const SAVE_DELAY_MS = 10;
-const SAVE_BATCH = 256;
 // Most pending events one pass reads from the outbox while attempts are deferred (see `fill`).
 const DEFERRED_READ = 256;
 
@@ -189,7 +178,7 @@ export class DeliveryWorker implements Deliverer {
     await Promise.allSettled([...this.passes.values()]);
     const attempts = [...this.inFlight.values()];
     if (attempts.length > 0) {
-      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(MAX_SHUTDOWN_GRACE_MS, Math.floor(this.o.timeoutMs / 2)));
+      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(this.o.timeoutMs / 2)));
       await Promise.allSettled(attempts);
       clearTimeout(grace);
     }
@@ -263,8 +252,8 @@ export class DeliveryWorker implements Deliverer {
     let deferredUntil = Infinity;
     const starting: QueuedEvent[] = [];
     for (const origin of wanted === 'all' ? q.origins() : wanted) {
-      const free = MAX_IN_FLIGHT - this.inFlight.size - starting.length;
-      const room = Math.min(free, MAX_PER_ORIGIN - (this.perOrigin.get(origin) ?? 0));
+      const free = DELIVERY.maxInFlight - this.inFlight.size - starting.length;
+      const room = Math.min(free, DELIVERY.maxPerOrigin - (this.perOrigin.get(origin) ?? 0));
       if (room <= 0) {
         // A saturated origin is woken by its own next finished attempt; others wait for any free slot.
         if (free <= 0) this.starved = true;
@@ -354,8 +343,8 @@ export class DeliveryWorker implements Deliverer {
   }
 
   /**
-   * Adds a settled attempt to its database's next batch (written after SAVE_DELAY_MS, or at once when
-   * SAVE_BATCH are waiting). Until then the event is listed as unsaved, so that reading the outbox
+   * Adds a settled attempt to its database's next batch (written after DELIVERY.saveDelayMs, or at once when
+   * DELIVERY.saveBatch are waiting). Until then the event is listed as unsaved, so that reading the outbox
    * does not take it for pending. A crash before the write means the attempt is made again: delivery
    * is at least once.
    */
@@ -363,11 +352,11 @@ export class DeliveryWorker implements Deliverer {
     this.unsavedOf(dbName).add(s.seq);
     let batch = this.batches.get(dbName);
     if (!batch) {
-      const timer = setTimeout(() => void this.save(dbName), SAVE_DELAY_MS);
+      const timer = setTimeout(() => void this.save(dbName), DELIVERY.saveDelayMs);
       batch = { db, items: [], timer };
       this.batches.set(dbName, batch);
     }
     batch.items.push(s);
-    if (batch.items.length >= SAVE_BATCH) void this.save(dbName);
+    if (batch.items.length >= DELIVERY.saveBatch) void this.save(dbName);
   }
 }

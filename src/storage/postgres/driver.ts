@@ -5,6 +5,7 @@ import { quoteIdent } from '../../lib/identifiers.ts';
 import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
+import { bindable } from '../bind.ts';
 
 // CAIRN_PG_DEBUG=1 warns when code inside a transaction takes a second connection: with a small pool,
 // enough such requests at once wait for each other until the connect timeout.
@@ -109,16 +110,6 @@ function statementName(key: string): string | undefined {
   return fresh;
 }
 
-function bindable(params: readonly unknown[] | undefined): unknown[] {
-  if (params === undefined || params.length === 0) return [];
-  const out = new Array(params.length);
-  for (let i = 0; i < params.length; i++) {
-    const v = params[i];
-    // As on SQLite: booleans are 1/0, which PostgreSQL accepts for integer and boolean columns alike.
-    out[i] = v === undefined ? null : v === true ? 1 : v === false ? 0 : v;
-  }
-  return out;
-}
 
 /**
  * The one pool of a process, shared by every Cairn database (each a schema). A connection's

@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
 import { FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
+import { bindable } from '../bind.ts';
 
 type Connection = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;
@@ -53,16 +54,6 @@ class StatementCache {
   }
 }
 
-function bindable(params: readonly unknown[] | undefined): unknown[] {
-  if (params === undefined || params.length === 0) return [];
-  const out = new Array(params.length);
-  for (let i = 0; i < params.length; i++) {
-    const v = params[i];
-    // better-sqlite3 binds neither booleans nor undefined.
-    out[i] = v === undefined ? null : v === true ? 1 : v === false ? 0 : v;
-  }
-  return out;
-}
 
 function allOn<T>(cache: StatementCache, sql: string, params?: readonly unknown[]): T[] {
   return cache.get(sql).all(...bindable(params)) as T[];
