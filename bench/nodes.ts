@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { post } from './cases/posts.ts';
+import { createPosts, post } from './cases/posts.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,18 +134,7 @@ async function main(): Promise<void> {
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<any>;
     };
-    await call('POST', '/api/collections', {
-      name: 'posts',
-      fields: [
-        { name: 'title', type: 'text', required: true, options: { max: 200 } },
-        { name: 'body', type: 'editor' },
-        { name: 'views', type: 'number' },
-        { name: 'published', type: 'bool' },
-      ],
-      listRule: '',
-      viewRule: '',
-      createRule: '',
-    });
+    await createPosts({ admin: call }, 'posts');
     const ids: string[] = [];
     for (let i = 0; i < VIEW_RECORDS; i++) ids.push((await call('POST', '/api/collections/posts/records', post(i))).id);
 

@@ -5,7 +5,7 @@ import type { CairnClient } from '../case.ts';
  * The collection the record cases work on: a few fields of the common types, rules open to everyone,
  * so both targets are called as guests and neither pays for authentication.
  */
-export async function createPosts(cairn: CairnClient, name: string): Promise<{ id: string }> {
+export async function createPosts(cairn: Pick<CairnClient, 'admin'>, name: string): Promise<{ id: string }> {
   return cairn.admin('POST', '/api/collections', {
     name,
     type: 'base',
