@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<any>;
     };
-    await createPosts({ url: first, adminToken: token, admin: call, createRecords: async () => [] }, NAME);
+    await createPosts({ admin: call }, NAME);
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) ids.push((await call('POST', `/api/collections/${NAME}/records`, post(i))).id);
 
