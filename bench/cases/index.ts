@@ -1,7 +1,8 @@
-import type { BenchCase } from '../case.ts';
+import type { BenchCase, SoloCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { createBatchCase } from './create-batch.ts';
 import { createRealtimeCase } from './create-realtime.ts';
+import { createSustainedCase } from './create-sustained.ts';
 import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
@@ -22,3 +23,6 @@ export const cases: BenchCase<any>[] = [
   listAsOwnerCase,
   listOwnerRuleCase,
 ];
+
+/** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */
+export const soloCases: SoloCase<any>[] = [createSustainedCase];
