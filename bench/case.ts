@@ -73,3 +73,21 @@ export interface CairnClient {
   /** Creates `count` records in `collection` (several requests in flight); returns their ids. */
   createRecords(collection: string, count: number, make: (i: number) => Record<string, unknown>): Promise<string[]>;
 }
+
+/**
+ * A case measured on Cairn alone, outside the alternating rounds: it runs its own load and prints its
+ * own lines (a sustained run, a comparison with something other than the baseline server). Listed in
+ * `soloCases` (bench/cases/index.ts); selected by name like the others; measured after them.
+ */
+export interface SoloCase<State = unknown> {
+  name: string;
+  description: string;
+  prepare(ctx: PrepareContext): Promise<State>;
+  measure(state: State, env: SoloEnv): Promise<string[]>;
+}
+
+export interface SoloEnv {
+  cairn: { url: string; cpuSeconds(): number | undefined };
+  /** BENCH_CONNECTIONS, BENCH_RATE and the other load settings. */
+  load: import('./lib/load.ts').LoadOptions;
+}

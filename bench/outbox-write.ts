@@ -6,7 +6,7 @@
 // and wall time per create. OUTBOX_BENCH_ONLY=plain|hooked and OUTBOX_BENCH_ROUNDS (default 4) serve
 // instruction counts under `valgrind --tool=callgrind` (repeatable where CPU time on a shared
 // machine is not): the difference between a `hooked` and a `plain` run of N creates, over N.
-// See docs/performance.md, "Webhooks".
+// See docs/performance.md; the history of the outbox measurements is in the commit log.
 import { systemContext } from '../src/context.ts';
 import { createCollection, startServer } from '../test/helpers/server.ts';
 

@@ -20,7 +20,7 @@ const server = http.createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
-async function startReceiver(): Promise<string> {
+export async function startReceiver(): Promise<string> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [port] = await once(child.stdout!, 'data');
   // Neither the child nor its pipe may keep the bench process alive at the end; it goes with it.
@@ -30,7 +30,7 @@ async function startReceiver(): Promise<string> {
   return `http://127.0.0.1:${String(port).trim()}`;
 }
 
-async function received(receiver: string): Promise<number> {
+export async function received(receiver: string): Promise<number> {
   return Number(await (await fetch(`${receiver}/count`)).text());
 }
 

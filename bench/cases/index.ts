@@ -1,9 +1,12 @@
-import type { BenchCase } from '../case.ts';
+import type { BenchCase, SoloCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { createBatchCase } from './create-batch.ts';
 import { createRealtimeCase } from './create-realtime.ts';
+import { createSustainedCase } from './create-sustained.ts';
 import { createTriggerCase } from './create-trigger.ts';
 import { listCase } from './list.ts';
+import { list100kCase, list100kFilterCase } from './list-100k.ts';
+import { loginCase } from './login.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
 import { viewCase } from './view.ts';
 import { viewAsUserCase } from './view-as-user.ts';
@@ -21,4 +24,9 @@ export const cases: BenchCase<any>[] = [
   listCase,
   listAsOwnerCase,
   listOwnerRuleCase,
+  list100kCase,
+  list100kFilterCase,
 ];
+
+/** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */
+export const soloCases: SoloCase<any>[] = [createSustainedCase, loginCase];

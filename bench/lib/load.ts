@@ -34,7 +34,7 @@ export interface Measurement {
   statuses: Record<string, number>;
 }
 
-interface Round {
+export interface Round {
   requests: number;
   cpuSeconds?: number;
   /** Wall time of the `after` step (ms) and CPU seconds up to its end. */
@@ -46,7 +46,8 @@ interface Round {
   statuses: Record<string, number>;
 }
 
-async function round(target: Target, connections: number, seconds: number, rate: number): Promise<Round> {
+/** One stretch of load on one target (exported for the solo cases, which run their own rounds). */
+export async function round(target: Target, connections: number, seconds: number, rate: number): Promise<Round> {
   const { url, request } = target;
   const cpuBefore = target.cpuSeconds?.();
   const headers: Record<string, string> = { ...request.headers };

@@ -74,6 +74,22 @@ export async function insertLog(q: Queryable, log: NewLog): Promise<void> {
   await q.run(INSERT, [uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.node, log.created, log.eventSeq]);
 }
 
+// Rows per multi-row insert: 16 parameters each, well under SQLite's limit of 32,766.
+const LOGS_PER_INSERT = 64;
+const ROW = `(${Array.from({ length: 16 }, () => '?').join(', ')})`;
+
+/** Writes many logs with one statement per LOGS_PER_INSERT (a statement costs about as much to run as a row to insert). */
+export async function insertLogs(q: Queryable, logs: readonly NewLog[]): Promise<void> {
+  for (let i = 0; i < logs.length; i += LOGS_PER_INSERT) {
+    const chunk = logs.slice(i, i + LOGS_PER_INSERT);
+    const params: unknown[] = [];
+    for (const log of chunk) {
+      params.push(uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.node, log.created, log.eventSeq);
+    }
+    await q.run(`INSERT INTO _webhook_logs (${COLUMNS}, eventSeq) VALUES ${chunk.map(() => ROW).join(', ')}`, params);
+  }
+}
+
 export interface LogFilter {
   collection?: string;
   status?: string;

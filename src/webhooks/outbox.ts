@@ -225,6 +225,9 @@ export interface PendingRow {
   orderKey: string;
   nextAttemptAt: number;
   attempts: number;
+  /** The whole event, where the writer or reader had it at hand: the worker then sends it without
+   * reading it back (SQLite; see DeliveryWorker.attach). */
+  row?: OutboxRow;
 }
 
 // The target is named by its cached id and checked against its key in the same statement, so a
@@ -285,14 +288,36 @@ export async function insertEvent(tx: Transaction, ids: TargetIds, e: OutboxEntr
     params[6] = id;
     written = await tx.run(INSERT, params);
   }
-  return { seq: written.lastInsertRowid, id: e.id, origin: enc.origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0 };
+  const seq = written.lastInsertRowid;
+  const row: OutboxRow = {
+    seq,
+    id: e.id,
+    source: e.source,
+    name: e.name,
+    collection: e.collection,
+    action: e.action,
+    orderKey: e.orderKey,
+    url: t.url,
+    method: t.method,
+    origin: enc.origin,
+    headers: enc.headers,
+    secret: t.secret,
+    body: e.body,
+    change: e.change ?? null,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: due,
+    created: iso,
+  };
+  return { seq, id: e.id, origin: enc.origin, orderKey: e.orderKey, nextAttemptAt: due, attempts: 0, row };
 }
 
 // Where the pending events start: the watermark, or `afterSeq` when that is further on.
 const FROM_LOW = '(SELECT MAX(?, low - 1) FROM _webhook_outbox_state)';
 // The outer join yields the last seq even when nothing is pending (then a row of nulls).
 const PENDING = `SELECT t.top, p.* FROM (SELECT MAX(seq) AS top FROM _webhook_outbox) t LEFT JOIN (
-    SELECT o.seq, o.id, g.origin, o.orderKey, o.nextAttemptAt, o.attempts FROM _webhook_outbox o JOIN _webhook_targets g ON g.id = o.target
+    SELECT o.seq, o.id, g.source, g.name, g.collection, g.action, o.orderKey, g.url, g.method, g.origin, g.headers, g.secret,
+      o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created FROM _webhook_outbox o JOIN _webhook_targets g ON g.id = o.target
     WHERE o.seq > ${FROM_LOW} AND o.status = 'pending' ORDER BY o.seq LIMIT ?) p
   ORDER BY p.seq`;
 const UNFINISHED = `SELECT 1 AS x FROM _webhook_outbox WHERE seq > ${FROM_LOW} AND orderKey = ? AND status = 'pending' LIMIT 1`;
@@ -300,10 +325,11 @@ const UNFINISHED = `SELECT 1 AS x FROM _webhook_outbox WHERE seq > ${FROM_LOW} A
 /**
  * Pending events after `afterSeq` (and not below the low watermark), oldest first, at most `limit`,
  * and the outbox's last seq. One statement, so one snapshot: no commit falls between the two. It is a
- * read, so it takes no turn at the writer (where it would wait for the open group commit).
+ * read, so it takes no turn at the writer (where it would wait for the open group commit). Whole
+ * events, so that sending them needs no second read.
  */
-export async function loadPending(db: Queryable, afterSeq: number, limit: number): Promise<{ rows: PendingRow[]; top: number }> {
-  const found = await db.all<PendingRow & { top: number | null }>(PENDING, [afterSeq, limit]);
+export async function loadPending(db: Queryable, afterSeq: number, limit: number): Promise<{ rows: OutboxRow[]; top: number }> {
+  const found = await db.all<OutboxRow & { top: number | null }>(PENDING, [afterSeq, limit]);
   const top = Number(found[0]?.top ?? 0);
   const rows = found.filter((r) => r.seq !== null).map(({ top: _top, ...row }) => row);
   return { rows, top };
@@ -335,6 +361,23 @@ export async function advanceLow(tx: Transaction): Promise<void> {
 
 export async function settleEvent(tx: Transaction, seq: number, status: EventStatus, attempts: number, nextAttemptAt: number, now: string): Promise<void> {
   await tx.run('UPDATE _webhook_outbox SET status = ?, attempts = ?, nextAttemptAt = ?, updated = ? WHERE seq = ?', [status, attempts, nextAttemptAt, now, seq]);
+}
+
+// Events per multi-row settle: 5 parameters each.
+const SETTLES_PER_UPDATE = 64;
+
+/** The outcomes of many attempts, one statement per SETTLES_PER_UPDATE (a join on seq, the rowid). */
+export async function settleEvents(tx: Transaction, items: ReadonlyArray<{ seq: number; status: EventStatus; attempts: number; next: number; updated: string }>): Promise<void> {
+  for (let i = 0; i < items.length; i += SETTLES_PER_UPDATE) {
+    const chunk = items.slice(i, i + SETTLES_PER_UPDATE);
+    const params: unknown[] = [];
+    for (const s of chunk) params.push(s.seq, s.status, s.attempts, s.next, s.updated);
+    await tx.run(
+      `UPDATE _webhook_outbox SET status = v.column2, attempts = v.column3, nextAttemptAt = v.column4, updated = v.column5
+        FROM (VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}) AS v WHERE _webhook_outbox.seq = v.column1`,
+      params,
+    );
+  }
 }
 
 /** The event of a log: by its seq, checked against its id (logs written before seqs were kept: by id). */

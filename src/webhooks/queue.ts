@@ -9,6 +9,9 @@ export interface QueuedEvent {
   /** Attempts made so far. The worker's count is ahead of the outbox until its batch is saved. */
   attempts: number;
   inFlight: boolean;
+  /** The whole event while it waits for its first attempt, when the worker had it at hand (see
+   * DeliveryWorker.attach); otherwise the attempt reads it. */
+  row?: import('./outbox.ts').OutboxRow;
   /** Set once removed from the queue (a removed event is never put back; a requeue is a new one). */
   removed?: boolean;
 }
