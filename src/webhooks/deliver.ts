@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { signHs256 } from '../lib/jwt.ts';
 import { VERSION } from '../version.ts';
 import { type OutboxRow, triggerBody } from './outbox.ts';
@@ -65,21 +65,32 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  * Sends webhook requests over a shared connection pool. The timeout applies to connecting, to the
  * answer's headers and to its body, through the pool's own timers; `interrupt` ends every request in
  * flight at once. No timer or abort signal per request, which matters at thousands of deliveries a
- * second.
+ * second. undici (some 15 MB resident) is imported with the first attempt: an instance without
+ * webhooks never loads it.
  */
 export class Sender {
-  private readonly agent: Agent;
+  private pool?: { agent: Agent; request: typeof import('undici').request };
+  private loading?: Promise<NonNullable<Sender['pool']>>;
   private interrupted = false;
 
-  constructor(private readonly timeoutMs: number) {
-    this.agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  constructor(private readonly timeoutMs: number) {}
+
+  private load(): Promise<NonNullable<Sender['pool']>> {
+    this.loading ??= import('undici').then(({ Agent, request }) => {
+      const timeoutMs = this.timeoutMs;
+      this.pool = { agent: new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }), request };
+      return this.pool;
+    });
+    return this.loading;
   }
 
   async send(req: DeliveryRequest): Promise<DeliveryResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     try {
-      const res = await request(req.url, { method: req.method as 'POST', headers: req.headers, body: req.body ?? undefined, dispatcher: this.agent });
+      const { agent, request } = this.pool ?? (await this.load());
+      if (this.interrupted) throw new Error('interrupted');
+      const res = await request(req.url, { method: req.method as 'POST', headers: req.headers, body: req.body ?? undefined, dispatcher: agent });
       // The answer's body is not used; reading it (bounded) frees the connection for reuse.
       await res.body.dump({ limit: 64 * 1024 });
       const ok = res.statusCode >= 200 && res.statusCode < 300;
@@ -95,10 +106,10 @@ export class Sender {
   /** Ends every request in flight (shutdown); their attempts report `interrupted`. */
   async interrupt(): Promise<void> {
     this.interrupted = true;
-    await this.agent.destroy();
+    await (this.pool ?? (await this.loading))?.agent.destroy();
   }
 
   async close(): Promise<void> {
-    if (!this.interrupted) await this.agent.close();
+    if (!this.interrupted) await (this.pool ?? (await this.loading))?.agent.close();
   }
 }
