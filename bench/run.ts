@@ -14,7 +14,7 @@
 // BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
 // BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_AGAINST=logs-off (instead of the bare
 // baseline, a second Cairn on the same data with CAIRN_REQUEST_LOGS=off: the cost of the request log,
-// judged against ≥ 90 %). Cases measured together use
+// judged against ≥ 90 %), BENCH_SOAK_S (the `soak` case's seconds, bench/footprint.ts). Cases measured together use
 // BENCH_PAIR_DURATION (default 10) and BENCH_PAIR_ROUNDS (default 10) instead: their ratio compares
 // two Cairn figures, each with this machine's noise, and three rounds gave 70–96 % for the same code
 // where ten gave 78–82 %.
@@ -28,6 +28,7 @@ import type { BenchCase, CairnClient, PrepareContext, SoloCase } from './case.ts
 import { cases, soloCases } from './cases/index.ts';
 import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
+import { afterCasesLine, measureStart, runSoak } from './footprint.ts';
 import { PG_CASES } from './postgres/cases.ts';
 import { runPostgresCases } from './postgres/run.ts';
 
@@ -186,10 +187,20 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
 async function main(): Promise<void> {
   const started = Date.now();
   const loadAverage = os.loadavg()[0];
-  const wanted = process.argv.slice(2);
+  // Footprint (bench/footprint.ts): `soak` runs only when named; `footprint` (start time, idle memory)
+  // with every full run or when named.
+  const args = process.argv.slice(2);
+  const soak = args.includes('soak');
+  const footprint = args.length === 0 || args.includes('footprint');
+  const wanted = args.filter((a) => a !== 'soak' && a !== 'footprint');
+  if (wanted.length === 0 && args.length > 0) {
+    const lines = [...(footprint ? await measureStart() : []), ...(soak ? ['', ...(await runSoak())] : [])];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   const known = [...cases, ...soloCases, ...PG_CASES].map((c) => c.name);
   const unknown = wanted.filter((w) => !known.includes(w));
-  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  if (unknown.length > 0) throw new Error(`unknown case(s) ${unknown.join(', ')}; known: ${[...known, 'footprint', 'soak'].join(', ')}`);
   const selected = wanted.length > 0 ? cases.filter((c) => wanted.includes(c.name)) : cases;
   const solos: SoloCase[] = wanted.length > 0 ? soloCases.filter((c) => wanted.includes(c.name)) : soloCases;
   const postgresCases = wanted.length > 0 ? wanted.filter((w) => PG_CASES.some((c) => c.name === w)) : PG_CASES.map((c) => c.name);
@@ -231,6 +242,7 @@ async function main(): Promise<void> {
     });
     if (!login.ok) throw new Error(`admin login failed: ${await login.text()}`);
     const client = cairnClient(cairn.url, ((await login.json()) as { token: string }).token);
+    const rssBefore = cairn.rssBytes();
 
     const baselineFile = path.join(dir, 'baseline.db');
     const baselineDb = new BetterSqlite3(baselineFile);
@@ -289,6 +301,7 @@ async function main(): Promise<void> {
       results.push(...measured);
     }
     const notes: string[] = [];
+    const rssAfter = cairn.rssBytes();
     for (const c of selected) if (c.report) notes.push(...(await c.report(states.get(c))));
     for (const c of solos) {
       process.stderr.write(`measuring ${c.name}…\n`);
@@ -298,6 +311,9 @@ async function main(): Promise<void> {
     const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
     process.stdout.write(`${results.length > 0 ? report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff) : ''}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
     if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
+    const footprintLines = footprint ? await measureStart() : [];
+    process.stdout.write(`\n${[...footprintLines, afterCasesLine(rssAfter, rssBefore)].join('\n')}\n`);
+    if (soak) process.stdout.write(`\n${(await runSoak()).join('\n')}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });

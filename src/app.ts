@@ -22,7 +22,6 @@ import { registerContext } from './http/plugins/context.ts';
 import { FileService } from './files/download.ts';
 import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
-import { S3FileStorage } from './files/storage/s3.ts';
 import type { FileStorage } from './files/storage/types.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
@@ -126,7 +125,7 @@ export interface App {
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config): Promise<Services> {
   registerFieldType(fileField);
-  const backend = openBackend(config);
+  const backend = await openBackend(config);
   // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
   // PostgreSQL's nodes claim them with leases.
   const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
@@ -146,7 +145,8 @@ export async function buildServices(config: Config): Promise<Services> {
   registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
   // Uploads are staged in the data directory whichever storage keeps them.
-  const storage: FileStorage = config.s3 ? new S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
+  // The AWS SDK (some 40 MB resident with its upload helper) is imported only for CAIRN_STORAGE=s3.
+  const storage: FileStorage = config.s3 ? new (await import('./files/storage/s3.ts')).S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
   const fileStore = new FileStore({ storage, stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
   const collections = new CollectionService({

@@ -1,4 +1,4 @@
-import { hash, verify } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
 
 /**
  * Password hashing with argon2id at OWASP's recommended cost (19 MiB, 2 passes). @node-rs/argon2
@@ -10,14 +10,22 @@ const OPTIONS = { // 2 is Algorithm.Argon2id (a const enum, which isolated modul
 /** Longest password accepted: hashing cost grows with input, so unbounded input is a DoS lever. */
 export const MAX_PASSWORD_LENGTH = 1024;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+let argon2: typeof Argon2 | undefined;
+
+/** The native binding loads with the first password hashed or checked, not at start. */
+async function binding(): Promise<typeof Argon2> {
+  argon2 ??= await import('@node-rs/argon2');
+  return argon2;
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  return (argon2 ?? (await binding())).hash(password, OPTIONS);
 }
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   if (!passwordHash) return false;
   try {
-    return await verify(passwordHash, password);
+    return await (argon2 ?? (await binding())).verify(passwordHash, password);
   } catch {
     return false;
   }

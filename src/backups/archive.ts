@@ -1,8 +1,6 @@
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { openPromise } from 'yauzl';
-import { ZipFile } from 'yazl';
 import { badRequest } from '../errors.ts';
 import { isValidDatabaseName } from '../lib/identifiers.ts';
 import { checkSqliteFile, readRows } from '../storage/sqlite/inspect.ts';
@@ -48,6 +46,8 @@ export interface ArchiveEntry {
 
 /** Writes a ZIP of `entries` to `target`. */
 export async function writeArchive(target: string, entries: readonly ArchiveEntry[]): Promise<void> {
+  // The ZIP libraries load with the first backup or restore (src/lib/zip.ts says why).
+  const { ZipFile } = await import('yazl');
   const zip = new ZipFile();
   for (const e of entries) {
     if (e.file !== undefined) zip.addFile(e.file, e.name);
@@ -85,6 +85,7 @@ export function isExpectedEntry(name: string): boolean {
  * file opening with `PRAGMA integrity_check` ok. Any problem is a 400 (the caller removes `dir`).
  */
 export async function extractArchive(zipPath: string, dir: string): Promise<Manifest> {
+  const { openPromise } = await import('yauzl');
   let zip;
   try {
     zip = await openPromise(zipPath, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true });

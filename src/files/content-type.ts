@@ -1,4 +1,3 @@
-import { fileTypeFromFile, fileTypeFromStream } from 'file-type';
 import type { Readable } from 'node:stream';
 
 /**
@@ -92,6 +91,8 @@ export interface Detected {
 
 /** Content type of a local file; `head` holds its first bytes (up to SNIFF_BYTES). */
 export async function detectFileType(filePath: string, head: Uint8Array, name: string): Promise<Detected> {
+  // file-type and its readers (some 5 MB resident) load with the first upload.
+  const { fileTypeFromFile } = await import('file-type');
   const found = await fileTypeFromFile(filePath);
   const contentType = decide(found, head, name);
   return { contentType, extension: found?.ext ?? (contentType === 'text/plain' ? 'txt' : undefined) };
@@ -102,6 +103,7 @@ export async function detectStoredType(open: (end?: number) => Promise<Readable>
   const whole = await open();
   let found: { mime: string } | undefined;
   try {
+    const { fileTypeFromStream } = await import('file-type');
     found = await fileTypeFromStream(whole);
   } finally {
     // file-type stops reading once it has decided; the rest of the stream is not needed.

@@ -57,7 +57,9 @@ export class CronService {
     this.log = log;
     this.started = true;
     for (const { name } of this.registry.list()) {
-      for (const job of await listJobs(await this.registry.get(name))) this.schedule(name, job);
+      // A database with no job at all is not opened for it (registry.peek); a failed look opens it.
+      const jobs = await this.registry.peek(name, listJobs, undefined);
+      for (const job of jobs ?? (await listJobs(await this.registry.get(name)))) this.schedule(name, job);
     }
   }
 

@@ -1,8 +1,7 @@
-import { fromBufferPromise } from 'yauzl';
-import { ZipFile } from 'yazl';
 import { badRequest, isApiError, tooLarge } from '../errors.ts';
 
-/** ZIP archives in memory (yazl to write, yauzl to read), with limits against oversized and hostile archives. */
+/** ZIP archives in memory (yazl to write, yauzl to read), with limits against oversized and hostile archives.
+ * Both are imported when first used (exports, uploads, backups): a server that never zips never loads them. */
 
 export interface ZipEntry {
   name: string;
@@ -10,6 +9,7 @@ export interface ZipEntry {
 }
 
 export async function zipEntries(entries: readonly ZipEntry[]): Promise<Buffer> {
+  const { ZipFile } = await import('yazl');
   const zip = new ZipFile();
   for (const e of entries) zip.addBuffer(e.data, e.name, { mtime: new Date(0) });
   zip.end();
@@ -37,6 +37,7 @@ export interface UnzipLimits {
 export async function unzipEntries(buffer: Buffer, limits: UnzipLimits): Promise<ZipEntry[]> {
   const out: ZipEntry[] = [];
   let total = 0;
+  const { fromBufferPromise } = await import('yauzl');
   let zip;
   try {
     zip = await fromBufferPromise(buffer, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true });

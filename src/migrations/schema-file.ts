@@ -1,4 +1,6 @@
-import { Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document, LineCounter, Node } from 'yaml';
+import type * as Yaml from 'yaml';
 import { ApiError } from '../errors.ts';
 import { isValidCollectionName, isValidDatabaseName, isValidName } from '../lib/identifiers.ts';
 import {
@@ -15,6 +17,15 @@ import {
 } from './model.ts';
 import { isVersion } from './versions.ts';
 import { viewSqlProblem } from './views.ts';
+
+let yamlModule: typeof Yaml | undefined;
+
+/** The yaml library (some 5 MB resident), loaded with the first migration read or written rather than
+ * at start; synchronously, from its CommonJS build, as the parsing here is synchronous. */
+function yaml(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlModule;
+}
 
 /**
  * Migration files: YAML text ↔ `Migration`. Parsing checks the structure (keys, types, the eleven
@@ -265,16 +276,16 @@ function locatorFor(doc: Document, counter: LineCounter): Locator {
     let found: Node | undefined = doc.contents ?? undefined;
     for (let i = 0; i < path.length; i++) {
       const last = i === path.length - 1;
-      if (isMap(node)) {
-        const pair = node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(path[i]));
+      if (yaml().isMap(node)) {
+        const pair = node.items.find((p) => (yaml().isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(path[i]));
         if (!pair) break;
-        if (last && atKey && isScalar(pair.key)) {
+        if (last && atKey && yaml().isScalar(pair.key)) {
           found = pair.key;
           break;
         }
-        if (isScalar(pair.key)) found = pair.key;
+        if (yaml().isScalar(pair.key)) found = pair.key;
         node = pair.value;
-      } else if (isSeq(node)) {
+      } else if (yaml().isSeq(node)) {
         node = node.items[Number(path[i])];
       } else {
         break;
@@ -304,8 +315,8 @@ export interface ParsedFile {
  */
 export function parseMigrationText(textIn: string, options: { requireVersion?: boolean; field?: string } = {}): ParsedFile {
   const field = options.field ?? 'yaml';
-  const counter = new LineCounter();
-  const document = parseDocument(textIn, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
+  const counter = new (yaml().LineCounter)();
+  const document = yaml().parseDocument(textIn, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   const first = document.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
@@ -340,7 +351,7 @@ export function parseMigrationData(value: unknown, field = 'databases'): Migrati
 /** The YAML text of a migration, keys in the order of the spec's file format. */
 export function migrationToYaml(m: Migration): string {
   const doc = { version: m.version, name: m.name, created_at: m.created_at, description: m.description, databases: m.databases };
-  return stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+  return yaml().stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
 /** Sets the version of a parsed file, keeping its comments and layout. */

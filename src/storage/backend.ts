@@ -24,6 +24,11 @@ export interface StorageBackend {
   openLogs(): Promise<Database>;
   /** Opens the storage of an existing database; undefined when it is missing (a deleted file). */
   open(name: string): Promise<Database | undefined>;
+  /**
+   * Runs read-only queries on an existing database without opening it for service (SQLite: a
+   * read-only connection closed afterwards); undefined when it is missing. See DatabaseRegistry.peek.
+   */
+  peek<T>(name: string, fn: (q: Queryable) => Promise<T>): Promise<T | undefined>;
   /** Makes the storage of a new database and opens it. */
   create(name: string): Promise<Database>;
   /** Removes a database's storage (undoing a `create`); `db` is closed first. */

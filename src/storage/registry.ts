@@ -3,7 +3,7 @@ import { isReservedDatabaseName, isValidDatabaseName } from '../lib/identifiers.
 import { nowIso } from '../lib/time.ts';
 import type { StorageBackend } from './backend.ts';
 import type { SchemaStep } from './schema-steps.ts';
-import type { Database, Dialect } from './types.ts';
+import type { Database, Dialect, Queryable } from './types.ts';
 
 export interface DatabaseInfo {
   name: string;
@@ -100,11 +100,38 @@ export class DatabaseRegistry {
     return this.ready.get(name);
   }
 
+  /** The names of the databases open in this process (the others are opened on first use). */
+  openedNames(): string[] {
+    return [...this.ready.keys()];
+  }
+
+  /**
+   * Asks a database something without opening it for service. Databases open lazily, when a request
+   * names them or a worker has work in them, so a server with many databases starts fast and holds
+   * only those in use; the workers (webhook delivery, cron, workflows, pruning) find their work in the
+   * others through this: an open database answers itself, another through a short-lived read-only
+   * handle (`StorageBackend.peek`). `fallback` is the answer when that handle cannot tell (the
+   * database's internal tables are older than this version, which only opening brings up to date):
+   * callers pass the answer that makes them open it.
+   */
+  async peek<T>(name: string, fn: (q: Queryable) => Promise<T>, fallback: T): Promise<T> {
+    const db = this.ready.get(name);
+    if (db) return fn(db);
+    try {
+      const answer = await this.options.backend.peek(name, fn);
+      return answer === undefined ? fallback : answer;
+    } catch {
+      return fallback;
+    }
+  }
+
   /** The open database of that name; 400 for a malformed name, 404 for an unknown one. */
   get(name: string): Promise<Database> {
     const opened = this.open.get(name);
     if (opened) return opened;
     if (!isValidDatabaseName(name)) return Promise.reject(invalidName(name));
+    // A database opened now would never be closed (a background task finishing after close).
+    if (this.closing) return Promise.reject(new Error('registry is closing'));
     if (!this.known.has(name)) return this.getUnknown(name);
     const promise = this.openExisting(name);
     this.open.set(name, promise);

@@ -31,6 +31,9 @@ export interface WebhookServiceOptions {
 export class WebhookService {
   private worker?: Deliverer;
   private pruner?: NodeJS.Timeout;
+  /** The prune under way, which `stop` waits for. */
+  private pruning?: Promise<void>;
+  private stopping = false;
   private log?: Logger;
 
   constructor(private readonly o: WebhookServiceOptions) {}
@@ -96,15 +99,24 @@ export class WebhookService {
     });
     this.worker.start();
     if (c.webhookLogDays > 0) {
-      await this.prune();
-      this.pruner = setInterval(() => void this.prune().catch((err) => this.log?.error({ err }, 'pruning webhook logs failed')), PRUNE_EVERY_MS);
+      // In the background: housekeeping need not hold up the start (stop waits for it).
+      const prune = () => {
+        this.pruning = this.prune()
+          .catch((err) => this.log?.error({ err }, 'pruning webhook logs failed'))
+          .finally(() => (this.pruning = undefined));
+      };
+      prune();
+      this.pruner = setInterval(prune, PRUNE_EVERY_MS);
       this.pruner.unref();
     }
   }
 
   /** Graceful stop: see DeliveryWorker.stop. Databases must still be open. */
   async stop(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.pruner);
+    this.pruner = undefined;
+    await this.pruning;
     await this.worker?.stop();
     this.worker = undefined;
   }
@@ -114,6 +126,13 @@ export class WebhookService {
     if (this.o.config.webhookLogDays <= 0) return;
     const before = new Date(now.getTime() - this.o.config.webhookLogDays * DAY_MS).toISOString();
     for (const { name } of this.o.registry.list()) {
+      if (this.stopping) return;
+      // A database not open is opened only when it has logs old enough (registry.peek): every
+      // finished event has a log written when it finished, so none older means no old event either.
+      const old =
+        this.o.registry.opened(name) !== undefined ||
+        (await this.o.registry.peek(name, async (q) => (await q.get('SELECT 1 AS old FROM _webhook_logs WHERE created < ? LIMIT 1', [before])) !== undefined, true));
+      if (!old) continue;
       const db = await this.o.registry.get(name);
       const logs = await pruneLogs(db, before);
       const events = await this.o.outbox.pruneFinished(db, before);

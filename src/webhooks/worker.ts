@@ -10,8 +10,9 @@ import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow,
 import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
-// Safety net besides the wake-ups: picks up events written by another process (CLI) and anything a
-// missed wake-up left behind.
+// Safety net besides the wake-ups, over the open databases: anything a missed wake-up left behind.
+// A database not open in this process gets no new events (a write opens it); what a previous process
+// left in one is found at start (`start`, through registry.peek).
 const POLL_MS = 2000;
 // Most pending events one pass reads from the outbox while attempts are deferred (see `fill`).
 const DEFERRED_READ = 256;
@@ -101,6 +102,18 @@ export class DeliveryWorker implements Deliverer {
     }, PACE_WINDOW_MS);
     this.gauge.unref();
     this.wakeAll();
+    void this.findLeftovers();
+  }
+
+  /** Wakes the databases not yet open whose outbox holds pending events (left by a previous process):
+   * asked through registry.peek, so those without any stay closed. */
+  private async findLeftovers(): Promise<void> {
+    for (const { name } of this.o.registry.list()) {
+      if (!this.running) return;
+      if (this.o.registry.opened(name)) continue;
+      const pending = await this.o.registry.peek(name, async (q) => (await loadPending(q, 0, 1)).rows.length > 0, true);
+      if (pending) this.wake(name);
+    }
   }
 
   /** Whether an attempt of that event is under way (one process delivers, so its memory knows). */
@@ -108,8 +121,9 @@ export class DeliveryWorker implements Deliverer {
     return this.inFlight.has(eventId);
   }
 
+  /** Wakes every open database (see POLL_MS). */
   wakeAll(): void {
-    for (const { name } of this.o.registry.list()) this.wake(name);
+    for (const name of this.o.registry.openedNames()) this.wake(name);
   }
 
   /** Hands over events that just committed (from the change hook's afterCommit). */

@@ -4,7 +4,7 @@ import { type FieldError, isApiError } from '../errors.ts';
 import { idFromSeed } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RecordService } from '../records/service.ts';
-import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import type { Database, DatabaseRegistry, Queryable } from '../storage/index.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { CreateRecordStep, WebhookStep } from './definition.ts';
 import { render } from './placeholders.ts';
@@ -82,9 +82,12 @@ export class WorkflowRunner {
     }
   }
 
-  private async recover(find: (db: Database, now: number) => Promise<string[]>): Promise<void> {
+  private async recover(find: (db: Queryable, now: number) => Promise<string[]>): Promise<void> {
     for (const { name } of this.deps.registry.list()) {
-      for (const runId of await find(await this.deps.registry.get(name), Date.now())) {
+      // Asked without opening the database (registry.peek): a run found opens it when it executes.
+      const now = Date.now();
+      const found = await this.deps.registry.peek(name, (q) => find(q, now), undefined);
+      for (const runId of found ?? (await find(await this.deps.registry.get(name), now))) {
         if (!this.queue.some((j) => j.runId === runId)) this.queue.push({ dbName: name, runId, recovered: true });
       }
     }

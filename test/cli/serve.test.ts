@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { CAIRN_BIN, freePort, runCli } from '../helpers/process.ts';
+import { CAIRN_ARGS, freePort, runCli } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 describe('configuration: flags win over CAIRN_* variables, which win over defaults', () => {
@@ -47,7 +47,7 @@ describe('`cairn serve` as a process', () => {
   test('serves from CAIRN_PORT, CAIRN_HOST and CAIRN_DIR alone, and stops on SIGINT with 0', async () => {
     const port = await freePort();
     const dataDir = path.join(dir, 'env-data');
-    const child = spawn(process.execPath, [CAIRN_BIN, 'serve'], {
+    const child = spawn(process.execPath, [...CAIRN_ARGS, 'serve'], {
       env: { ...process.env, CAIRN_PORT: String(port), CAIRN_HOST: '127.0.0.1', CAIRN_DIR: dataDir, CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off' },
       stdio: 'ignore',
     });
@@ -76,7 +76,7 @@ describe('`cairn serve` as a process', () => {
 
   test('the --port flag wins over CAIRN_PORT', async () => {
     const [flagPort, envPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, [CAIRN_BIN, 'serve', '--port', String(flagPort), '--dir', path.join(dir, 'flag-data')], {
+    const child = spawn(process.execPath, [...CAIRN_ARGS, 'serve', '--port', String(flagPort), '--dir', path.join(dir, 'flag-data')], {
       env: { ...process.env, CAIRN_PORT: String(envPort), CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off' },
       stdio: 'ignore',
     });

@@ -7,7 +7,11 @@ import { driverEnv } from './postgres.ts';
 import { waitFor } from './wait.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CAIRN_BIN = path.join(ROOT, 'bin/cairn.js');
+/**
+ * `node …CAIRN_ARGS` is the `cairn` command on the sources, through tsx: tests exercise the code as
+ * it is, never a build that may be stale (bin/cairn.js, which runs dist/, is what users run).
+ */
+export const CAIRN_ARGS: readonly string[] = ['--import', 'tsx', path.join(ROOT, 'src/main.ts')];
 
 /** A free TCP port on 127.0.0.1 (closed again before it is returned). */
 export async function freePort(): Promise<number> {
@@ -31,7 +35,7 @@ export async function runCli(args: string[], env: Record<string, string> = {}, t
   const dirAt = args.indexOf('--dir');
   const dir = dirAt >= 0 ? args[dirAt + 1] : env.CAIRN_DIR;
   const driver = dir ? await driverEnv(path.resolve(dir)) : {};
-  const child = spawn(process.execPath, [CAIRN_BIN, ...args], { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...driver, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CAIRN_ARGS, ...args], { env: { ...process.env, CAIRN_LOG_LEVEL: 'silent', ...driver, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -57,7 +61,7 @@ export interface SpawnedServer {
 export async function spawnServer(dir: string, env: Record<string, string> = {}, args: string[] = [], port?: number): Promise<SpawnedServer> {
   port ??= await freePort();
   const driver = await driverEnv(path.resolve(dir));
-  const child = spawn(process.execPath, [CAIRN_BIN, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
+  const child = spawn(process.execPath, [...CAIRN_ARGS, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
     env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...driver, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { randomId } from '../../lib/ids.ts';
 
 export interface Mail {
@@ -17,24 +17,32 @@ export interface MailLog {
 
 /**
  * Sends mail through CAIRN_SMTP_URL, or writes each message as an `.eml` file under `<dir>/mail/`
- * when no SMTP server is configured (mode 0600: the messages carry single-use tokens).
+ * when no SMTP server is configured (mode 0600: the messages carry single-use tokens). nodemailer
+ * (some 10 MB resident) is imported with the first mail: most instances send none for hours.
  */
 export class Mailer {
-  private readonly transport: Transporter;
+  private transport?: Promise<Transporter>;
   private readonly toFiles: boolean;
   private readonly pending = new Set<Promise<void>>();
   log?: MailLog;
 
   constructor(
-    smtpUrl: string | undefined,
+    private readonly smtpUrl: string | undefined,
     private readonly mailDir: string,
   ) {
-    this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     this.toFiles = !smtpUrl;
   }
 
+  private transporter(): Promise<Transporter> {
+    this.transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      this.smtpUrl ? nodemailer.createTransport(this.smtpUrl) : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+    );
+    return this.transport;
+  }
+
   async send(mail: Mail): Promise<void> {
-    const info = await this.transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    const transport = await this.transporter();
+    const info = await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
     if (this.toFiles) {
       mkdirSync(this.mailDir, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomId(6)}.eml`;
@@ -56,6 +64,6 @@ export class Mailer {
   /** Waits for mails still being sent (graceful shutdown). */
   async close(): Promise<void> {
     await Promise.all(this.pending);
-    this.transport.close();
+    (await this.transport?.catch(() => undefined))?.close();
   }
 }

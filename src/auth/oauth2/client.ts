@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { badRequest, isApiError } from '../../errors.ts';
 import type { ProviderConfig } from './providers.ts';
 
@@ -31,6 +30,8 @@ function reason(err: unknown): string {
 /** One call to the provider. Every failure becomes a 400 that says which step failed and why. */
 async function call(url: string, options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, step: string): Promise<Answer> {
   try {
+    // undici is imported with the first sign-in through a provider (webhooks/deliver.ts says why).
+    const { request } = await import('undici');
     const res = await request(url, { ...options, signal: AbortSignal.timeout(OAUTH2_TIMEOUT_MS) });
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { RateCounters } from '../../ratelimit/counters.ts';
 
@@ -33,8 +33,10 @@ export function memoryCounters(): RateCounters {
  * Counters in Redis through @fastify/rate-limit's Redis store (an `INCR` and `PEXPIRE` in one Lua
  * script per hit), under `<prefix>rate-limit:`. Commands are never queued while Redis is out of
  * reach: they fail at once (or after a second without an answer), and the caller counts in memory.
+ * ioredis (some 15 MB resident) is imported only when CAIRN_REDIS_URL is set.
  */
 export async function redisCounters(url: string, prefix: string, onError: (err: unknown) => void): Promise<RateCounters> {
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,

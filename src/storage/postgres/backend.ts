@@ -2,7 +2,7 @@ import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type StorageBackend, StorageStartError } from '../backend.ts';
 import type { SchemaStep } from '../schema-steps.ts';
-import type { Database, Transaction } from '../types.ts';
+import type { Database, Queryable, Transaction } from '../types.ts';
 import { postgresDialect } from './dialect.ts';
 import { PgNotifier } from './notifier.ts';
 import { type PgDatabase, type PgOptions, PgServer, SYSTEM_SCHEMA } from './driver.ts';
@@ -54,6 +54,12 @@ export class PostgresBackend implements StorageBackend {
     const system = this.server.database('system', SYSTEM_SCHEMA);
     const found = await system.get('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?', [name]);
     return found ? this.server.database(name, name) : undefined;
+  }
+
+  /** A database's handle is a schema name on the shared pool: asking through it opens nothing. */
+  async peek<T>(name: string, fn: (q: Queryable) => Promise<T>): Promise<T | undefined> {
+    const db = await this.open(name);
+    return db ? fn(db) : undefined;
   }
 
   async create(name: string): Promise<Database> {

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { StorageBackend } from '../backend.ts';
 import { applySchemaSteps, type SchemaStep } from '../schema-steps.ts';
-import type { Database } from '../types.ts';
+import type { Database, Queryable } from '../types.ts';
 import { sqliteDialect } from './dialect.ts';
-import { SqliteDatabase } from './driver.ts';
+import { peekSqlite, SqliteDatabase } from './driver.ts';
 
 /** Databases as files: `<dir>/system.db` and `<dir>/databases/<name>.db`. */
 export class SqliteBackend implements StorageBackend {
@@ -29,6 +29,11 @@ export class SqliteBackend implements StorageBackend {
   async open(name: string): Promise<Database | undefined> {
     const file = this.fileOf(name);
     return existsSync(file) ? new SqliteDatabase(name, file) : undefined;
+  }
+
+  async peek<T>(name: string, fn: (q: Queryable) => Promise<T>): Promise<T | undefined> {
+    const file = this.fileOf(name);
+    return existsSync(file) ? peekSqlite(file, fn) : undefined;
   }
 
   async create(name: string): Promise<Database> {

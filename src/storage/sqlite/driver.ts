@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
+import type { Database, Dialect, Queryable, RunResult, Transaction } from '../types.ts';
 import { FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 import { bindable } from '../bind.ts';
@@ -419,4 +419,25 @@ class SqliteTransaction implements Transaction {
       }
     }
   }
+}
+
+/**
+ * A short-lived read-only connection to a database file, for a background worker asking whether a
+ * database it has not opened holds work for it (StorageBackend.peek): no writer, no statement cache,
+ * no checkpoints, so asking costs about a file open and the query, and nothing stays in memory.
+ */
+export function peekSqlite<T>(file: string, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  const conn = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+  const refuse = (): never => {
+    throw new Error('a peek is read-only');
+  };
+  const q: Queryable = {
+    dialect: sqliteDialect,
+    all: async <R>(sql: string, params?: readonly unknown[]) => conn.prepare(sql).all(...bindable(params)) as R[],
+    get: async <R>(sql: string, params?: readonly unknown[]) => conn.prepare(sql).get(...bindable(params)) as R | undefined,
+    run: async () => refuse(),
+    exec: async () => refuse(),
+    transaction: async () => refuse(),
+  };
+  return fn(q).finally(() => conn.close());
 }

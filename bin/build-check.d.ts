@@ -1,0 +1,2 @@
+/** See build-check.js. */
+export function buildProblem(root: string): string | undefined;
