@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Pool } from 'undici';
 import { dropDatabaseFor, onPostgres } from '../helpers/postgres.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/process.ts';
-import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { startReceiver } from '../helpers/receiver.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, request } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -26,9 +26,11 @@ import { waitFor } from '../helpers/wait.ts';
 const ROUNDS = Number(process.env.CAIRN_SHUTDOWN_STRESS_ROUNDS ?? 15);
 const LANES = 2;
 const CONNECTIONS = 6;
-const SHUTDOWN_TIMEOUT_MS = 500;
-// The server's backstop exits 1 this long after the timeout (src/cli/serve.ts); a stop that takes
-// longer still hangs, whatever it is waiting for.
+// Generous, so that a machine busy with other work does not make a slow stop look like a hang: the
+// grace is rarely used up here (test/http/shutdown.test.ts covers the forced close).
+const SHUTDOWN_TIMEOUT_MS = 5000;
+// The server's backstop exits 1 this long after the signal (src/cli/serve.ts): an exit 0 is a stop
+// that finished within the bound.
 const BOUND_MS = SHUTDOWN_TIMEOUT_MS + 5000;
 // Only for a server that never exits: how long past the bound the test waits before it kills it.
 const SLACK_MS = 10_000;
@@ -37,8 +39,10 @@ const ENV = {
   CAIRN_ADMIN_EMAIL: ADMIN_EMAIL,
   CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD,
   CAIRN_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-  // Far beyond the shutdown: only the shutdown can end an attempt held by the hanging receiver.
-  CAIRN_WEBHOOK_TIMEOUT_MS: '60000',
+  // Attempts held by the hanging receiver get half of it at shutdown (500 ms), then are interrupted.
+  CAIRN_WEBHOOK_TIMEOUT_MS: '1000',
+  // Attempts start at once, also while the creates saturate the server: in flight at the signal.
+  CAIRN_WEBHOOK_MAX_DEFER_MS: '0',
   CAIRN_LOG_LEVEL: 'warn',
 };
 
@@ -109,8 +113,20 @@ async function exitOf(server: SpawnedServer): Promise<{ code: number | null; ms:
   return { code, ms: Date.now() - started };
 }
 
-async function lane(index: number, receiver: Receiver, stats: { stops: number; kills: number; acknowledged: number; slowestMs: number }): Promise<void> {
+interface Stats {
+  stops: number;
+  kills: number;
+  acknowledged: number;
+  slowestMs: number;
+  /** Stops of the webhook variant with attempts in flight at the signal. */
+  heldAttempts: number;
+}
+
+async function lane(index: number, stats: Stats): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), `cairn-stress-${index}-`));
+  // Its own receiver, so that what it holds at a signal is this lane's.
+  const receiver = await startReceiver();
+  receiver.respond(() => 'hang');
   let server: SpawnedServer | undefined;
   try {
     server = await spawnServer(dir, ENV);
@@ -161,6 +177,7 @@ async function lane(index: number, receiver: Receiver, stats: { stops: number; k
         await server.exited;
         stats.kills++;
       } else {
+        if (variant === 'webhook' && receiver.hanging > 0) stats.heldAttempts++;
         server.child.kill('SIGTERM');
         const { code, ms } = await exitOf(server);
         assert.equal(code, 0, `lane ${index}, round ${round} (${variant}): exit code ${code}\n${server.output().slice(-4000)}`);
@@ -179,22 +196,19 @@ async function lane(index: number, receiver: Receiver, stats: { stops: number; k
     server = undefined;
   } finally {
     await server?.kill('SIGKILL');
+    await receiver.close();
     rmSync(dir, { recursive: true, force: true });
     if (onPostgres) await dropDatabaseFor(dir);
   }
 }
 
 test(`SIGTERM under keep-alive load, ${ROUNDS * LANES} times: every exit is 0 and bounded, every acknowledged create survives`, async () => {
-  const receiver = await startReceiver();
-  receiver.respond(() => 'hang');
-  const stats = { stops: 0, kills: 0, acknowledged: 0, slowestMs: 0 };
-  try {
-    await Promise.all(Array.from({ length: LANES }, (_, i) => lane(i, receiver, stats)));
-  } finally {
-    await receiver.close();
-  }
+  const stats: Stats = { stops: 0, kills: 0, acknowledged: 0, slowestMs: 0, heldAttempts: 0 };
+  await Promise.all(Array.from({ length: LANES }, (_, i) => lane(i, stats)));
   // The figures, for whoever reads the run (no assertion on times: the machine may be busy).
-  console.log(`# ${stats.stops} stops (slowest ${stats.slowestMs} ms), ${stats.kills} crashes, ${stats.acknowledged} acknowledged creates checked`);
+  console.log(
+    `# ${stats.stops} stops (slowest ${stats.slowestMs} ms; ${stats.heldAttempts} with webhook attempts in flight), ${stats.kills} crashes, ${stats.acknowledged} acknowledged creates checked`,
+  );
   assert.ok(stats.acknowledged > 0, 'the load acknowledged creates');
-  assert.ok(receiver.requests.length > 0, 'webhook attempts were in flight');
+  assert.ok(stats.heldAttempts > 0, 'some stops found webhook attempts in flight');
 });
