@@ -120,6 +120,8 @@ export interface Services {
 export interface App {
   app: FastifyInstance;
   services: Services;
+  /** While the app closes, the part it is closing (a shutdown that hangs logs it). */
+  closing: { step?: string };
 }
 
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
@@ -355,18 +357,26 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
+  const closing: App['closing'] = {};
+  const step = (name: string) => (closing.step = name);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
     services.backups.stopSchedule();
     services.cron.stop();
+    step('workflow runs');
     await services.workflows.stop();
+    step('webhook delivery');
     await services.webhooks.stop();
     // After the server has stopped taking requests (Fastify's own close hook runs first): every
     // request answered is in the log.
+    step('request log');
     await services.requestLogs.stop();
+    step('mail');
     await services.mailer.close();
+    step('databases');
     await services.registry.close();
     services.fileStore.storage.close?.();
+    closing.step = undefined;
   });
-  return { app, services };
+  return { app, services, closing };
 }

@@ -86,6 +86,11 @@ export interface Config {
   webhookLeaseMs?: number;
   /** The dashboard's built files, served at `/_/` (`dashboard/dist` of this package by default). */
   dashboardDir: string;
+  /**
+   * How long a stopping server lets requests under way finish (and webhook attempts, within their own
+   * limit) before it closes the remaining connections; CAIRN_SHUTDOWN_TIMEOUT_MS.
+   */
+  shutdownTimeoutMs: number;
 }
 
 /** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
@@ -305,6 +310,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookLeaseMs: env.CAIRN_WEBHOOK_LEASE_MS ? intFrom('CAIRN_WEBHOOK_LEASE_MS', env.CAIRN_WEBHOOK_LEASE_MS, 0, 1000, 3_600_000) : undefined,
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
+    shutdownTimeoutMs: intFrom('CAIRN_SHUTDOWN_TIMEOUT_MS', env.CAIRN_SHUTDOWN_TIMEOUT_MS, 10000, 0, 600000),
     storage,
     s3: storage === 's3' ? s3Config(env) : undefined,
     redisUrl: redisUrl(env.CAIRN_REDIS_URL),

@@ -1,25 +1,46 @@
+import { constants } from 'node:os';
 import type { Config } from '../config.ts';
 import { Host } from '../http/host.ts';
 
-/** Serves until SIGTERM or SIGINT, then stops accepting, lets in-flight requests finish and closes the
- * databases before exiting 0. */
+/**
+ * How long past CAIRN_SHUTDOWN_TIMEOUT_MS the process waits for the rest of the shutdown (webhook
+ * outcomes, the request log, closing the databases) before it exits anyway.
+ */
+const BACKSTOP_MARGIN_MS = 5000;
+
+/**
+ * Serves until SIGTERM or SIGINT, then shuts down gracefully (`Host.close`: requests under way finish
+ * within CAIRN_SHUTDOWN_TIMEOUT_MS, the databases are closed) and exits 0. A second signal exits at
+ * once (128 + the signal's number, as a shell reports a process the signal killed): committed writes
+ * are safe either way, only what was under way is cut off. Should the shutdown itself hang, a backstop
+ * exits with 1 after the timeout and a margin, logging what it was still waiting for.
+ */
 export async function serve(config: Config): Promise<void> {
   const host = await Host.start(config);
   host.app.log.info(`Server listening at http://${config.host}:${host.port}`);
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  const stop = (signal: NodeJS.Signals) => {
     const log = host.app.log;
-    log.info({ signal }, 'shutting down');
-    try {
-      await host.close();
-      process.exit(0);
-    } catch (err) {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
+    if (stopping) {
+      log.warn({ signal, pending: host.pending() }, 'second signal: exiting without finishing the shutdown');
+      process.exit(128 + constants.signals[signal]);
     }
+    stopping = true;
+    log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+    // Unref'd: it never keeps the process up by itself, it only ends one that has stopped moving on.
+    const backstop = setTimeout(() => {
+      log.error({ pending: host.pending() }, `shutdown still not finished ${config.shutdownTimeoutMs + BACKSTOP_MARGIN_MS} ms after the signal; exiting`);
+      process.exit(1);
+    }, config.shutdownTimeoutMs + BACKSTOP_MARGIN_MS);
+    backstop.unref();
+    host.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -5,7 +5,7 @@ import type { ServiceRestarter } from '../backups/service.ts';
 import { recoverInterruptedRestore, type Swap } from '../backups/swap.ts';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { unusedConnections } from './connections.ts';
+import { type Connections, trackConnections } from './connections.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -33,16 +33,23 @@ export class Host implements ServiceRestarter {
   readonly server: http.Server;
   private current!: App;
   private handler!: (req: http.IncomingMessage, res: http.ServerResponse) => void;
-  private inFlight = 0;
+  /** Responses under way. */
+  private readonly responses = new Set<http.ServerResponse>();
   private writesRefused?: string;
   private paused?: string;
-  private readonly unused: { closeAll(): void };
+  private readonly connections: Connections;
+  /** Set once shutdown begins: every response from then on closes its connection. */
+  private stopping = false;
+  private closeIdleScheduled = false;
+  private closed?: Promise<void>;
+  /** The parts of a shutdown under way that have not finished (see `pending`). */
+  private readonly steps = new Set<string>();
 
   private constructor(private readonly config: Config) {
     this.server = http.createServer((req, res) => this.dispatch(req, res));
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.on('clientError', clientErrorHandler);
-    this.unused = unusedConnections(this.server);
+    this.connections = trackConnections(this.server);
   }
 
   /** Builds the app and listens on the configured address (port 0: any free port). */
@@ -79,16 +86,28 @@ export class Host implements ServiceRestarter {
     return (this.server.address() as AddressInfo).port;
   }
 
-  private readonly finished = (): void => {
-    this.inFlight--;
-  };
-
   private dispatch(req: http.IncomingMessage, res: http.ServerResponse): void {
+    // A request that reaches a stopping server on a connection opened before is served, and its
+    // answer (`Connection: close`) ends the connection: clients open the next one elsewhere.
+    if (this.stopping) res.shouldKeepAlive = false;
     if (this.paused !== undefined) return refuse(res, this.paused);
     if (this.writesRefused !== undefined && !SAFE_METHODS.has(req.method ?? '')) return refuse(res, this.writesRefused);
-    this.inFlight++;
-    res.once('close', this.finished);
+    this.responses.add(res);
+    res.once('close', () => this.finished(res));
     this.handler(req, res);
+  }
+
+  private finished(res: http.ServerResponse): void {
+    this.responses.delete(res);
+    // A response whose headers went out before shutdown began promised to keep its connection open:
+    // once it is finished, the connection is idle and is closed (see `close`).
+    if (this.stopping && !this.closeIdleScheduled) {
+      this.closeIdleScheduled = true;
+      setImmediate(() => {
+        this.closeIdleScheduled = false;
+        this.server.closeIdleConnections();
+      });
+    }
   }
 
   private async build(): Promise<void> {
@@ -121,7 +140,7 @@ export class Host implements ServiceRestarter {
       await this.current.services.realtime.close();
       // The request that asked for the restart is one of those in flight: wait for the others.
       const deadline = Date.now() + DRAIN_MS;
-      while (this.inFlight > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (this.responses.size > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       const log = this.current.app.log;
       await this.current.app.close();
       let swapped: Swap;
@@ -146,15 +165,70 @@ export class Host implements ServiceRestarter {
     }
   }
 
-  /** Stops taking connections, lets requests under way finish, then closes the app and its databases. */
-  async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    // Requests that never finish by themselves are ended, so the wait is for the others only:
-    // realtime streams (clients reconnect to the next server) and connections without a request.
-    await this.current.services.realtime.close();
-    this.unused.closeAll();
-    await closed;
-    await this.current.app.close();
+  /**
+   * Graceful shutdown, bounded by `timeoutMs` (CAIRN_SHUTDOWN_TIMEOUT_MS): stops taking connections,
+   * closes idle keep-alive connections and those without a request at once, ends realtime streams,
+   * lets requests under way finish (each answer then closes its connection) and webhook attempts in
+   * flight go on within their own limit; after `timeoutMs` the remaining connections are closed
+   * outright. Then the app closes: background work stops, webhook events not delivered stay pending in
+   * the outbox (PostgreSQL leases handed back), the request log is written and the databases closed.
+   * Calls after the first wait for the same shutdown.
+   *
+   * Node's `server.close()` closes only the keep-alive connections idle at that moment: one whose
+   * request was under way then stays open after its answer, for the keep-alive timeout (72 s), and
+   * serves whatever its client sends meanwhile. Under a steady stream of requests on keep-alive
+   * connections that was nearly every connection, and the server did not stop.
+   */
+  close(timeoutMs = this.config.shutdownTimeoutMs): Promise<void> {
+    this.closed ??= this.shutDown(timeoutMs);
+    return this.closed;
+  }
+
+  /** What an unfinished shutdown is still waiting for (logged when it overruns). */
+  pending(): { steps: string[]; requests: number; connections: number } {
+    const steps = [...this.steps];
+    if (this.current.closing.step) steps.push(this.current.closing.step);
+    return { steps, requests: this.responses.size, connections: this.connections.count };
+  }
+
+  private step<T>(name: string, work: Promise<T>): Promise<T> {
+    this.steps.add(name);
+    return work.finally(() => this.steps.delete(name));
+  }
+
+  private async shutDown(timeoutMs: number): Promise<void> {
+    // Parts of the shutdown wait on unref'd threads (checkpoints, the request log): the process
+    // must not end before they answer, because nothing else may be holding it up by then.
+    const alive = setInterval(() => {}, 60_000);
+    try {
+      const { app, services } = this.current;
+      const deadline = Date.now() + timeoutMs;
+      this.stopping = true;
+      const closed = this.step('connections', new Promise<void>((resolve) => this.server.close(() => resolve())));
+      for (const res of this.responses) if (!res.headersSent) res.shouldKeepAlive = false;
+      this.server.closeIdleConnections();
+      this.connections.closeUnused();
+      // Alongside the requests: realtime streams never finish by themselves (clients reconnect to the
+      // next server), and webhook attempts in flight get their grace now rather than after the drain.
+      // Events that requests commit from now on stay pending in the outbox for the next start.
+      const background = Promise.allSettled([
+        this.step('realtime streams', services.realtime.close()),
+        this.step('webhook delivery', services.webhooks.stop(timeoutMs)),
+      ]);
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      clearTimeout(timer);
+      if (!drained) {
+        app.log.warn({ requests: this.responses.size, connections: this.connections.count }, `shutdown: closing the connections still open after ${timeoutMs} ms`);
+        this.server.closeAllConnections();
+        await closed;
+      }
+      await background;
+      // Mail goes out in the background: what is still being sent gets what is left of the time.
+      await this.step('mail', services.mailer.close(Math.max(0, deadline - Date.now())));
+      await this.step('services', app.close());
+    } finally {
+      clearInterval(alive);
+    }
   }
 }

@@ -111,6 +111,8 @@ export class SqliteThreadLogSink implements LogSink {
 
   /** Closes the thread's connection (after the writes sent before) and stops the thread. */
   close(): Promise<void> {
+    // Waited for now: the unref'd thread must keep the process alive until its connection is closed.
+    this.worker.ref();
     this.closed ??= new Promise<void>((resolve) => {
       const onMessage = (m: { closed?: boolean }) => {
         if (!m.closed) return;

@@ -16,6 +16,12 @@ export const DELIVERY = {
   saveBatch: 256,
 } as const;
 
+/** How long attempts in flight may go on at shutdown: half the timeout, at most maxShutdownGraceMs,
+ * and no longer than the server's own shutdown allows (`budgetMs`). */
+export function shutdownGrace(timeoutMs: number, budgetMs = Infinity): number {
+  return Math.max(0, Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(timeoutMs / 2), budgetMs));
+}
+
 /** An attempt's outcome: the event's next state, and the attempt's log. */
 export interface Settlement {
   seq: number;

@@ -1,7 +1,7 @@
 import { uuidv7 } from '../lib/ids.ts';
 import type { Database } from '../storage/index.ts';
 import { requestFor, Sender } from './deliver.ts';
-import { DELIVERY, type Settlement, settle } from './attempt.ts';
+import { DELIVERY, type Settlement, settle, shutdownGrace } from './attempt.ts';
 import type { OutboxRow, PendingRow } from './outbox.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 
@@ -164,6 +164,9 @@ export class LeaseWorker implements Deliverer {
 
   /** Starts waiting attempts while their origins and the node have free slots. */
   private pump(): void {
+    // Once stopping, claimed events wait to be handed back: an attempt started now would be neither
+    // awaited by stop() nor interrupted, and would be sent while its lease is released.
+    if (!this.running) return;
     for (const [origin, list] of this.waiting) {
       while (list.length > 0 && (this.perOrigin.get(origin) ?? 0) < DELIVERY.maxPerOrigin && this.inFlight.size < DELIVERY.maxInFlight) {
         const claimed = list.shift()!;
@@ -261,10 +264,10 @@ export class LeaseWorker implements Deliverer {
   }
 
   /**
-   * Stops claiming, lets attempts in flight finish for up to half the timeout (at most 2 s), then
-   * interrupts the rest; writes every outcome and hands back the leases of events not attempted.
+   * Stops claiming, lets attempts in flight finish for up to half the timeout (at most 2 s, and at
+   * most `graceMs`), then interrupts the rest; writes every outcome and hands back the leases of events not attempted.
    */
-  async stop(): Promise<void> {
+  async stop(graceMs?: number): Promise<void> {
     if (!this.running) return;
     this.running = false;
     for (const t of this.timers) clearInterval(t);
@@ -272,7 +275,7 @@ export class LeaseWorker implements Deliverer {
     await Promise.allSettled([...this.passes.values()]);
     const attempts = [...this.inFlight.values()];
     if (attempts.length > 0) {
-      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(this.o.timeoutMs / 2)));
+      const grace = setTimeout(() => void this.sender.interrupt(), shutdownGrace(this.o.timeoutMs, graceMs));
       await Promise.allSettled(attempts);
       clearTimeout(grace);
     }

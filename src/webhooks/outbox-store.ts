@@ -21,8 +21,11 @@ export interface WorkerOptions {
 /** Delivers the outbox events of every database in the background. */
 export interface Deliverer {
   start(): void;
-  /** Stops starting attempts, ends those in flight, writes every outcome and hands back what it held. */
-  stop(): Promise<void>;
+  /**
+   * Stops starting attempts, ends those in flight (after at most `graceMs`, and never later than the
+   * worker's own limit), writes every outcome and hands back what it held.
+   */
+  stop(graceMs?: number): Promise<void>;
   /** Events that just committed in this process (a hint: delivery does not depend on it). */
   committed(database: string, rows: PendingRow[]): void;
   /** An event queued again (retry of a log). */

@@ -33,8 +33,8 @@ export class WebhookService {
   private pruner?: NodeJS.Timeout;
   /** The prune under way, which `stop` waits for. */
   private pruning?: Promise<void>;
-  private stopping = false;
   private log?: Logger;
+  private stopping?: Promise<void>;
 
   constructor(private readonly o: WebhookServiceOptions) {}
 
@@ -111,14 +111,20 @@ export class WebhookService {
     }
   }
 
-  /** Graceful stop: see DeliveryWorker.stop. Databases must still be open. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.pruner);
-    this.pruner = undefined;
-    await this.pruning;
-    await this.worker?.stop();
-    this.worker = undefined;
+  /**
+   * Graceful stop: see DeliveryWorker.stop (`graceMs` bounds how long attempts in flight may go on).
+   * Databases must still be open. Calls after the first wait for the same stop: the host stops
+   * delivery early in a shutdown, and the app's close hook then must not go on before it is done.
+   */
+  stop(graceMs?: number): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.pruner);
+      this.pruner = undefined;
+      await this.pruning;
+      await this.worker?.stop(graceMs);
+      this.worker = undefined;
+    })();
+    return this.stopping;
   }
 
   /** Deletes logs and finished events older than CAIRN_WEBHOOK_LOG_DAYS in every database. */

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Database } from '../storage/index.ts';
 import type { Deliverer, WorkerOptions } from './outbox-store.ts';
 import { requestFor, Sender } from './deliver.ts';
-import { DELIVERY, type Settlement, settle } from './attempt.ts';
+import { DELIVERY, type Settlement, settle, shutdownGrace } from './attempt.ts';
 import { insertLogs, type NewLog } from './logs.ts';
 import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvents } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
@@ -196,10 +196,10 @@ export class DeliveryWorker implements Deliverer {
   }
 
   /**
-   * Stops starting attempts, lets those in flight finish for up to half the timeout (at most 2 s),
-   * then interrupts the rest, which stay pending without using up an attempt; writes every outcome.
+   * Stops starting attempts, lets those in flight finish for up to half the timeout (at most 2 s, and
+   * at most `graceMs`), then interrupts the rest, which stay pending without using up an attempt; writes every outcome.
    */
-  async stop(): Promise<void> {
+  async stop(graceMs?: number): Promise<void> {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.poller);
@@ -209,7 +209,7 @@ export class DeliveryWorker implements Deliverer {
     await Promise.allSettled([...this.passes.values()]);
     const attempts = [...this.inFlight.values()];
     if (attempts.length > 0) {
-      const grace = setTimeout(() => void this.sender.interrupt(), Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(this.o.timeoutMs / 2)));
+      const grace = setTimeout(() => void this.sender.interrupt(), shutdownGrace(this.o.timeoutMs, graceMs));
       await Promise.allSettled(attempts);
       clearTimeout(grace);
     }

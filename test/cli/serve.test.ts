@@ -13,6 +13,8 @@ describe('configuration: flags win over CAIRN_* variables, which win over defaul
   test('defaults', () => {
     const c = loadConfig({}, {});
     assert.deepEqual([c.host, c.port, c.dir, c.tokenTtl, c.bodyLimit, c.rateLimit], ['127.0.0.1', 8090, path.resolve('./data'), 86400, 1024 * 1024, true]);
+    assert.equal(c.shutdownTimeoutMs, 10000);
+    assert.equal(loadConfig({}, { CAIRN_SHUTDOWN_TIMEOUT_MS: '0' }).shutdownTimeoutMs, 0);
   });
 
   test('environment over defaults, flags over environment', () => {
@@ -31,6 +33,8 @@ describe('configuration: flags win over CAIRN_* variables, which win over defaul
       [{ CAIRN_TOKEN_TTL: '-5' }, 'CAIRN_TOKEN_TTL'],
       [{ CAIRN_RATE_LIMIT: 'sometimes' }, 'CAIRN_RATE_LIMIT'],
       [{ CAIRN_BODY_LIMIT: '1.5' }, 'CAIRN_BODY_LIMIT'],
+      [{ CAIRN_SHUTDOWN_TIMEOUT_MS: '-1' }, 'CAIRN_SHUTDOWN_TIMEOUT_MS'],
+      [{ CAIRN_SHUTDOWN_TIMEOUT_MS: 'soon' }, 'CAIRN_SHUTDOWN_TIMEOUT_MS'],
     ] as const) {
       assert.throws(() => loadConfig({}, env), (err: unknown) => err instanceof ConfigError && err.message.includes(name), name);
     }

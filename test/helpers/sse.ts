@@ -47,6 +47,8 @@ export class SseStream {
   readonly events: SseEvent[] = [];
   comments = 0;
   ended = false;
+  /** The server ended the response (its last chunk came): an end, not a connection lost. */
+  completed = false;
   status = 0;
   headers: http.IncomingHttpHeaders = {};
   socket?: Socket;
@@ -80,7 +82,10 @@ export class SseStream {
         this.socket = res.socket;
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => this.feed(chunk));
-        res.on('end', () => (this.ended = true));
+        res.on('end', () => {
+          this.ended = true;
+          this.completed = true;
+        });
         res.on('close', () => (this.ended = true));
         res.on('error', () => (this.ended = true));
         resolve();

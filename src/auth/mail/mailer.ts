@@ -24,6 +24,7 @@ export class Mailer {
   private transport?: Promise<Transporter>;
   private readonly toFiles: boolean;
   private readonly pending = new Set<Promise<void>>();
+  private closing?: Promise<void>;
   log?: MailLog;
 
   constructor(
@@ -61,9 +62,24 @@ export class Mailer {
     this.pending.add(job);
   }
 
-  /** Waits for mails still being sent (graceful shutdown). */
-  async close(): Promise<void> {
-    await Promise.all(this.pending);
-    (await this.transport?.catch(() => undefined))?.close();
+  /**
+   * Waits for mails still being sent (graceful shutdown), for at most `waitMs`: an SMTP server that
+   * does not answer must not hold the shutdown for its own timeouts (minutes). Mails still under way
+   * then are given up, and counted in the log.
+   */
+  close(waitMs = Infinity): Promise<void> {
+    this.closing ??= (async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        Promise.all(this.pending).then(() => true),
+        new Promise<boolean>((resolve) => {
+          if (Number.isFinite(waitMs)) timer = setTimeout(() => resolve(false), waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!waited) this.log?.error({ mails: this.pending.size }, 'shutdown: mails still being sent were given up');
+      (await this.transport?.catch(() => undefined))?.close();
+    })();
+    return this.closing;
   }
 }

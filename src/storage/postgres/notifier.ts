@@ -4,6 +4,8 @@ import type { Queryable } from '../types.ts';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
+// How long close() waits for a connection attempt under way (see close).
+const CLOSE_CONNECTING_WAIT_MS = 1000;
 
 /**
  * PostgreSQL's LISTEN/NOTIFY as Cairn's cross-node notices. One dedicated connection (outside the
@@ -111,7 +113,14 @@ export class PgNotifier implements Notifications {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    await this.connecting;
+    // A connection under way ends itself once it is up (connect() sees `closed`). It is waited for
+    // only briefly: connecting has no timeout of its own, and a server out of reach (packets dropped)
+    // would hold the shutdown for the operating system's connect timeout, minutes.
+    if (this.connecting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.connecting, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_CONNECTING_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     const client = this.client;
     this.client = undefined;
     if (client) {

@@ -87,15 +87,20 @@ export function checkpointsSettled(): Promise<void> {
   const w = worker;
   if (!w) return Promise.resolve();
   const id = ++pings;
+  // The thread is unref'd: while this waits for its answer, something must keep the process alive
+  // (at shutdown nothing else may, and the process would end before the databases are closed).
+  const alive = setInterval(() => {}, 60_000);
   return new Promise((resolve) => {
     const onMessage = (m: { pong?: number }) => {
       if (m.pong !== id) return;
       w.off('message', onMessage);
       w.off('exit', onExit);
+      clearInterval(alive);
       resolve();
     };
     const onExit = () => {
       w.off('message', onMessage);
+      clearInterval(alive);
       resolve();
     };
     w.on('message', onMessage);

@@ -1,6 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database, Dialect, Queryable, RunResult, Transaction } from '../types.ts';
-import { FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
+import { checkpointsSettled, FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 import { bindable } from '../bind.ts';
 
@@ -333,7 +333,12 @@ export class SqliteDatabase implements Database {
     try {
       this.commitGroup();
       this.endRead();
-      if (this.checkpointed) unwatchCheckpoints(this.file);
+      if (this.checkpointed) {
+        // The checkpoint thread lets go of the file first, so that the writer, closing last, copies
+        // the WAL into the database and removes it: a clean close leaves no WAL to recover.
+        unwatchCheckpoints(this.file);
+        await checkpointsSettled();
+      }
       this.reader.close();
       this.writer.close();
     } finally {
