@@ -31,7 +31,9 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
     CAIRN_ADMIN_EMAIL: ADMIN_EMAIL,
     CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD,
     CAIRN_WEBHOOK_TIMEOUT_MS: '2000',
-    CAIRN_WEBHOOK_LEASE_MS: '3000',
+    // Long enough that a starved node (CI machines run other suites) renews before it expires; a
+    // lease that lapses under a live node is what makes a delivery repeat.
+    CAIRN_WEBHOOK_LEASE_MS: '8000',
     CAIRN_PG_POOL_SIZE: '5',
   });
   /** The next node, round-robin. */
