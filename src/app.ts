@@ -53,7 +53,7 @@ import { BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
 import { RequestLogs } from './logs/service.ts';
-import { SqliteThreadLogSink } from './logs/sink.ts';
+import { DatabaseLogSink, SqliteThreadLogSink } from './logs/sink.ts';
 import { logSteps } from './logs/store.ts';
 import { SqliteDatabase } from './storage/sqlite/driver.ts';
 import { fulltextSearch } from './migrations/fts.ts';
@@ -210,7 +210,7 @@ export async function buildServices(config: Config): Promise<Services> {
   const requestLogs = new RequestLogs(logsDb, {
     enabled: config.requestLogs,
     keepDays: config.logDays,
-    sink: logsDb instanceof SqliteDatabase && config.requestLogs ? () => new SqliteThreadLogSink(logsDb.file) : undefined,
+    sink: logsDb instanceof SqliteDatabase && config.requestLogs ? (store) => SqliteThreadLogSink.open(logsDb.file) ?? new DatabaseLogSink(store) : undefined,
   });
   const backups = new BackupService(config.dir, registry, config.storage);
   // Notices from other nodes flow before this node serves or changes anything.

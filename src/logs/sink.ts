@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { type BackgroundJob, hold, installJob, onThreadExit } from '../storage/sqlite/background.ts';
 import { ID_PER_MS, type RequestLogEntry } from './entry.ts';
 import { entryValues, insertSql, type LogStore, ROWS_PER_INSERT } from './store.ts';
 
@@ -21,17 +21,16 @@ export class DatabaseLogSink implements LogSink {
   async close(): Promise<void> {}
 }
 
-// Plain JavaScript, evaluated in the thread: it must not depend on the TypeScript loader. Ids and
-// dates are made here as LogIds and LogStore make them, so the request path pays for neither.
-const SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file);
+// The job in the SQLite background thread (storage/sqlite/background.ts). Ids and dates are made
+// there as LogIds and LogStore make them, so the request path pays for neither.
+const JOB = `
+const Database = require(options.driver);
+const db = new Database(options.file);
 for (const p of ['journal_mode = WAL', 'synchronous = NORMAL', 'busy_timeout = 10000']) db.pragma(p);
-const many = db.prepare(workerData.many);
-const one = db.prepare(workerData.one);
-const width = workerData.width;
-const perMs = workerData.idPerMs;
+const many = db.prepare(options.many);
+const one = db.prepare(options.one);
+const width = options.width;
+const perMs = options.idPerMs;
 let lastMs = 0, seq = 0;
 function row(values, k, params) {
   const ms = values[k * width];
@@ -41,56 +40,63 @@ function row(values, k, params) {
 }
 const insert = db.transaction((values, rows) => {
   let r = 0;
-  for (; r + workerData.perInsert <= rows; r += workerData.perInsert) {
+  for (; r + options.perInsert <= rows; r += options.perInsert) {
     const params = [];
-    for (let k = r; k < r + workerData.perInsert; k++) row(values, k, params);
+    for (let k = r; k < r + options.perInsert; k++) row(values, k, params);
     many.run(params);
   }
   for (; r < rows; r++) { const params = []; row(values, r, params); one.run(params); }
 });
-parentPort.on('message', (m) => {
-  if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
-  try { insert(m.values, m.rows); parentPort.postMessage({ done: m.n }); }
-  catch (err) { parentPort.postMessage({ done: m.n, error: String(err && err.message || err) }); }
-});
+return (m) => {
+  if (m.close) { db.close(); reply({ closed: true }); return; }
+  try { insert(m.values, m.rows); reply({ done: m.n }); }
+  catch (err) { reply({ done: m.n, error: String(err && err.message || err) }); }
+};
 `;
 
 /**
- * A SQLite log database written from a worker thread with its own connection: inserting a row costs
- * a few microseconds (two b-trees), which on the event loop would be a sizeable share of a fast
- * request. The request path only builds the entry; a batch crosses to the thread as one flat array.
+ * A SQLite log database written from the SQLite background thread with its own connection: inserting
+ * a row costs a few microseconds (two b-trees), which on the event loop would be a sizeable share of
+ * a fast request. The request path only builds the entry; a batch crosses to the thread as one flat
+ * array.
  */
 export class SqliteThreadLogSink implements LogSink {
-  private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   private next = 0;
   private closed?: Promise<void>;
+  private readonly offExit: () => void;
 
-  constructor(file: string) {
-    this.worker = new Worker(SOURCE, {
-      eval: true,
-      execArgv: [],
-      workerData: {
-        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-        file,
-        many: insertSql(ROWS_PER_INSERT),
-        one: insertSql(1),
-        perInsert: ROWS_PER_INSERT,
-        width: entryValues.width,
-        idPerMs: ID_PER_MS,
-      },
-    });
-    // The server's lifetime is decided elsewhere: an idle log thread never keeps the process up.
-    this.worker.unref();
-    this.worker.on('message', (m: { done?: number; error?: string }) => {
+  private constructor(private readonly job: BackgroundJob) {
+    job.onReply((m: { done?: number; error?: string; failed?: string; to?: { n?: number } }) => {
+      if (m.failed !== undefined) {
+        const err = new Error(`request log write failed: ${m.failed}`);
+        const n = m.to?.n;
+        if (n === undefined) return this.failAll(err);
+        this.pending.get(n)?.reject(err);
+        this.pending.delete(n);
+        return;
+      }
       if (m.done === undefined) return;
       const waiter = this.pending.get(m.done);
       this.pending.delete(m.done);
       if (m.error !== undefined) waiter?.reject(new Error(`request log write failed: ${m.error}`));
       else waiter?.resolve();
     });
-    this.worker.on('error', (err) => this.failAll(err));
-    this.worker.on('exit', () => this.failAll(new Error('the request log thread stopped')));
+    this.offExit = onThreadExit(() => this.failAll(new Error('the request log thread stopped')));
+  }
+
+  /** The sink for `file`, or undefined when no worker thread can be had. */
+  static open(file: string): SqliteThreadLogSink | undefined {
+    const job = installJob(`request-log:${file}`, JOB, {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file,
+      many: insertSql(ROWS_PER_INSERT),
+      one: insertSql(1),
+      perInsert: ROWS_PER_INSERT,
+      width: entryValues.width,
+      idPerMs: ID_PER_MS,
+    });
+    return job && new SqliteThreadLogSink(job);
   }
 
   private failAll(err: Error): void {
@@ -103,25 +109,33 @@ export class SqliteThreadLogSink implements LogSink {
     const values: unknown[] = [];
     for (const e of entries) entryValues(e, values);
     const n = ++this.next;
-    return new Promise((resolve, reject) => {
+    // A write under way keeps the process alive (the thread does not): its entries must land.
+    const release = hold();
+    return new Promise<void>((resolve, reject) => {
       this.pending.set(n, { resolve, reject });
-      this.worker.postMessage({ n, values, rows: entries.length });
-    });
+      this.job.send({ n, values, rows: entries.length });
+    }).finally(release);
   }
 
-  /** Closes the thread's connection (after the writes sent before) and stops the thread. */
+  /** Closes the thread's connection to the log (after the writes sent before). */
   close(): Promise<void> {
-    // Waited for now: the unref'd thread must keep the process alive until its connection is closed.
-    this.worker.ref();
     this.closed ??= new Promise<void>((resolve) => {
-      const onMessage = (m: { closed?: boolean }) => {
-        if (!m.closed) return;
-        this.worker.off('message', onMessage);
-        void this.worker.terminate().then(() => resolve(), () => resolve());
+      // Waited for: the unref'd thread must keep the process alive until the connection is closed.
+      const release = hold();
+      const finish = () => {
+        off();
+        offExit();
+        this.offExit();
+        release();
+        resolve();
       };
-      this.worker.on('message', onMessage);
-      this.worker.once('exit', () => resolve());
-      this.worker.postMessage({ close: true });
+      const off = this.job.onReply((m: { closed?: boolean; failed?: string }) => {
+        if (!m.closed && m.failed === undefined) return;
+        this.job.uninstall();
+        finish();
+      });
+      const offExit = onThreadExit(finish);
+      this.job.send({ close: true });
     });
     return this.closed;
   }

@@ -302,7 +302,7 @@ describe('request log writer', () => {
   });
 
   test('the SQLite thread writes batches in order, with time-ordered ids, and closes its connection', { skip: skipOn('postgres', "SQLite's log file and its writer thread") }, async () => {
-    const writer = new RequestLogWriter(new SqliteThreadLogSink(path.join(dir, 'logs.db')), { batchSize: 150, flushMs: 60_000 });
+    const writer = new RequestLogWriter(SqliteThreadLogSink.open(path.join(dir, 'logs.db'))!, { batchSize: 150, flushMs: 60_000 });
     for (let i = 0; i < 300; i++) writer.push(entry({ url: `/api/health?thread=${i}`, status: i % 2 === 0 ? 200 : 404 }));
     await writer.close();
     assert.equal(writer.written, 300);
