@@ -12,7 +12,9 @@
 // default 1), BENCH_CONNECTIONS (default 50), BENCH_RATE (requests per second instead of as many as
 // possible: compares CPU time per request at equal load), BENCH_VERBOSE=1 (show the servers' output),
 // BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
-// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_AGAINST=logs-off (instead of the bare
+// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_LATENCY=1 (each round's latency distribution),
+// BENCH_LOOP=1 (event loop turns, GC and CPU by thread per case: lib/loop-monitor.cjs), BENCH_CAIRN_FLAGS (Node
+// flags for Cairn alone), BENCH_AGAINST=logs-off (instead of the bare
 // baseline, a second Cairn on the same data with CAIRN_REQUEST_LOGS=off: the cost of the request log,
 // judged against ≥ 90 %). Cases measured together use
 // BENCH_PAIR_DURATION (default 10) and BENCH_PAIR_ROUNDS (default 10) instead: their ratio compares
@@ -189,7 +191,7 @@ interface LoopReport {
   requestsPerTurn: number;
   cpuMs: { p50: number; p99: number };
   waitMs: { p50: number; p99: number };
-  gc: { pauses: number; usPerRequest: number; p99Ms: number; maxMs: number };
+  gc: { pauses: number; usPerRequest: number; p99Ms: number; maxMs: number; markCompacts: number };
   cpuUsPerRequest: { loop: number; v8Helpers: number; otherThreads: number };
 }
 
@@ -209,9 +211,9 @@ async function loopReport(server: RunningServer): Promise<LoopReport | undefined
 }
 
 const LOOP_HEADER = [
-  'Event loop (BENCH_LOOP): turns with ≥ 10 requests; their main-thread CPU and run-queue wait (schedstat), GC pauses, CPU by thread.',
+  'Event loop (BENCH_LOOP): turns with ≥ 10 requests, their run-queue wait (schedstat) and the rest (turn CPU); GC pauses; CPU by thread. See docs/performance.md.',
   '',
-  '| case | target | requests per turn | turn CPU ms p50 / p99 | turn wait ms p50 / p99 | GC pauses, µs/req, p99 / max ms | CPU µs/req loop / V8 helpers / other threads |',
+  '| case | target | requests per turn | turn CPU ms p50 / p99 | turn wait ms p50 / p99 | GC pauses (full), µs/req, p99 / max ms | CPU µs/req loop / V8 helpers / other threads |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
 ];
 
@@ -223,7 +225,7 @@ function loopLinesOf(name: string, baseline: LoopReport | undefined, cairn: Loop
     ] as const
   ).map(([target, r]) =>
     r
-      ? `| ${name} | ${target} | ${r.requestsPerTurn} | ${r.cpuMs.p50} / ${r.cpuMs.p99} | ${r.waitMs.p50} / ${r.waitMs.p99} | ${r.gc.pauses}, ${r.gc.usPerRequest}, ${r.gc.p99Ms} / ${r.gc.maxMs} | ${r.cpuUsPerRequest.loop} / ${r.cpuUsPerRequest.v8Helpers} / ${r.cpuUsPerRequest.otherThreads} |`
+      ? `| ${name} | ${target} | ${r.requestsPerTurn} | ${r.cpuMs.p50} / ${r.cpuMs.p99} | ${r.waitMs.p50} / ${r.waitMs.p99} | ${r.gc.pauses} (${r.gc.markCompacts}), ${r.gc.usPerRequest}, ${r.gc.p99Ms} / ${r.gc.maxMs} | ${r.cpuUsPerRequest.loop} / ${r.cpuUsPerRequest.v8Helpers} / ${r.cpuUsPerRequest.otherThreads} |`
       : `| ${name} | ${target} | no requests | | | | |`,
   );
 }
