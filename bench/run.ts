@@ -12,14 +12,16 @@
 // default 1), BENCH_CONNECTIONS (default 50), BENCH_RATE (requests per second instead of as many as
 // possible: compares CPU time per request at equal load), BENCH_VERBOSE=1 (show the servers' output),
 // BENCH_PROFILE=DIR (write both servers' CPU profiles there, to open in Chrome DevTools),
-// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_AGAINST=logs-off (instead of the bare
+// BENCH_LOG_LEVEL (Cairn's CAIRN_LOG_LEVEL, default info), BENCH_LATENCY=1 (each round's latency
+// distribution), BENCH_LOOP=1 (event loop turns, GC and CPU by thread per case: lib/loop-monitor.cjs), BENCH_CAIRN_FLAGS (Node
+// flags for Cairn alone), BENCH_AGAINST=logs-off (instead of the bare
 // baseline, a second Cairn on the same data with CAIRN_REQUEST_LOGS=off: the cost of the request log,
 // judged against ≥ 90 %), BENCH_SOAK_S (the `soak` case's seconds, bench/footprint.ts). Cases measured together use
 // BENCH_PAIR_DURATION (default 10) and BENCH_PAIR_ROUNDS (default 10) instead: their ratio compares
 // two Cairn figures, each with this machine's noise, and three rounds gave 70–96 % for the same code
 // where ten gave 78–82 %.
 import BetterSqlite3 from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,6 +186,51 @@ function report(results: CaseResult[], load: LoadOptions, pairLoad: LoadOptions,
   return lines.join('\n');
 }
 
+/** What loop-monitor.cjs reports for one server and case (see that file). */
+interface LoopReport {
+  requests?: number;
+  requestsPerTurn: number;
+  cpuMs: { p50: number; p99: number };
+  waitMs: { p50: number; p99: number };
+  gc: { pauses: number; usPerRequest: number; p99Ms: number; maxMs: number; markCompacts: number };
+  cpuUsPerRequest: { loop: number; v8Helpers: number; otherThreads: number };
+}
+
+/** Asks a server's loop monitor for what it saw since the last call (and to start again). */
+async function loopReport(server: RunningServer): Promise<LoopReport | undefined> {
+  const file = server.env.BENCH_LOOP_FILE ?? '';
+  const lines = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+  const before = lines().length;
+  server.child.kill('SIGUSR2');
+  const deadline = Date.now() + 10_000;
+  while (lines().length <= before) {
+    if (Date.now() > deadline) throw new Error('the loop monitor did not answer');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const report = JSON.parse(lines()[before]) as LoopReport;
+  return report.requests ? report : undefined;
+}
+
+const LOOP_HEADER = [
+  'Event loop (BENCH_LOOP): turns with ≥ 10 requests, their run-queue wait (schedstat) and the rest (turn CPU); GC pauses; CPU by thread. See docs/performance.md.',
+  '',
+  '| case | target | requests per turn | turn CPU ms p50 / p99 | turn wait ms p50 / p99 | GC pauses (full), µs/req, p99 / max ms | CPU µs/req loop / V8 helpers / other threads |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+];
+
+function loopLinesOf(name: string, baseline: LoopReport | undefined, cairn: LoopReport | undefined, against: string): string[] {
+  return (
+    [
+      [against, baseline],
+      ['Cairn', cairn],
+    ] as const
+  ).map(([target, r]) =>
+    r
+      ? `| ${name} | ${target} | ${r.requestsPerTurn} | ${r.cpuMs.p50} / ${r.cpuMs.p99} | ${r.waitMs.p50} / ${r.waitMs.p99} | ${r.gc.pauses} (${r.gc.markCompacts}), ${r.gc.usPerRequest}, ${r.gc.p99Ms} / ${r.gc.maxMs} | ${r.cpuUsPerRequest.loop} / ${r.cpuUsPerRequest.v8Helpers} / ${r.cpuUsPerRequest.otherThreads} |`
+      : `| ${name} | ${target} | no requests | | | | |`,
+  );
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const loadAverage = os.loadavg()[0];
@@ -229,9 +276,14 @@ async function main(): Promise<void> {
   const servers: RunningServer[] = [];
   try {
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_PROFILE)] : [];
+    // BENCH_LOOP=1: both servers report turns, GC pauses and CPU by thread for each case (loop-monitor.cjs).
+    const loop = process.env.BENCH_LOOP ? ['--require', path.join(ROOT, 'bench/lib/loop-monitor.cjs')] : [];
+    const loopFile = (name: string): Record<string, string> => (loop.length > 0 ? { BENCH_LOOP_FILE: path.join(dir, `loop-${name}.jsonl`) } : {});
+    // Node/V8 flags for Cairn's process alone (BENCH_CAIRN_FLAGS, e.g. GC settings to compare).
+    const cairnFlags = (process.env.BENCH_CAIRN_FLAGS ?? '').split(' ').filter(Boolean);
     const cairn = await startProcess(
-      [...profile, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
-      { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN_EMAIL, CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD, NODE_ENV: 'production' },
+      [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
+      { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN_EMAIL, CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD, NODE_ENV: 'production', ...loopFile('cairn') },
       '/api/health',
     );
     servers.push(cairn);
@@ -266,20 +318,22 @@ async function main(): Promise<void> {
     // read, and only the first writes its request log).
     const baseline = logsOff
       ? await startProcess(
-          [...profile, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
-          { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_REQUEST_LOGS: 'off', NODE_ENV: 'production' },
+          [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1'],
+          { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_REQUEST_LOGS: 'off', NODE_ENV: 'production', ...loopFile('baseline') },
           '/api/health',
         )
       : await startProcess(
-          [...profile, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts'), '--db', baselineFile, '--cases', selected.map((c) => c.name).join(',')],
-          {},
+          [...profile, ...loop, '--import', 'tsx', path.join(ROOT, 'bench/baseline.ts'), '--db', baselineFile, '--cases', selected.map((c) => c.name).join(',')],
+          loopFile('baseline'),
           '/api/health',
         );
     servers.push(baseline);
 
     const results: CaseResult[] = [];
+    const loopLines: string[] = [];
     for (const group of measuredTogether(selected)) {
       process.stderr.write(`measuring ${group.map((c) => c.name).join(' with ')}…\n`);
+      if (loop.length > 0) await Promise.all([loopReport(baseline), loopReport(cairn)]);
       const measurements = await compare(
         group.flatMap((c): Target[] => {
           const state = states.get(c);
@@ -298,6 +352,10 @@ async function main(): Promise<void> {
         return { c, baseline: b, cairn: k };
       });
       for (const r of measured.slice(1)) r.reference = measured[0];
+      if (loop.length > 0) {
+        const [b, k] = await Promise.all([loopReport(baseline), loopReport(cairn)]);
+        loopLines.push(...loopLinesOf(group.map((c) => c.name).join(' + '), b, k, logsOff ? 'logs off' : 'baseline'));
+      }
       results.push(...measured);
     }
     const notes: string[] = [];
@@ -311,6 +369,7 @@ async function main(): Promise<void> {
     const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
     process.stdout.write(`${results.length > 0 ? report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff) : ''}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
     if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
+    if (loopLines.length > 0) process.stdout.write(`\n${LOOP_HEADER.join('\n')}\n${loopLines.join('\n')}\n`);
     const footprintLines = footprint ? await measureStart() : [];
     process.stdout.write(`\n${[...footprintLines, afterCasesLine(rssAfter, rssBefore)].join('\n')}\n`);
     if (soak) process.stdout.write(`\n${(await runSoak()).join('\n')}\n`);

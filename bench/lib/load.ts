@@ -70,6 +70,10 @@ export async function round(target: Target, connections: number, seconds: number
       },
     ],
   });
+  if (process.env.BENCH_VERBOSE || process.env.BENCH_LATENCY) {
+    const l = result.latency;
+    process.stderr.write(`  ${url} ${Math.round(result.requests.average)} req/s; latency ms mean ${l.mean} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max}\n`);
+  }
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]));
   const expected = String(request.expectStatus ?? 200);
   const unexpected = Object.entries(statuses).reduce((n, [code, count]) => (code === expected ? n : n + count), 0);

@@ -7,6 +7,8 @@ import { waitFor } from '../../test/helpers/wait.ts';
 export interface RunningServer {
   url: string;
   child: ChildProcess;
+  /** The environment it was started with, besides the bench's own. */
+  env: Record<string, string>;
   /** CPU seconds the process has used so far (user + system), where the OS tells (Linux). */
   cpuSeconds(): number | undefined;
   /** Resident memory in bytes, where the OS tells (Linux). */
@@ -69,6 +71,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   return {
     url,
     child,
+    env,
     cpuSeconds: () => cpuSecondsOf(child.pid),
     rssBytes: () => rssOf(child.pid),
     async stop() {
