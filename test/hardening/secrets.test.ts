@@ -88,7 +88,8 @@ describe('secrets stay out of answers, webhooks, migrations and logs', () => {
     receiver = await startReceiver();
     const closedPort = await freePort();
     server = await spawnServer(dir, {
-      CAIRN_LOG_LEVEL: 'info',
+      // debug: every request's line, including those the request log records (not on stdout at info).
+      CAIRN_LOG_LEVEL: 'debug',
       CAIRN_ADMIN_EMAIL: ADMIN.email,
       CAIRN_ADMIN_PASSWORD: ADMIN.password,
       CAIRN_SMTP_URL: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${closedPort}`,
