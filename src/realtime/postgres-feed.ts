@@ -45,6 +45,8 @@ export class PgChangeFeed extends LocalChangeFeed {
   ) {
     super();
     this.off = notifications.listen(CHANNEL, (payload) => {
+      // Every node hears every node's writes: one with nobody listening drops them here.
+      if (!this.listening) return;
       // One at a time, so listeners see changes in commit order although resolving one may wait.
       this.queue = this.queue.then(() => this.received(payload)).catch(() => undefined);
     });

@@ -86,10 +86,9 @@ export class RealtimeService {
     });
   }
 
-  /** Starts taking changes from the feed and keeping idle streams open. */
+  /** Starts keeping idle streams open; changes are taken from the feed while a client is connected. */
   start(log: Logger = silentLogger): void {
     this.log = log;
-    this.stopFeed = this.o.feed.subscribe(this.broadcaster.receive);
     // A tick every half interval pings streams idle for half an interval or more: none stays silent
     // longer than the interval.
     const half = Math.max(1, Math.floor(this.o.limits.keepAliveMs / 2));
@@ -113,6 +112,9 @@ export class RealtimeService {
   async connect(stream: EventStream): Promise<RealtimeClient> {
     this.admit();
     const client = new RealtimeClient(randomId(40), stream, this.o.limits.clientBuffer);
+    // Changes are taken only while someone may want them: with several nodes, every node is told of
+    // every other node's writes, and a node without clients then skips each notice at once.
+    this.stopFeed ??= this.o.feed.subscribe(this.broadcaster.receive);
     this.clients.set(client.id, client);
     // Listed before its id goes out, so a subscription request reaching another node finds it.
     await this.directory.connected(client.id).catch((err) => this.log.warn({ err }, 'registering a realtime client failed'));
@@ -129,7 +131,11 @@ export class RealtimeService {
     for (const s of client.subscriptions) this.audiences.remove(s);
     client.subscriptions = [];
     this.identities.release(client);
-    if (this.clients.size === 0) this.allGone?.();
+    if (this.clients.size === 0) {
+      this.stopFeed?.();
+      this.stopFeed = undefined;
+      this.allGone?.();
+    }
   }
 
   /**
