@@ -109,6 +109,11 @@ export class PendingQueue {
     } else this.complete = false;
   }
 
+  /** A just-committed event not taken: the next load reads it, with everything after `loadedUpTo`. */
+  leaveInOutbox(): void {
+    this.complete = false;
+  }
+
   remove(e: QueuedEvent): void {
     if (this.bySeq.get(e.seq) !== e) return;
     this.bySeq.delete(e.seq);

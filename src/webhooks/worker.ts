@@ -119,16 +119,17 @@ export class DeliveryWorker implements Deliverer {
     const q = this.queues.get(dbName);
     // Not read yet: the first pass reads them from the outbox.
     if (!q) return this.wake(dbName);
+    if (this.pacer.isDeferring) {
+      // Saturated: the events wait in the outbox rather than in memory (less work and garbage per
+      // request while the requests need the loop), and no pass is needed before they are overdue or
+      // the load drops; that pass reads them back, in order.
+      q.leaveInOutbox();
+      return this.armTimer(dbName, rows[0].nextAttemptAt + this.o.maxDeferMs);
+    }
     for (const row of rows) {
       const e = queued(row);
       q.offer(e);
       if (row.row && q.get(row.seq) === e) this.attach(e, row.row);
-    }
-    if (this.pacer.isDeferring) {
-      // Saturated: no pass is needed before these are overdue or the load drops. They are queued all
-      // the same (a few allocations each): under lasting load every event is sent within
-      // maxDeferMs, and reading it back from the outbox then cost about ten times as much.
-      return this.armTimer(dbName, rows[0].nextAttemptAt + this.o.maxDeferMs);
     }
     // An event the queue could not take is read back from the outbox by a full pass.
     this.wake(dbName, q.complete ? rows.map((r) => r.origin) : undefined);
