@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { Pool } from 'undici';
+import { errors, Pool } from 'undici';
 import { DELIVERY } from './attempt.ts';
 import { signHs256 } from '../lib/jwt.ts';
 import { VERSION } from '../version.ts';
@@ -100,10 +100,16 @@ const POOL_IDLE_MS = 60_000;
  */
 class OriginPools {
   private readonly pools = new Map<string, { pool: Pool; used: number }>();
+  /** Closed or destroyed: like undici's Agent then, every request fails rather than opening a new pool. */
+  private ended = false;
 
   constructor(private readonly options: Pool.Options) {}
 
   dispatch(opts: Parameters<Pool['dispatch']>[0] & { origin: string }, handler: Handler): void {
+    if (this.ended) {
+      (handler as { onError(err: Error): void }).onError(new errors.ClientDestroyedError());
+      return;
+    }
     let entry = this.pools.get(opts.origin);
     if (!entry) {
       if (this.pools.size >= MAX_IDLE_POOLS) this.sweep();
@@ -126,12 +132,14 @@ class OriginPools {
   }
 
   async close(): Promise<void> {
+    this.ended = true;
     const pools = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map(({ pool }) => pool.close()));
   }
 
   async destroy(): Promise<void> {
+    this.ended = true;
     const pools = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map(({ pool }) => pool.destroy()));

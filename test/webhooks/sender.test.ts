@@ -56,4 +56,19 @@ describe('webhook sender connections', () => {
       await sender.close();
     }
   });
+  test('after close, a request fails without reaching the receiver; after interrupt, it reports interrupted', async () => {
+    const closed = new Sender(5000);
+    assert.ok((await closed.send({ url, method: 'POST', headers: {}, body: '{}' })).ok);
+    await closed.close();
+    const before = connections;
+    const late = await closed.send({ url, method: 'POST', headers: {}, body: '{}' });
+    assert.equal(late.ok, false);
+    assert.equal(late.statusCode, 0);
+    assert.equal(connections, before, 'no connection was opened');
+
+    const interrupted = new Sender(5000);
+    await interrupted.interrupt();
+    const r = await interrupted.send({ url, method: 'POST', headers: {}, body: '{}' });
+    assert.equal(r.interrupted, true);
+  });
 });
