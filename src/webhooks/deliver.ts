@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { errors, Pool } from 'undici';
+import type { Pool } from 'undici';
 import { signHs256 } from '../lib/jwt.ts';
 import { VERSION } from '../version.ts';
 import { type OutboxRow, triggerBody } from './outbox.ts';
@@ -80,6 +80,7 @@ function splitUrl(url: string): { origin: string; path: string } {
 }
 
 type Handler = Parameters<Pool['dispatch']>[1];
+type Undici = typeof import('undici');
 
 // Pools kept for origins no longer used: past this many, those idle for POOL_IDLE_MS are closed
 // (cron jobs and workflow steps may name many one-off origins).
@@ -102,11 +103,14 @@ class OriginPools {
   /** Closed or destroyed: like undici's Agent then, every request fails rather than opening a new pool. */
   private ended = false;
 
-  constructor(private readonly options: Pool.Options) {}
+  constructor(
+    private readonly undici: Undici,
+    private readonly options: Pool.Options,
+  ) {}
 
   dispatch(opts: Parameters<Pool['dispatch']>[0] & { origin: string }, handler: Handler): void {
     if (this.ended) {
-      (handler as { onError(err: Error): void }).onError(new errors.ClientDestroyedError());
+      (handler as { onError(err: Error): void }).onError(new this.undici.errors.ClientDestroyedError());
       return;
     }
     let entry = this.pools.get(opts.origin);
@@ -115,7 +119,7 @@ class OriginPools {
       // No `connections` limit: the workers bound requests per origin (DELIVERY.maxPerOrigin), and a
       // pool at its limit queues requests with no timeout until a connection drains (one such wait
       // stalled deliveries in test/cluster).
-      entry = { pool: new Pool(opts.origin, this.options), used: 0 };
+      entry = { pool: new this.undici.Pool(opts.origin, this.options), used: 0 };
       this.pools.set(opts.origin, entry);
     }
     entry.used = performance.now();
@@ -158,14 +162,29 @@ class OriginPools {
  * request.
  */
 export class Sender {
-  private readonly agent: OriginPools;
+  private agent?: OriginPools;
+  private loading?: Promise<OriginPools>;
   private interrupted = false;
+  private stopped = false;
 
-  constructor(private readonly timeoutMs: number) {
-    this.agent = new OriginPools({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  constructor(private readonly timeoutMs: number) {}
+
+  /** The pools, once undici (some 15 MB resident) is loaded: with the first attempt, so an instance
+   * without webhooks never loads it. */
+  private pools(): Promise<OriginPools> {
+    const timeoutMs = this.timeoutMs;
+    this.loading ??= import('undici').then((undici) => {
+      const agent = new OriginPools(undici, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      // Stopped before the first attempt: its requests fail at once, as after a close.
+      if (this.stopped) void agent.destroy();
+      return (this.agent = agent);
+    });
+    return this.loading;
   }
 
   send(req: DeliveryRequest): Promise<DeliveryResult> {
+    if (!this.agent) return this.pools().then(() => this.send(req));
+    const agent = this.agent;
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     return new Promise<DeliveryResult>((resolve) => {
@@ -193,7 +212,7 @@ export class Sender {
       } catch (err) {
         return fail(err);
       }
-      this.agent.dispatch(
+      agent.dispatch(
         { origin: target.origin, path: target.path, method: req.method as 'POST', headers: req.headers, body: req.body ?? undefined },
         {
           onConnect: (a: (err?: Error) => void) => {
@@ -222,10 +241,12 @@ export class Sender {
   /** Ends every request in flight (shutdown); their attempts report `interrupted`. */
   async interrupt(): Promise<void> {
     this.interrupted = true;
-    await this.agent.destroy();
+    this.stopped = true;
+    await (this.agent ?? (await this.loading))?.destroy();
   }
 
   async close(): Promise<void> {
-    if (!this.interrupted) await this.agent.close();
+    this.stopped = true;
+    if (!this.interrupted) await (this.agent ?? (await this.loading))?.close();
   }
 }
