@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/process.ts';
+import { received, startReceiver } from './cases/create-trigger.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -166,18 +167,6 @@ export function afterCasesLine(rss: number | undefined, idleBefore: number | und
   return `- resident memory after the cases: ${mb(rss)} (the bench's Cairn held ${mb(idleBefore)} before them), target ≤ ${TARGETS.afterBenchMb} MB: ${verdict((rss ?? Infinity) <= TARGETS.afterBenchMb * 2 ** 20)}`;
 }
 
-// The soak's receiver of webhook deliveries, in a process of its own (as create-trigger's): in the
-// bench process it would take CPU from the load generator.
-const RECEIVER = `
-const http = require('node:http');
-let received = 0;
-const server = http.createServer((req, res) => {
-  if (req.method === 'GET') return res.end(String(received));
-  req.resume();
-  req.on('end', () => { received++; res.writeHead(204).end(); });
-});
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
-`;
 
 interface Sample {
   at: number;
@@ -199,11 +188,11 @@ export async function runSoak(): Promise<string[]> {
   const connections = Number(process.env.BENCH_CONNECTIONS || 50);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-soak-'));
   const samplesFile = path.join(dir, 'loop-delay.jsonl');
-  const receiverProcess = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // create-trigger's receiver, in a process of its own: in the bench process it would take CPU from
+  // the load generator.
+  const receiver = await startReceiver();
   const servers: RunningServer[] = [];
   try {
-    const [port] = await once(receiverProcess.stdout!, 'data');
-    const receiver = `http://127.0.0.1:${String(port).trim()}`;
     const cairn = await startServer(path.join(dir, 'cairn'), ['--import', path.join(ROOT, 'bench/lib/loop-delay.mjs')], {
       BENCH_LOOP_DELAY_FILE: samplesFile,
       BENCH_LOOP_DELAY_INTERVAL_MS: String(SAMPLE_S * 1000),
@@ -259,7 +248,7 @@ export async function runSoak(): Promise<string[]> {
     await new Promise((r) => setTimeout(r, SAMPLE_S * 1000 - ((Date.now() - spawnedAt) % (SAMPLE_S * 1000)) + 500));
     clearInterval(ticker);
     print();
-    const delivered = Number(await (await fetch(`${receiver}/count`)).text());
+    const delivered = await received(receiver);
     const samples = readFileSync(samplesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Sample);
     // Samples whose 30 s window lies wholly under the load.
     const during = samples.filter((s) => s.at - SAMPLE_S * 1000 >= loadStart - 1000 && s.at <= loadEnd + 1000);
@@ -279,7 +268,6 @@ export async function runSoak(): Promise<string[]> {
     ];
   } finally {
     for (const s of servers) await s.stop();
-    receiverProcess.kill();
     rmSync(dir, { recursive: true, force: true });
   }
 }
