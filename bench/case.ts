@@ -37,7 +37,10 @@ export interface BenchCase<State = unknown> {
    * CPU until it returns is reported per request besides the CPU of the round alone.
    */
   afterRound?(state: State, answered: number): Promise<void>;
-  /** Runs once the rounds are over: lines for the report (figures measured outside the rounds). */
+  /** Runs right after the case's rounds: releases what would weigh on the cases measured after it
+   * (connections, processes), keeping in `state` what `report` needs. */
+  done?(state: State): Promise<void>;
+  /** Runs once every case is measured: lines for the report (figures measured outside the rounds). */
   report?(state: State): Promise<string[]>;
 }
 

@@ -352,6 +352,7 @@ async function main(): Promise<void> {
         return { c, baseline: b, cairn: k };
       });
       for (const r of measured.slice(1)) r.reference = measured[0];
+      for (const c of group) await c.done?.(states.get(c));
       if (loop.length > 0) {
         const [b, k] = await Promise.all([loopReport(baseline), loopReport(cairn)]);
         loopLines.push(...loopLinesOf(group.map((c) => c.name).join(' + '), b, k, logsOff ? 'logs off' : 'baseline'));
