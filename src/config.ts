@@ -102,6 +102,7 @@ export interface S3Config {
   /** Both or neither: without them the AWS SDK's default credentials are used. */
   accessKey?: string;
   secret?: string;
+  /** `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` (MinIO and most self-hosted services). */
   forcePathStyle: boolean;
 }
 
@@ -182,18 +183,21 @@ function backupCron(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
-function databaseUrl(raw: string | undefined): string | undefined {
+/** `raw` trimmed when it is a URL with one of `protocols`; undefined when unset; else `message`. */
+function urlSetting(raw: string | undefined, protocols: string[], message: string): string | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
-  let url: URL | undefined;
+  let protocol: string | undefined;
   try {
-    url = new URL(raw.trim());
+    protocol = new URL(raw.trim()).protocol;
   } catch {
-    url = undefined;
+    protocol = undefined;
   }
-  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol)) {
-    throw new ConfigError('CAIRN_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/cairn.');
-  }
+  if (!protocol || !protocols.includes(protocol)) throw new ConfigError(message);
   return raw.trim();
+}
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  return urlSetting(raw, ['postgres:', 'postgresql:'], 'CAIRN_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/cairn.');
 }
 
 function nodeId(raw: string | undefined): string {
@@ -203,15 +207,7 @@ function nodeId(raw: string | undefined): string {
 }
 
 function httpUrl(name: string, raw: string | undefined, example: string): string | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['http:', 'https:'].includes(url.protocol)) throw new ConfigError(`${name} must be an http(s) URL such as ${example}, got "${raw}".`);
-  return raw.trim();
+  return urlSetting(raw, ['http:', 'https:'], `${name} must be an http(s) URL such as ${example}, got "${raw}".`);
 }
 
 function storageKind(raw: string | undefined): 'local' | 's3' {
@@ -248,15 +244,7 @@ function redisPrefix(raw: string | undefined): string {
 }
 
 function redisUrl(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['redis:', 'rediss:'].includes(url.protocol)) throw new ConfigError('CAIRN_REDIS_URL must be a Redis URL such as redis://127.0.0.1:6379.');
-  return raw.trim();
+  return urlSetting(raw, ['redis:', 'rediss:'], 'CAIRN_REDIS_URL must be a Redis URL such as redis://127.0.0.1:6379.');
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

@@ -11,20 +11,12 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import type { S3Config } from '../../config.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import type { FileStorage, StoredFileInfo } from './types.ts';
 
-export interface S3Options {
-  /** An S3-compatible service's URL; AWS S3 itself when unset. */
-  endpoint?: string;
-  bucket: string;
-  region: string;
-  /** Both or neither; neither uses the AWS SDK's default credentials (environment, instance role). */
-  accessKey?: string;
-  secret?: string;
-  /** `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` (MinIO and most self-hosted services). */
-  forcePathStyle: boolean;
-}
+/** The bucket and how to reach it (CAIRN_S3_*, config.ts). */
+export type S3Options = S3Config;
 
 /** What a request sees when the bucket cannot be used; the cause goes to the log. */
 function unavailable(err: unknown): ApiError {
