@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -8,31 +8,13 @@ import { FileStore } from '../../src/files/store.ts';
 import type { RecordEvent } from '../../src/records/deps.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { filesUnder, form } from '../helpers/files.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 const PDF = Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n', 'latin1');
 const UPLOAD_LIMIT = 256 * 1024;
 /** Collections open to everyone: these tests are about files, not rules (protected.test.ts is). */
 const OPEN_RULES = { listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
-
-function form(entries: Array<[string, string | { name: string; data: Buffer | string }]>): FormData {
-  const fd = new FormData();
-  for (const [key, value] of entries) {
-    if (typeof value === 'string') fd.append(key, value);
-    else fd.append(key, new Blob([value.data as BlobPart]), value.name);
-  }
-  return fd;
-}
-
-/** Every file under a directory, as paths relative to it. */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out.push(path.relative(dir, path.join(entry.parentPath, entry.name)));
-  }
-  return out.sort();
-}
 
 /** A GET with the path sent exactly as written (fetch would normalise `..` and encodings away). */
 function rawGet(url: string, rawPath: string): Promise<{ status: number; body: string }> {

@@ -10,18 +10,10 @@ import { freePort } from '../helpers/process.ts';
 import { s3Env, startS3, type S3Server } from '../helpers/s3.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { form } from '../helpers/files.ts';
 
 const PDF = '%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n';
 const OPEN_RULES = { listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
-
-function form(entries: Array<[string, string | { name: string; data: Buffer | string }]>): FormData {
-  const fd = new FormData();
-  for (const [key, value] of entries) {
-    if (typeof value === 'string') fd.append(key, value);
-    else fd.append(key, new Blob([value.data as BlobPart]), value.name);
-  }
-  return fd;
-}
 
 let s3: S3Server;
 before(async () => {

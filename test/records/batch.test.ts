@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import PocketBase, { ClientResponseError } from 'pocketbase';
@@ -7,6 +6,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { filesUnder } from '../helpers/files.ts';
 
 /**
  * `POST /api/batch` (API contract §11) over real HTTP: the PocketBase JS SDK 0.21 has no batch API,
@@ -15,16 +15,6 @@ import { waitFor } from '../helpers/wait.ts';
  */
 
 type Req = { method: string; url: string; body?: unknown; headers?: Record<string, string> };
-
-/** Every file under a directory, as paths relative to it. */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out.push(path.relative(dir, path.join(entry.parentPath, entry.name)));
-  }
-  return out.sort();
-}
 
 describe('batch writes', () => {
   let server: TestServer;
