@@ -10,15 +10,6 @@ export function batchFailed(index: number, err: unknown): unknown {
   return new ApiError(400, 'Batch transaction failed.', { requests: { [String(index)]: err.toJSON() } });
 }
 
-/** Runs one step of request `index`, reporting its failure under that index. */
-export async function atIndex<T>(index: number, step: () => T | Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (err) {
-    throw batchFailed(index, err);
-  }
-}
-
 /** A batch that cannot be read as a list of requests at all. */
 export function invalidBatch(message: string, code = 'validation_invalid_batch'): ApiError {
   return badRequest(message, { requests: { code, message } });

@@ -5,7 +5,7 @@ import type { FileStore } from '../files/store.ts';
 import { fileFieldOf, type MultipartForm, withUploads } from '../files/uploads.ts';
 import type { RecordService } from '../records/service.ts';
 import type { RecordWrite } from '../records/write.ts';
-import { atIndex } from './failure.ts';
+import { batchFailed } from './failure.ts';
 import { readBatchForm } from './form.ts';
 import { type BatchRequest, parseBatch } from './request.ts';
 
@@ -50,9 +50,21 @@ export class BatchService {
 
   private async execute(ctx: RequestContext, requests: BatchRequest[]): Promise<BatchResult[]> {
     const writes: RecordWrite[] = [];
-    for (const [i, request] of requests.entries()) writes.push(await atIndex(i, () => this.prepare(ctx, request)));
+    // One try around each loop, not one per request: a batch's records are many and cheap, and the
+    // index reached is the one that failed.
+    let i = 0;
+    try {
+      for (; i < requests.length; i++) writes.push(await this.prepare(ctx, requests[i]));
+    } catch (err) {
+      throw batchFailed(i, err);
+    }
     await ctx.db.transaction(async (tx) => {
-      for (const [i, write] of writes.entries()) await atIndex(i, () => write.apply(tx));
+      let j = 0;
+      try {
+        for (; j < writes.length; j++) await writes[j].apply(tx);
+      } catch (err) {
+        throw batchFailed(j, err);
+      }
     });
     const results: BatchResult[] = [];
     for (const write of writes) {
@@ -67,14 +79,17 @@ export class BatchService {
     let input = request.body;
     // What rules see as `@request.body`: the JSON values, uploads by the names they are stored under.
     let ruleBody: unknown = input;
-    const uploads = new Map<string, StagedFile[]>([...(request.uploads ?? [])].filter(([key]) => fileFieldOf(collection, key) !== undefined));
-    if (uploads.size > 0) {
-      input = withUploads({ ...input }, uploads);
-      ruleBody = JSON.parse(JSON.stringify(input));
+    if (request.uploads !== undefined) {
+      const uploads = new Map<string, StagedFile[]>([...request.uploads].filter(([key]) => fileFieldOf(collection, key) !== undefined));
+      if (uploads.size > 0) {
+        input = withUploads({ ...input }, uploads);
+        ruleBody = JSON.parse(JSON.stringify(input));
+      }
     }
+    const headers = isEmpty(request.headers) ? ctx.request.headers : { ...ctx.request.headers, ...request.headers };
     const sub: RequestContext = {
       ...ctx,
-      request: { method: request.method, headers: { ...ctx.request.headers, ...request.headers }, query: request.query, body: ruleBody, ip: ctx.request.ip },
+      request: { method: request.method, headers, query: request.query, body: ruleBody, ip: ctx.request.ip },
     };
     const records = this.o.records;
     switch (request.action) {
@@ -88,4 +103,9 @@ export class BatchService {
         return records.prepareDelete(sub, collection, request.id!);
     }
   }
+}
+
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
 }

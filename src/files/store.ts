@@ -103,8 +103,12 @@ export class FileStore implements RecordFiles {
    */
   async upload(database: string, collection: Collection, recordId: string, input: Record<string, unknown>): Promise<void> {
     // An id no record of Cairn's can have is refused by the write itself.
-    if (!isRecordId(recordId)) return;
-    const files = Object.values(input).flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v): v is StagedFile => isStagedFile(v) && !v.tooLarge && v.state === 'staged');
+    const files: StagedFile[] = [];
+    for (const value of Object.values(input)) {
+      for (const v of Array.isArray(value) ? value : [value]) if (isStagedFile(v) && !v.tooLarge && v.state === 'staged') files.push(v);
+    }
+    // Most writes carry no file: they return here, before any promise is made.
+    if (files.length === 0 || !isRecordId(recordId)) return;
     const results = await Promise.allSettled(files.map((file) => this.put(fileKey(database, collection.name, recordId, file.name), file)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -144,6 +148,7 @@ export class FileStore implements RecordFiles {
 
   /** Removes the files a committed change dropped: all of a deleted record's, the replaced ones of an update. */
   readonly changeHook: RecordChangeHook = async (tx, event) => {
+    if (event.action === 'create') return;
     // Records Cairn did not create (adopted tables) may have ids no upload path could have used.
     if (!isRecordId(event.record.id)) return;
     const prefix = recordPrefix(event.database, event.collection.name, event.record.id);

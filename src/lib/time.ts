@@ -1,7 +1,16 @@
 /** Timestamps are ISO 8601 UTC with milliseconds, which also sort correctly as strings. */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  // A batch of writes stamps many rows within one millisecond; formatting a date is what costs.
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
+
+let lastMs = -1;
+let lastIso = '';
 
 // PocketBase writes "2024-01-02 03:04:05.678Z"; clients copy that form into filters and values.
 const PB_DATE = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?$/;

@@ -30,6 +30,11 @@ export interface RecordShape {
   selectById: string;
   /** Whether every viewer sees the same record JSON as an administrator: no hidden field, no email. */
   sameForEveryone: boolean;
+  /** Whether a field is a relation (writes check the related ids) or a file (writes store uploads). */
+  hasRelations: boolean;
+  hasFiles: boolean;
+  /** INSERT texts by the columns they set (`insertSql`). */
+  inserts: Map<string, string>;
 }
 
 const shapes = new WeakMap<Collection, RecordShape>();
@@ -54,7 +59,31 @@ export function shapeOf(collection: Collection): RecordShape {
     table,
     selectById: `SELECT ${selectList} FROM ${table} ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?`,
     sameForEveryone: collection.type !== 'auth' && !collection.fields.some((f) => f.hidden),
+    hasRelations: collection.fields.some((f) => f.type === 'relation'),
+    hasFiles: collection.fields.some((f) => f.type === 'file'),
+    inserts: new Map(),
   };
   shapes.set(collection, shape);
   return shape;
+}
+
+// Creates usually set the same columns, so a collection has a handful of INSERT texts; the bound only
+// guards against a client cycling through every subset of a wide collection's fields.
+const INSERTS_PER_SHAPE = 64;
+
+/**
+ * `INSERT INTO <table> (<columns>) VALUES (?, …)`, with `RETURNING <returningList>` or not, built
+ * once per set of columns: a batch of creates then hands the statement cache the same string each time (hashed once)
+ * and quotes nothing again.
+ */
+export function insertSql(shape: RecordShape, columns: readonly string[], returning: boolean): string {
+  // A base collection's create sets every column, in the shape's order: one key, no join.
+  const key = shape.collection.type === 'base' && columns.length === shape.fields.length + 3 ? (returning ? 'r' : 'n') : `${returning ? 'r' : 'n'}${columns.join(',')}`;
+  let text = shape.inserts.get(key);
+  if (text === undefined) {
+    text = `INSERT INTO ${shape.table} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${returning ? ` RETURNING ${shape.returningList}` : ''}`;
+    if (shape.inserts.size >= INSERTS_PER_SHAPE) shape.inserts.clear();
+    shape.inserts.set(key, text);
+  }
+  return text;
 }

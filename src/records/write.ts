@@ -4,7 +4,7 @@ import type { Collection } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, type FieldError, notFound, validationFailed } from '../errors.ts';
-import { isRecordId, randomId } from '../lib/ids.ts';
+import { isRecordId, newRecordId } from '../lib/ids.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
 import { type Database, list, type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
@@ -13,7 +13,7 @@ import type { RecordDeps, RecordEvent } from './deps.ts';
 import { param } from './query-params.ts';
 import { checkOutputOptions, finishRecords, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
-import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
+import { insertSql, ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
 import { PRIVILEGED_VIEWER, viewerOf } from './viewer.ts';
 
@@ -164,6 +164,34 @@ export async function prepareCreate(deps: RecordDeps, ctx: RequestContext, colle
   return planCreate(await writeScope(deps, ctx, collection), body, options);
 }
 
+const declaredTypesOf = new WeakMap<RecordShape, Promise<Map<string, string> | undefined>>();
+
+/**
+ * The declared types of a collection's columns where the dialect can tell what an insert keeps
+ * (`Dialect.insertKeeps`), loaded once per collection version; undefined where it cannot, and for
+ * auth collections, whose records show columns no field stands for.
+ */
+function declaredTypes(db: Queryable, shape: RecordShape): Promise<Map<string, string> | undefined> {
+  let types = declaredTypesOf.get(shape);
+  if (types === undefined) {
+    types = (async () => {
+      if (db.dialect.insertKeeps === undefined || shape.collection.type !== 'base') return undefined;
+      return new Map((await db.dialect.tableColumns(db, shape.collection.name)).map((c) => [c.name, c.type]));
+    })();
+    declaredTypesOf.set(shape, types);
+    // A failed read is not remembered: the next create asks again.
+    types.catch(() => declaredTypesOf.delete(shape));
+  }
+  return types;
+}
+
+/** The row an INSERT of `params` into `names` made, when every value reads back as bound. */
+function rowOf(names: readonly string[], params: readonly unknown[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < names.length; i++) row[names[i]] = params[i];
+  return row;
+}
+
 /** `prepareCreate` with its scope loaded (upsert decides between create and update with one scope). */
 export async function planCreate(s: WriteScope, input: Record<string, unknown>, options: OutputOptions): Promise<RecordWrite> {
   const { deps, ctx, collection, shape } = s;
@@ -171,7 +199,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
   const createRule = deps.access.condition(ctx, collection, 'create', s.collections);
   checkOutputOptions(s.collections, collection, options);
   const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
-  let id = randomId();
+  let id = newRecordId();
   if (input.id !== undefined && input.id !== '') {
     if (isRecordId(input.id)) id = input.id;
     else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
@@ -184,7 +212,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
 
   const columns = columnValues(shape, values, auth);
   const names = ['id', 'created', 'updated', ...columns.keys()];
-  const insert = `INSERT INTO ${shape.table} (${names.map(quoteIdent).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) RETURNING ${shape.returningList}`;
+  const declared = await declaredTypes(ctx.db, shape);
 
   let row: Row | undefined;
   let change: Change | undefined;
@@ -192,12 +220,21 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
     action: 'create',
     async apply(tx) {
       try {
-        const relationErrors: Record<string, FieldError> = {};
-        await checkRelations(tx, s.collections, shape, values, relationErrors);
-        if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+        if (shape.hasRelations) {
+          const relationErrors: Record<string, FieldError> = {};
+          await checkRelations(tx, s.collections, shape, values, relationErrors);
+          if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+        }
         const now = nowIso();
-        const inserted = (await tx.get<Row>(insert, [id, now, now, ...columns.values()]))!;
-        await deps.files?.store(tx, ctx.dbName, collection, id, values);
+        const params = [id, now, now, ...columns.values()];
+        let inserted: Row;
+        if (declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]))) {
+          await tx.run(insertSql(shape, names, false), params);
+          inserted = rowOf(names, params);
+        } else {
+          inserted = (await tx.get<Row>(insertSql(shape, names, true), params))!;
+        }
+        if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, id, values);
         // As in PocketBase, the create rule is checked against the new record, before commit.
         if (createRule && !(await selectById(tx, shape, id, createRule))) {
           throw badRequest('Failed to create record: the collection rule does not allow it.');

@@ -147,6 +147,13 @@ export interface Dialect {
   classifyError(err: unknown): StorageErrorKind;
   /** Physical columns of a table, or an empty list when the table does not exist. */
   tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]>;
+  /**
+   * Whether a column declared as `declaredType` reads back exactly `value` once `value` is inserted
+   * into it, so the INSERT need not read its row back (`RETURNING`). Absent where reading it back costs
+   * little (PostgreSQL answers RETURNING in the same round trip); SQLite's RETURNING doubles an
+   * insert's cost, and its type affinity changes only values it can recognise.
+   */
+  insertKeeps?(declaredType: string, value: unknown): boolean;
   tableExists(db: Queryable, table: string): Promise<boolean>;
   /** Whether a name is a table or a view of the database, or neither. */
   relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined>;

@@ -25,6 +25,24 @@ const TYPED_PARAMS: Record<ColumnKind, string> = {
 
 const UNIQUE_FAILED = /UNIQUE constraint failed: (.+)$/;
 
+type Affinity = 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC';
+
+/** A declared type's affinity, by SQLite's rules in their order (datatype3.html §3.1). */
+function affinityOf(declaredType: string): Affinity {
+  const t = declaredType.toUpperCase();
+  if (t.includes('INT')) return 'INTEGER';
+  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'TEXT';
+  if (t.includes('BLOB') || t === '') return 'BLOB';
+  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return 'REAL';
+  return 'NUMERIC';
+}
+
+const affinities = new Map<string, Affinity>();
+
+// Text that a numeric affinity turns into a number: a decimal literal, spaces around allowed. Wider
+// than SQLite's own test is fine (the insert then reads its row back); narrower would not be.
+const NUMERIC_TEXT = /^\s*[-+]?(?:\d|\.\d)[\d.]*(?:[eE][-+]?\d+)?\s*$/;
+
 function guardJson(expr: string): string {
   // An adopted column may hold text that is not JSON; json_each would raise on it mid-query.
   return `CASE WHEN json_valid(${expr}) THEN ${expr} ELSE '[]' END`;
@@ -130,6 +148,19 @@ export const sqliteDialect: Dialect = {
 
   async tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]> {
     return db.all<ColumnInfo>('SELECT name, type FROM pragma_table_info(?)', [table]);
+  },
+
+  insertKeeps(declaredType, value) {
+    let affinity = affinities.get(declaredType);
+    if (affinity === undefined) {
+      affinity = affinityOf(declaredType);
+      // Declared types are the few Cairn writes plus those of adopted tables.
+      if (affinities.size < 1000) affinities.set(declaredType, affinity);
+    }
+    if (typeof value === 'string') return affinity === 'TEXT' || affinity === 'BLOB' || !NUMERIC_TEXT.test(value);
+    // A number stored as INTEGER or REAL reads back as the same number; text affinity would make it text.
+    if (typeof value === 'number') return affinity !== 'TEXT' && Number.isFinite(value) && !Object.is(value, -0);
+    return false;
   },
 
   async tableExists(db: Queryable, table: string): Promise<boolean> {
