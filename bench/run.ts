@@ -30,7 +30,7 @@ import type { BenchCase, CairnClient, PrepareContext, SoloCase } from './case.ts
 import { cases, soloCases } from './cases/index.ts';
 import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
-import { afterCasesLine, measureStart, runSoak } from './footprint.ts';
+import { afterCasesLines, measureStart, runSoak, settledMemory } from './footprint.ts';
 import { PG_CASES } from './postgres/cases.ts';
 import { runPostgresCases } from './postgres/run.ts';
 
@@ -360,19 +360,21 @@ async function main(): Promise<void> {
       results.push(...measured);
     }
     const notes: string[] = [];
-    const rssAfter = cairn.rssBytes();
+    const memoryAfter = cairn.resident();
     for (const c of selected) if (c.report) notes.push(...(await c.report(states.get(c))));
     for (const c of solos) {
       process.stderr.write(`measuring ${c.name}…\n`);
       notes.push((await c.measure(soloStates.get(c), { cairn, load })).join('\n'));
     }
+    // Read again once the load is over and V8 and the allocator had time to give back what it left.
+    const memorySettled = selected.length > 0 ? await settledMemory(cairn) : undefined;
     for (const s of servers.splice(0).reverse()) await s.stop();
     const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
     process.stdout.write(`${results.length > 0 ? report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff) : ''}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
     if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
     if (loopLines.length > 0) process.stdout.write(`\n${LOOP_HEADER.join('\n')}\n${loopLines.join('\n')}\n`);
     const footprintLines = footprint ? await measureStart() : [];
-    process.stdout.write(`\n${[...footprintLines, afterCasesLine(rssAfter, rssBefore)].join('\n')}\n`);
+    process.stdout.write(`\n${[...footprintLines, ...afterCasesLines(memoryAfter, memorySettled, rssBefore)].join('\n')}\n`);
     if (soak) process.stdout.write(`\n${(await runSoak()).join('\n')}\n`);
   } finally {
     for (const s of servers.reverse()) await s.stop();

@@ -13,6 +13,8 @@ export interface RunningServer {
   cpuSeconds(): number | undefined;
   /** Resident memory in bytes, where the OS tells (Linux). */
   rssBytes(): number | undefined;
+  /** Resident memory with its anonymous part, where the OS tells (Linux 4.14+). */
+  resident(): ResidentMemory | undefined;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,25 @@ function rssOf(pid: number | undefined): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory split by what backs it: anonymous (heaps, caches, stacks) and the rest (the mapped
+ * node binary and libraries, shared memory such as SQLite's WAL index). */
+export interface ResidentMemory {
+  rss: number;
+  anonymous: number;
+}
+
+function residentOf(pid: number | undefined): ResidentMemory | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB$`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+    const memory = { rss: kb('Rss'), anonymous: kb('Anonymous') };
+    return Number.isNaN(memory.rss) || Number.isNaN(memory.anonymous) ? undefined : memory;
   } catch {
     return undefined;
   }
@@ -74,6 +95,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
     env,
     cpuSeconds: () => cpuSecondsOf(child.pid),
     rssBytes: () => rssOf(child.pid),
+    resident: () => residentOf(child.pid),
     async stop() {
       if (!exited) child.kill('SIGTERM');
       await exit;
