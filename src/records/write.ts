@@ -176,7 +176,14 @@ function declaredTypes(db: Queryable, shape: RecordShape): Promise<Map<string, s
   if (types === undefined) {
     types = (async () => {
       if (db.dialect.insertKeeps === undefined || shape.collection.type !== 'base') return undefined;
-      return new Map((await db.dialect.tableColumns(db, shape.collection.name)).map((c) => [c.name, c.type]));
+      const columns = await db.dialect.tableColumns(db, shape.collection.name);
+      if (columns.length === 0) {
+        // A table this connection cannot see yet (made by a transaction not yet committed): the
+        // insert reads its row back, and the next create asks again.
+        declaredTypesOf.delete(shape);
+        return undefined;
+      }
+      return new Map(columns.map((c) => [c.name, c.type]));
     })();
     declaredTypesOf.set(shape, types);
     // A failed read is not remembered: the next create asks again.
