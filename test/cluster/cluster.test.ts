@@ -30,10 +30,13 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
     CAIRN_NODE_ID: name,
     CAIRN_ADMIN_EMAIL: ADMIN_EMAIL,
     CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    CAIRN_WEBHOOK_TIMEOUT_MS: '2000',
-    // Long enough that a starved node (CI machines run other suites) renews before it expires; a
-    // lease that lapses under a live node is what makes a delivery repeat.
-    CAIRN_WEBHOOK_LEASE_MS: '8000',
+    // A receiver in this process answers late when CI runs other suites beside this one: an attempt
+    // that times out waits for its retry (1 s, then doubling), and a few such stretched the
+    // 3,000-event test past two minutes once. 5 s keeps attempts from timing out under that load.
+    CAIRN_WEBHOOK_TIMEOUT_MS: '5000',
+    // Long enough that a starved node renews before it expires (a lease that lapses under a live node
+    // is what makes a delivery repeat), and past an attempt's timeout, as the default is.
+    CAIRN_WEBHOOK_LEASE_MS: '15000',
     CAIRN_PG_POOL_SIZE: '5',
   });
   /** The next node, round-robin. */
