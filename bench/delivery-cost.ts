@@ -7,38 +7,24 @@
 // signature, log and settle). Creates go DELIVERY_BENCH_CONCURRENCY at a time (default 20), flat out,
 // so the event loop saturates and the pacer defers deliveries as under sustained load. On a busy
 // machine compare the difference between code versions, run alternately, rather than absolute figures.
-import { systemContext } from '../src/context.ts';
-import { createCollection, startServer } from '../test/helpers/server.ts';
 import { waitFor } from '../test/helpers/wait.ts';
 import { received, startReceiver } from './cases/create-trigger.ts';
+import { createMany, plainAndHooked } from './lib/in-process.ts';
 
 const N = Number(process.env.DELIVERY_BENCH_RECORDS ?? 10_000);
 const CONCURRENCY = Number(process.env.DELIVERY_BENCH_CONCURRENCY ?? 20);
 const ROUNDS = Number(process.env.DELIVERY_BENCH_ROUNDS ?? 4);
 const receiver = await startReceiver();
-const server = await startServer({ env: { CAIRN_LOG_LEVEL: 'silent' } });
+const cairn = await plainAndHooked(`${receiver}/hook`);
+const { server, db } = cairn;
 try {
-  const fields = [
-    { name: 'title', type: 'text' },
-    { name: 'body', type: 'text' },
-    { name: 'views', type: 'number' },
-  ];
-  await createCollection(server, { name: 'plain', fields });
-  await createCollection(server, { name: 'hooked', fields, options: { triggers: [{ action: 'create', url: `${receiver}/hook`, method: 'POST' }] } });
-  const db = await server.services.registry.get('main');
-  const ctx = systemContext('main', db);
   const results: Record<string, number[]> = { plain: [], hooked: [] };
   let expected = await received(receiver);
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ['plain', 'hooked']) {
       const collection = await server.services.collections.get(db, name);
       const cpu = process.cpuUsage();
-      for (let i = 0; i < N; i += CONCURRENCY) {
-        const batch = Array.from({ length: Math.min(CONCURRENCY, N - i) }, (_, j) =>
-          server.services.records.create(ctx, collection, { title: `t${i + j}`, body: 'x'.repeat(200), views: i + j }),
-        );
-        await Promise.all(batch);
-      }
+      await createMany(cairn, collection, N, CONCURRENCY);
       if (name === 'hooked') {
         expected += N;
         await waitFor(async () => (await received(receiver)) >= expected, { timeoutMs: 300_000, intervalMs: 100, what: `the receiver to get ${expected} webhooks` });

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/process.ts';
 import { received, startReceiver } from './cases/create-trigger.ts';
-import { type ResidentMemory, type RunningServer, startProcess } from './lib/servers.ts';
+import { type ResidentMemory, type RunningServer, rssOf, startProcess } from './lib/servers.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CAIRN = path.join(ROOT, 'bin/cairn.js');
@@ -30,15 +30,6 @@ const SAMPLE_S = 30;
 
 const mb = (bytes: number | undefined) => (bytes === undefined ? '?' : `${Math.round(bytes / 2 ** 20)} MB`);
 const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
-
-function rssOf(pid: number | undefined): number | undefined {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function healthStatus(port: number): Promise<number> {
   return new Promise((resolve) => {

@@ -7,36 +7,22 @@
 // instruction counts under `valgrind --tool=callgrind` (repeatable where CPU time on a shared
 // machine is not): the difference between a `hooked` and a `plain` run of N creates, over N.
 // See docs/performance.md; the history of the outbox measurements is in the commit log.
-import { systemContext } from '../src/context.ts';
-import { createCollection, startServer } from '../test/helpers/server.ts';
+import { createMany, plainAndHooked } from './lib/in-process.ts';
 
 const N = Number(process.env.OUTBOX_BENCH_RECORDS ?? 2000);
 const CONCURRENCY = Number(process.env.OUTBOX_BENCH_CONCURRENCY ?? 20);
-const server = await startServer({ env: { CAIRN_LOG_LEVEL: 'silent' } });
+const cairn = await plainAndHooked('http://127.0.0.1:9/hook');
+const { server, db } = cairn;
 try {
-  const fields = [
-    { name: 'title', type: 'text' },
-    { name: 'body', type: 'text' },
-    { name: 'views', type: 'number' },
-  ];
-  await createCollection(server, { name: 'plain', fields });
-  await createCollection(server, { name: 'hooked', fields, options: { triggers: [{ action: 'create', url: 'http://127.0.0.1:9/hook', method: 'POST' }] } });
   // Events stay in the outbox: only the write in the record's transaction is measured.
   await server.services.webhooks.stop();
-  const db = await server.services.registry.get('main');
-  const ctx = systemContext('main', db);
   const results: Record<string, string[]> = { plain: [], hooked: [] };
   for (let round = 0; round < Number(process.env.OUTBOX_BENCH_ROUNDS ?? 4); round++) {
     for (const name of (process.env.OUTBOX_BENCH_ONLY ? [process.env.OUTBOX_BENCH_ONLY] : ['plain', 'hooked'])) {
       const collection = await server.services.collections.get(db, name);
       const cpu = process.cpuUsage();
       const started = performance.now();
-      for (let i = 0; i < N; i += CONCURRENCY) {
-        const batch = Array.from({ length: Math.min(CONCURRENCY, N - i) }, (_, j) =>
-          server.services.records.create(ctx, collection, { title: `t${i + j}`, body: 'x'.repeat(200), views: i + j }),
-        );
-        await Promise.all(batch);
-      }
+      await createMany(cairn, collection, N, CONCURRENCY);
       const used = process.cpuUsage(cpu);
       results[name].push(`${Math.round((used.user + used.system) / N)} / ${Math.round(((performance.now() - started) * 1000) / N)}`);
     }

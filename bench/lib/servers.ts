@@ -33,7 +33,8 @@ function cpuSecondsOf(pid: number | undefined): number | undefined {
   }
 }
 
-function rssOf(pid: number | undefined): number | undefined {
+/** Resident memory of a process in bytes, where the OS tells (Linux). */
+export function rssOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -86,7 +86,7 @@ export class BatchService {
         ruleBody = JSON.parse(JSON.stringify(input));
       }
     }
-    const headers = isEmpty(request.headers) ? ctx.request.headers : { ...ctx.request.headers, ...request.headers };
+    const headers = Object.keys(request.headers).length === 0 ? ctx.request.headers : { ...ctx.request.headers, ...request.headers };
     const sub: RequestContext = {
       ...ctx,
       request: { method: request.method, headers, query: request.query, body: ruleBody, ip: ctx.request.ip },
@@ -103,9 +103,4 @@ export class BatchService {
         return records.prepareDelete(sub, collection, request.id!);
     }
   }
-}
-
-function isEmpty(o: object): boolean {
-  for (const _ in o) return false;
-  return true;
 }

@@ -102,12 +102,12 @@ export class FileStore implements RecordFiles {
    * Uploads the write then refuses are removed by `settle`, like those of a write that rolled back.
    */
   async upload(database: string, collection: Collection, recordId: string, input: Record<string, unknown>): Promise<void> {
-    // An id no record of Cairn's can have is refused by the write itself.
     const files: StagedFile[] = [];
     for (const value of Object.values(input)) {
       for (const v of Array.isArray(value) ? value : [value]) if (isStagedFile(v) && !v.tooLarge && v.state === 'staged') files.push(v);
     }
-    // Most writes carry no file: they return here, before any promise is made.
+    // Most writes carry no file: they return here, before any promise is made. An id no record of
+    // Cairn's can have is refused by the write itself.
     if (files.length === 0 || !isRecordId(recordId)) return;
     const results = await Promise.allSettled(files.map((file) => this.put(fileKey(database, collection.name, recordId, file.name), file)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
