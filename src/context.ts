@@ -53,12 +53,20 @@ export function isPrivileged(auth: Auth): boolean {
   return auth.type === 'admin' || (auth.type === 'apikey' && auth.roles.includes('admin'));
 }
 
-/** A context for work that no request started (CLI, cron, workflows): full privileges. */
+/** The caller of work no request started: full privileges, and no client to show records to. */
+const SYSTEM: Auth = Object.freeze({ type: 'admin', id: 'system', email: '' }) as Auth;
+
+/** A context for work that no request started (CLI, cron, workflows, hooks' own reads and writes): full privileges. */
 export function systemContext(dbName: string, db: Database): RequestContext {
   return {
     dbName,
     db,
-    auth: { type: 'admin', id: 'system', email: '' },
+    auth: SYSTEM,
     request: { method: 'SYSTEM', headers: {}, query: {}, body: {}, ip: '' },
   };
+}
+
+/** Whether `ctx` is a `systemContext`: its records reach no client (no enrich hooks run for them). */
+export function isSystem(ctx: RequestContext): boolean {
+  return ctx.auth === SYSTEM;
 }

@@ -20,11 +20,23 @@ export interface AuthResult {
   record: RecordJson;
 }
 
+/** How a record signed in: `password`, `oauth2`, `otp`, `refresh`, … (PocketBase's names). */
+export type SignInMethod = string;
+
+/**
+ * Runs before a sign-in's token is sent (application hooks' `onRecordAuthRequest`); throwing refuses
+ * the sign-in. `record` is the record as its owner sees it.
+ */
+export type SignInHook = (ctx: RequestContext, collection: Collection, record: RecordJson, token: string, method: SignInMethod) => Promise<void>;
+
 /** Keys a registration may set; `role` and `verified` are not among them. */
 const REGISTRATION_KEYS = ['email', 'password', 'passwordConfirm', 'name', 'avatar', 'emailVisibility'];
 
 /** Sign-in, refresh and registration for records of auth collections. */
 export class RecordAuthService {
+  /** Set by the hooks domain when application code listens to sign-ins. */
+  onSignIn?: SignInHook;
+
   constructor(
     private readonly tokens: TokenService,
     private readonly collections: CollectionService,
@@ -37,18 +49,23 @@ export class RecordAuthService {
     return collection;
   }
 
-  /** The auth result for a record row: a fresh token and the record as its owner sees it. */
-  async result(ctx: RequestContext, collection: Collection, row: Record<string, unknown>): Promise<AuthResult> {
+  /**
+   * The auth result for a record row: a fresh token and the record as its owner sees it. Every
+   * sign-in of a record ends here, whatever its method, so what applies to all of them is decided
+   * in this one place (the `onRecordAuthRequest` hooks).
+   */
+  async result(ctx: RequestContext, collection: Collection, row: Record<string, unknown>, method: SignInMethod): Promise<AuthResult> {
     const token = await this.tokens.sign({ id: row.id as string, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, tokenKey: String(row.tokenKey) });
     const user = await this.ownRecord(ctx, collection, row);
+    if (this.onSignIn) await this.onSignIn(ctx, collection, user, token, method);
     return { token, user, record: user };
   }
 
   /** The auth result for a record known by id (after OAuth2 sign-in, which found or created it). */
-  async resultFor(ctx: RequestContext, collection: Collection, id: string): Promise<AuthResult> {
+  async resultFor(ctx: RequestContext, collection: Collection, id: string, method: SignInMethod): Promise<AuthResult> {
     const row = await this.loadRow(ctx, collection, 'id', id);
     if (!row) throw unauthorized();
-    return this.result(ctx, collection, row);
+    return this.result(ctx, collection, row, method);
   }
 
   /**
@@ -61,7 +78,8 @@ export class RecordAuthService {
     const id = row.id as string;
     const user = serializeRecord(row, shape, { privileged: false, authRecordId: id, authCollectionId: collection.id });
     const expand = ctx.request.query.expand;
-    if (expand === undefined || expand === '') return user;
+    if ((expand === undefined || expand === '') && this.records.deps.events?.enriches(collection) !== true) return user;
+    // Expanded, and enriched by hooks, as that record: it is the receiver.
     const auth: RecordAuth = { type: 'record', id, collectionId: collection.id, collectionName: collection.name, record: serializeRecord(row, shape, PRIVILEGED_VIEWER) };
     const [out] = await this.records.output({ ...ctx, auth }, collection, [user], { expand });
     return out as RecordJson;
@@ -86,7 +104,7 @@ export class RecordAuthService {
       throw unauthorized('Invalid credentials.');
     }
     if (!(await verifyPassword(String(row.passwordHash), password))) throw unauthorized('Invalid credentials.');
-    return this.result(ctx, collection, row);
+    return this.result(ctx, collection, row, 'password');
   }
 
   /** A new token for the signed-in record (the old one stays valid until it expires). */
@@ -97,7 +115,7 @@ export class RecordAuthService {
     if (own.id !== auth.collectionId) throw forbidden('The token belongs to another collection.');
     const row = await this.loadRow(ctx, own, 'id', auth.id);
     if (!row) throw unauthorized();
-    return this.result(ctx, own, row);
+    return this.result(ctx, own, row, 'refresh');
   }
 
   /** The signed-in record, as its owner sees it. */
@@ -121,6 +139,6 @@ export class RecordAuthService {
     const created = (await this.records.create({ ...ctx, auth: { type: 'guest' } }, collection, input)) as RecordJson;
     // The new user sees their own email in the answer.
     const row = await this.loadRow(ctx, collection, 'id', created.id);
-    return row ? serializeRecord(row, shapeOf(collection), { privileged: false, authRecordId: created.id, authCollectionId: collection.id }) : created;
+    return row ? this.ownRecord({ ...ctx, request: { ...ctx.request, query: {} } }, collection, row) : created;
   }
 }

@@ -1,5 +1,6 @@
 import { badRequest, conflict, notFound } from '../errors.ts';
 import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import { baseDatabase } from '../storage/within.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
 import type { Collection } from './model.ts';
@@ -56,7 +57,9 @@ export class CollectionService {
   }
 
   /** All collections of the database (cached). */
-  all(db: Database): Promise<CollectionSet> {
+  all(view: Database): Promise<CollectionSet> {
+    // A transaction's view of a database shares its cache (and reads committed metadata).
+    const db = baseDatabase(view);
     let set = this.cache.get(db);
     if (!set) {
       set = loadCollections(db).then((list) => new CollectionSet(list));
@@ -71,13 +74,13 @@ export class CollectionService {
    * `_collections` directly. Resolves once the other nodes have been told.
    */
   invalidate(db: Database): Promise<void> {
-    this.cache.delete(db);
+    this.cache.delete(baseDatabase(db));
     return this.invalidations?.publish('collections', db.name) ?? Promise.resolve();
   }
 
   /** Forgets the cached collections of a database in this process only (another node changed them). */
   forget(db: Database): void {
-    this.cache.delete(db);
+    this.cache.delete(baseDatabase(db));
   }
 
   async find(db: Database, nameOrId: string): Promise<Collection | undefined> {

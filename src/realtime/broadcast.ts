@@ -134,7 +134,14 @@ export class Broadcaster {
     for (const audience of audiences) {
       const auth = await this.check(audience.identity, batch);
       if (!auth || audience.subscriptions.size === 0) continue;
-      const message = await messages.for(audience, auth);
+      let message: string | undefined;
+      try {
+        message = await messages.for(audience, auth);
+      } catch (err) {
+        // One receiver's rendering (an enrich hook that throws, say) does not hold back the others.
+        this.deps.log().error({ err, collection: collection.name, record: change.recordId }, 'realtime: rendering a record for a subscriber failed; it gets no message');
+        continue;
+      }
       if (message === undefined) continue;
       // One frame per topic, its bytes shared by every client subscribed to it: no id line, which
       // would differ per client (an EventSource keeps PB_CONNECT's id as its last event id anyway).
@@ -207,12 +214,14 @@ class ChangeMessages {
     const viewer = viewerOf(ctx, this.records);
     const expand = query.expand?.trim() ?? '';
     const fields = query.fields?.trim() ?? '';
-    // Expanded relations are read under the caller's own rules, so they differ per audience.
+    // Expanded relations are read under the caller's own rules, and enrich hooks see the receiver, so
+    // those renderings differ per audience.
+    const enriched = this.records.events?.enriches(this.collection) === true;
     const viewerKey = seesAsAdministrator(this.shape, viewer) ? '*' : `${viewer.privileged}|${viewer.authCollectionId}|${viewer.authRecordId}`;
-    const key = expand === '' ? `${viewerKey}\n\n${fields}` : `${audience.key}\n${expand}\n${fields}`;
+    const key = expand === '' && !enriched ? `${viewerKey}\n\n${fields}` : `${audience.key}\n${expand}\n${fields}`;
     let message = this.rendered.get(key);
     if (!message) {
-      message = this.render(ctx, expand, fields);
+      message = this.render(ctx, expand, fields, enriched);
       this.rendered.set(key, message);
     }
     return message;
@@ -245,15 +254,16 @@ class ChangeMessages {
     return visible;
   }
 
-  private async render(ctx: RequestContext, expand: string, fields: string): Promise<string> {
+  private async render(ctx: RequestContext, expand: string, fields: string, enriched: boolean): Promise<string> {
     const record = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
     let out: unknown = record;
-    if (expand !== '' || fields !== '') {
+    if (expand !== '' || fields !== '' || enriched) {
       try {
         [out] = await finishRecords(this.records, ctx, this.collection, [record], { expand, fields });
       } catch (err) {
-        // As in PocketBase, options a view would refuse do not stop the message: it goes as it is.
-        if (!isApiError(err)) throw err;
+        // As in PocketBase, options a view would refuse do not stop the message: it goes as it is;
+        // unless enrich hooks were to see it (one may refuse this receiver, or hide a key from it).
+        if (!isApiError(err) || enriched) throw err;
         out = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
       }
     }

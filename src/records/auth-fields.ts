@@ -9,6 +9,8 @@ export type AuthColumns = Map<string, unknown>;
 export interface AuthPrepared {
   columns: AuthColumns;
   errors: Record<string, FieldError>;
+  /** A create's acceptable password, left unhashed because another key had an error (hooks may fix it). */
+  unhashed?: string;
 }
 
 const adminOnly: FieldError = { code: 'validation_admin_only', message: 'Only administrators can set this field.' };
@@ -70,7 +72,13 @@ export async function prepareAuthCreate(input: Record<string, unknown>, privileg
   const emailVisibility = checkBool(input, 'emailVisibility', errors);
   const verified = checkBool(input, 'verified', errors);
   if (verified === true && !privileged) errors.verified = adminOnly;
-  if (Object.keys(errors).length > 0) return { columns, errors };
+  if (Object.keys(errors).length > 0) {
+    // What is acceptable is kept for write hooks, which may fix the rest; no hashing for a refused write.
+    if (email !== undefined) columns.set('email', email);
+    if (emailVisibility !== undefined) columns.set('emailVisibility', emailVisibility);
+    if (verified !== undefined && !errors.verified) columns.set('verified', verified);
+    return { columns, errors, unhashed: password };
+  }
   columns.set('email', email);
   columns.set('emailVisibility', emailVisibility ?? false);
   columns.set('verified', verified ?? false);
@@ -120,5 +128,56 @@ export async function prepareAuthUpdate(
     columns.set('passwordHash', await hashPassword(password));
     columns.set('tokenKey', newTokenKey());
   }
+  return { columns, errors };
+}
+
+/** The auth-record keys a write hook may change in `e.record`. */
+export const HOOK_AUTH_KEYS = ['email', 'emailVisibility', 'verified', 'password'] as const;
+
+/**
+ * Applies what write hooks changed among an auth record's system keys (`HOOK_AUTH_KEYS`) to the
+ * columns prepared from the request, checked as an administrator's change would be: hook code is
+ * trusted, so `verified` is theirs to set and a new `password` needs neither its confirmation nor
+ * the old one. On a create, a column the request left unprepared (its input had an error the hooks
+ * may have fixed elsewhere) is prepared from the record now; only then is a password hashed inside
+ * the write's transaction.
+ */
+export async function settleAuthChanges(
+  changes: Map<string, unknown>,
+  record: Record<string, unknown>,
+  prepared: AuthPrepared,
+  create: boolean,
+  minPasswordLength: number,
+): Promise<AuthPrepared> {
+  const errors: Record<string, FieldError> = { ...prepared.errors };
+  const columns: AuthColumns = new Map(prepared.columns);
+  if (changes.has('email') || (create && !columns.has('email'))) {
+    delete errors.email;
+    const email = checkEmail(record.email, errors);
+    if (email !== undefined) columns.set('email', email);
+  }
+  for (const key of ['emailVisibility', 'verified'] as const) {
+    if (changes.has(key)) {
+      delete errors[key];
+      const value = checkBool(record, key, errors);
+      if (value !== undefined) columns.set(key, value);
+    } else if (create && !columns.has(key)) {
+      columns.set(key, false);
+    }
+  }
+  let password: string | undefined;
+  if (changes.has('password')) {
+    delete errors.password;
+    delete errors.passwordConfirm;
+    password = checkPassword({ password: record.password, passwordConfirm: record.password }, minPasswordLength, errors);
+  } else if (create && !columns.has('passwordHash')) {
+    password = prepared.unhashed;
+    if (password === undefined && !errors.password && !errors.passwordConfirm) errors.password = { code: 'validation_required', message: 'Cannot be blank.' };
+  }
+  if (password !== undefined) {
+    columns.set('passwordHash', await hashPassword(password));
+    columns.set('tokenKey', newTokenKey());
+  }
+  if (create && !columns.has('tokenKey')) columns.set('tokenKey', newTokenKey());
   return { columns, errors };
 }

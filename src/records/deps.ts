@@ -9,6 +9,8 @@ export interface RecordEvent {
   action: 'create' | 'update' | 'delete';
   /** Database name. */
   database: string;
+  /** Who made the change (cascades: who asked for the delete that caused it). */
+  ctx: RequestContext;
   collection: Collection;
   /** The record as an administrator sees it (the new state; the deleted state for deletes). */
   record: RecordJson;
@@ -40,6 +42,35 @@ export interface RecordFiles {
   store(tx: Transaction, database: string, collection: Collection, recordId: string, values: Map<string, unknown>, before?: Record<string, unknown>): Promise<void>;
 }
 
+/** A write as application hooks see it, inside its transaction (API contract §16). */
+export interface WriteEventInput {
+  /** Who asked for the write. */
+  ctx: RequestContext;
+  tx: Transaction;
+  collection: Collection;
+  /** The values to write: hooks may change them before the write runs; it then holds the stored record. */
+  record: Record<string, unknown>;
+  /** The record before an update. */
+  original?: RecordJson;
+}
+
+/** Runs `write` as the last link of the handlers bound to one write of one collection. */
+export type AroundWrite = (input: WriteEventInput, write: () => Promise<void>) => Promise<void>;
+
+/**
+ * Application code around record writes and on records leaving for clients (the hooks domain,
+ * `src/hooks`). The records domain asks it once per write and once per answer; nothing here knows
+ * what a hook is.
+ */
+export interface RecordEvents {
+  /** The handlers around `action` on `collection`, or undefined when there are none (the write runs bare). */
+  around(action: RecordEvent['action'], collection: Collection): AroundWrite | undefined;
+  /** Whether records of `collection` pass through enrich handlers before they leave. */
+  enriches(collection: Collection): boolean;
+  /** Runs the enrich handlers on records about to leave for `ctx`'s caller (and their `expand`). */
+  enrich(ctx: RequestContext, collection: Collection, records: RecordJson[]): Promise<void>;
+}
+
 export interface RecordDeps {
   collections: CollectionService;
   access: RecordAccess;
@@ -48,4 +79,5 @@ export interface RecordDeps {
   minPasswordLength: number;
   search?: SearchProvider;
   files?: RecordFiles;
+  events?: RecordEvents;
 }

@@ -1,6 +1,6 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
-import type { RequestContext } from '../context.ts';
+import { isSystem, type RequestContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
 import { EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
@@ -35,13 +35,17 @@ export function checkOutputOptions(collections: CollectionSet, collection: Colle
   parseFieldsParam(param(options.fields));
 }
 
-/** Applies `expand` and `fields` to records about to be returned. */
+/**
+ * Applies `expand`, the enrich hooks and `fields` to records about to be returned, in that order
+ * (hooks see expanded records and may add keys that `fields` then picks, as in PocketBase).
+ */
 export async function finishRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, records: RecordJson[], options: OutputOptions): Promise<unknown[]> {
   const expand = param(options.expand);
   if (expand !== '') {
     const collections = await deps.collections.all(ctx.db);
     await expandRecords(deps, ctx, collections, collection, records, parseExpand(expand));
   }
+  if (deps.events && !isSystem(ctx)) await deps.events.enrich(ctx, collection, records);
   const tree = parseFieldsParam(param(options.fields));
   return tree ? records.map((r) => pickFields(r, tree)) : records;
 }
@@ -120,7 +124,7 @@ export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collecti
   if (!row) throw notFound();
   const record = serializeRecord(row, shape, viewerOf(ctx, deps));
   // Most views ask for neither expand nor fields: no further pass over the record.
-  if (options.expand === undefined && options.fields === undefined) return record;
+  if (options.expand === undefined && options.fields === undefined && deps.events?.enriches(collection) !== true) return record;
   const [out] = await finishRecords(deps, ctx, collection, [record], options);
   return out;
 }

@@ -5,7 +5,10 @@ import type { ListQuery } from './query-params.ts';
 import { finishRecords, type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
 import type { RecordJson } from './serialize.ts';
 import { prepareUpsert } from './upsert.ts';
-import { commitWrite, prepareCreate, prepareDelete, prepareUpdate, type RecordWrite } from './write.ts';
+import { prepareCreate } from './create.ts';
+import { prepareDelete } from './delete.ts';
+import { prepareUpdate } from './update.ts';
+import { commitWrite, type RecordWrite } from './write.ts';
 
 /**
  * The records domain, as routes, auth flows and workflows call it. `create`, `update` and `delete`

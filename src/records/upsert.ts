@@ -3,7 +3,9 @@ import type { RequestContext, RequestInfo } from '../context.ts';
 import type { Queryable } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import type { OutputOptions } from './read.ts';
-import { objectInput, planCreate, planUpdate, type RecordWrite, type WriteScope, writeScope } from './write.ts';
+import { planCreate } from './create.ts';
+import { planUpdate } from './update.ts';
+import { objectInput, type RecordWrite, type WriteScope, writeScope } from './write.ts';
 
 /** The request as rules see it, with another method: an upsert is checked as the write it becomes. */
 function withMethod(request: RequestInfo, method: string): RequestInfo {

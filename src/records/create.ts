@@ -1,0 +1,201 @@
+import type { Collection } from '../collections/model.ts';
+import type { RequestContext } from '../context.ts';
+import { badRequest, type FieldError, validationFailed } from '../errors.ts';
+import { isRecordId, newRecordId } from '../lib/ids.ts';
+import { nowIso } from '../lib/time.ts';
+import type { Queryable, Row, Transaction } from '../storage/index.ts';
+import { type AuthPrepared, prepareAuthCreate, settleAuthChanges } from './auth-fields.ts';
+import type { RecordDeps } from './deps.ts';
+import { refusalsOf } from './draft.ts';
+import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
+import { type RecordJson, serializeRecord } from './serialize.ts';
+import { insertSql, type RecordShape } from './shape.ts';
+import { prepareValues } from './validate.ts';
+import { PRIVILEGED_VIEWER } from './viewer.ts';
+import {
+  answer,
+  Change,
+  checkRelations,
+  columnValues,
+  emit,
+  objectInput,
+  type RecordWrite,
+  refuseViews,
+  runHooked,
+  uniqueViolation,
+  type WriteScope,
+  writeScope,
+} from './write.ts';
+
+export async function prepareCreate(deps: RecordDeps, ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<RecordWrite> {
+  refuseViews(collection);
+  const body = objectInput(input);
+  return planCreate(await writeScope(deps, ctx, collection), body, options);
+}
+
+const declaredTypesOf = new WeakMap<RecordShape, Promise<Map<string, string> | undefined>>();
+
+/**
+ * The declared types of a collection's columns where the dialect can tell what an insert keeps
+ * (`Dialect.insertKeeps`), loaded once per collection version; undefined where it cannot, and for
+ * auth collections, whose records show columns no field stands for.
+ */
+function declaredTypes(db: Queryable, shape: RecordShape): Promise<Map<string, string> | undefined> {
+  let types = declaredTypesOf.get(shape);
+  if (types === undefined) {
+    types = (async () => {
+      if (db.dialect.insertKeeps === undefined || shape.collection.type !== 'base') return undefined;
+      const columns = await db.dialect.tableColumns(db, shape.collection.name);
+      if (columns.length === 0) {
+        // A table this connection cannot see yet (made by a transaction not yet committed): the
+        // insert reads its row back, and the next create asks again.
+        declaredTypesOf.delete(shape);
+        return undefined;
+      }
+      return new Map(columns.map((c) => [c.name, c.type]));
+    })();
+    declaredTypesOf.set(shape, types);
+    // A failed read is not remembered: the next create asks again.
+    types.catch(() => declaredTypesOf.delete(shape));
+  }
+  return types;
+}
+
+/** The row an INSERT of `params` into `names` made, when every value reads back as bound. */
+function rowOf(names: readonly string[], params: readonly unknown[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < names.length; i++) row[names[i]] = params[i];
+  return row;
+}
+
+/** What a create writes: the id, the field values and, for an auth record, its system columns. */
+interface CreateValues {
+  id: string;
+  values: Map<string, unknown>;
+  auth: AuthPrepared | undefined;
+}
+
+/** The record a create's hooks see before `next()`: what the request asked for, checked where it could be. */
+function draftOf(s: WriteScope, input: Record<string, unknown>, planned: CreateValues): Record<string, unknown> {
+  const { collection, shape } = s;
+  const record: Record<string, unknown> = { id: planned.id, collectionId: collection.id, collectionName: collection.name, created: '', updated: '' };
+  if (planned.auth) {
+    const columns = planned.auth.columns;
+    record.email = columns.has('email') ? columns.get('email') : input.email;
+    record.emailVisibility = columns.get('emailVisibility') ?? false;
+    record.verified = columns.get('verified') ?? false;
+  }
+  for (const f of shape.fields) record[f.name] = planned.values.has(f.name) ? planned.values.get(f.name) : input[f.name];
+  return record;
+}
+
+/**
+ * What a create writes once its hooks ran: the values they changed prepared again (as an
+ * administrator's, since hook code is trusted), on top of what the request prepared. Throws the
+ * validation errors left.
+ */
+async function settleCreate(s: WriteScope, changes: Map<string, unknown>, record: Record<string, unknown>, planned: CreateValues, fieldErrors: Record<string, FieldError>): Promise<CreateValues> {
+  const { collection, shape } = s;
+  const errors = { ...fieldErrors };
+  let values = planned.values;
+  const touched: Record<string, unknown> = {};
+  for (const f of shape.fields) if (changes.has(f.name)) touched[f.name] = changes.get(f.name);
+  if (Object.keys(touched).length > 0) {
+    values = new Map(values);
+    for (const name of Object.keys(touched)) {
+      values.delete(name);
+      delete errors[name];
+    }
+    // `existing` given: only the touched fields are prepared.
+    const again = prepareValues(collection, shape, touched, {}, true);
+    for (const [name, value] of again.values) values.set(name, value);
+    Object.assign(errors, again.errors);
+  }
+  let id = planned.id;
+  if (changes.has('id')) {
+    delete errors.id;
+    const wanted = changes.get('id');
+    if (!isRecordId(wanted)) errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+    // Uploads were put in storage under the first id before the transaction.
+    else if (shape.hasFiles) errors.id = { code: 'validation_id_fixed', message: 'The id of a record with file fields cannot be changed by a hook.' };
+    else id = wanted;
+  }
+  const auth = planned.auth && (await settleAuthChanges(changes, record, planned.auth, true, s.deps.minPasswordLength));
+  Object.assign(errors, auth?.errors);
+  if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+  return { id, values, auth };
+}
+
+/** `prepareCreate` with its scope loaded (upsert decides between create and update with one scope). */
+export async function planCreate(s: WriteScope, input: Record<string, unknown>, options: OutputOptions): Promise<RecordWrite> {
+  const { deps, ctx, collection, shape } = s;
+  // Checked first: a closed collection answers 403 whatever the body.
+  const createRule = deps.access.condition(ctx, collection, 'create', s.collections);
+  checkOutputOptions(s.collections, collection, options);
+  const around = deps.events?.around('create', collection);
+  const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
+  let id = newRecordId();
+  if (input.id !== undefined && input.id !== '') {
+    if (isRecordId(input.id)) id = input.id;
+    else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+  }
+  // Hashing is slow, so it happens before the transaction takes the write lock.
+  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, s.privileged, deps.minPasswordLength) : undefined;
+  if (around) {
+    // Hooks may fix what the request got wrong; only what the caller may not ask for refuses it now.
+    const refusals = refusalsOf({ ...errors, ...auth?.errors });
+    if (refusals) throw validationFailed(refusals, 'Failed to create record.');
+  } else {
+    Object.assign(errors, auth?.errors);
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+  }
+  await deps.files?.upload?.(ctx.dbName, collection, id, input);
+  const declared = await declaredTypes(ctx.db, shape);
+
+  let row: Row | undefined;
+  let change: Change | undefined;
+  const insert = async (tx: Transaction, planned: CreateValues): Promise<RecordJson> => {
+    if (shape.hasRelations) {
+      const relationErrors: Record<string, FieldError> = {};
+      await checkRelations(tx, s.collections, shape, planned.values, relationErrors);
+      if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+    }
+    const columns = columnValues(shape, planned.values, planned.auth);
+    const names = ['id', 'created', 'updated', ...columns.keys()];
+    const now = nowIso();
+    const params = [planned.id, now, now, ...columns.values()];
+    let inserted: Row;
+    if (declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]))) {
+      await tx.run(insertSql(shape, names, false), params);
+      inserted = rowOf(names, params);
+    } else {
+      inserted = (await tx.get<Row>(insertSql(shape, names, true), params))!;
+    }
+    if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, planned.id, planned.values);
+    // As in PocketBase, the create rule is checked against the new record, before commit.
+    if (createRule && !(await selectById(tx, shape, planned.id, createRule))) {
+      throw badRequest('Failed to create record: the collection rule does not allow it.');
+    }
+    change = new Change('create', ctx, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
+    await emit(deps, tx, change);
+    row = inserted;
+    return change.record;
+  };
+
+  const planned: CreateValues = { id, values, auth };
+  return {
+    action: 'create',
+    async apply(tx) {
+      try {
+        if (!around) {
+          await insert(tx, planned);
+          return;
+        }
+        await runHooked(around, s, tx, draftOf(s, input, planned), undefined, async (changes, record) => insert(tx, await settleCreate(s, changes, record, planned, errors)));
+      } catch (err) {
+        throw uniqueViolation(err, collection, tx.dialect);
+      }
+    },
+    answer: () => answer(deps, ctx, shape, row!, change!, options),
+  };
+}

@@ -1,0 +1,92 @@
+import { relationTarget } from '../collections/fields/relation.ts';
+import { typeOf } from '../collections/fields/registry.ts';
+import type { Collection } from '../collections/model.ts';
+import type { RequestContext } from '../context.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { quoteIdent } from '../lib/identifiers.ts';
+import { raw, type Row, sql, type Transaction } from '../storage/index.ts';
+import type { RecordDeps } from './deps.ts';
+import { selectById } from './read.ts';
+import { serializeRecord } from './serialize.ts';
+import { ROOT_ALIAS, shapeOf } from './shape.ts';
+import { applyUpdate } from './update.ts';
+import { PRIVILEGED_VIEWER } from './viewer.ts';
+import { Change, emit, type RecordWrite, runHooked, type WriteScope, writeScope } from './write.ts';
+
+export async function prepareDelete(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<RecordWrite> {
+  return planDelete(await writeScope(deps, ctx, collection), id);
+}
+
+export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite> {
+  const access = s.deps.access.condition(s.ctx, s.collection, 'delete', s.collections);
+  return {
+    action: 'delete',
+    async apply(tx) {
+      const row = await selectById(tx, s.shape, id, access);
+      if (!row) throw notFound();
+      await deleteWithReferences(s, tx, row, new Set());
+    },
+    answer: async () => undefined,
+  };
+}
+
+/**
+ * Deletes a record and settles what points at it, as PocketBase does: records related through a
+ * `cascadeDelete` field are deleted too, other references are cleared, and a reference from a
+ * required field that would become empty refuses the whole delete. Each record deleted or changed
+ * on the way is a write of its own for the application hooks (`onRecordDelete`, `onRecordUpdate`),
+ * as when PocketBase's `app.Delete` cascades.
+ */
+async function deleteWithReferences(s: WriteScope, tx: Transaction, row: Row, visited: Set<string>): Promise<void> {
+  const { deps, collection } = s;
+  const key = `${collection.id}/${row.id as string}`;
+  if (visited.has(key)) return;
+  visited.add(key);
+  const around = deps.events?.around('delete', collection);
+  if (!around) return removeRecord(s, tx, row, visited);
+  const record = serializeRecord(row, s.shape, PRIVILEGED_VIEWER);
+  await runHooked(around, s, tx, record, undefined, async () => {
+    await removeRecord(s, tx, row, visited);
+    return record;
+  });
+}
+
+async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: Set<string>): Promise<void> {
+  const { deps, ctx, collections, collection } = s;
+  const id = row.id as string;
+  for (const source of collections.list) {
+    if (source.type === 'view') continue;
+    const sourceShape = shapeOf(source);
+    // Records pointing here are changed or deleted by Cairn itself, whoever asked for this delete.
+    const sourceScope: WriteScope = { ...s, collection: source, shape: sourceShape, privileged: true };
+    for (const field of source.fields) {
+      if (field.type !== 'relation' || relationTarget(field).toLowerCase() !== collection.name.toLowerCase()) continue;
+      const multiple = typeOf(field).multiple(field);
+      const column = `${ROOT_ALIAS}.${quoteIdent(field.name)}`;
+      const match = multiple
+        ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
+        : sql`${raw(column)} = ${id}`;
+      const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match}`;
+      const refs = await tx.all<Row>(q.text, q.params);
+      for (const ref of refs) {
+        if (ref.id === id && source.id === collection.id) continue;
+        if (field.options.cascadeDelete === true) {
+          await deleteWithReferences(sourceScope, tx, ref, visited);
+          continue;
+        }
+        const current = typeOf(field).fromDb(ref[field.name], field);
+        const next = multiple ? (current as string[]).filter((v) => v !== id) : '';
+        if (field.required && (next === '' || (Array.isArray(next) && next.length === 0))) {
+          throw badRequest(
+            `The record is referenced by the required relation field "${source.name}.${field.name}" of record "${ref.id as string}"; delete or change that record first.`,
+          );
+        }
+        await applyUpdate(sourceScope, tx, ref, { values: new Map([[field.name, next]]), auth: undefined, derived: true }, {});
+      }
+    }
+  }
+
+  await tx.run(`DELETE FROM ${s.shape.table} WHERE id = ?`, [id]);
+  const record = serializeRecord(row, s.shape, PRIVILEGED_VIEWER);
+  await emit(deps, tx, new Change('delete', ctx, collection, record, record));
+}
