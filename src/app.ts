@@ -74,6 +74,11 @@ import { oauth2Section } from './auth/oauth2/providers.ts';
 import { cronRoutes } from './http/routes/cron.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 import { workflowRoutes } from './http/routes/workflows.ts';
+import { hookRoutes } from './http/routes/hooks.ts';
+import { HookCronRunner } from './hooks/cron.ts';
+import type { HookSet } from './hooks/registry.ts';
+import { shadowedRoutes } from './hooks/routes.ts';
+import { HookLoadError, type HookRuntime } from './hooks/runtime.ts';
 import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
@@ -124,8 +129,14 @@ export interface App {
   closing: { step?: string };
 }
 
+export interface ServiceOptions {
+  /** Application hooks (the server's); CLI commands run without. */
+  hooks?: HookRuntime;
+}
+
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
-export async function buildServices(config: Config): Promise<Services> {
+export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const hooks = options.hooks;
   registerFieldType(fileField);
   const backend = await openBackend(config);
   // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
@@ -169,10 +180,11 @@ export async function buildServices(config: Config): Promise<Services> {
   const records = new RecordService({
     collections,
     access: new RuleAccess(),
-    changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed)],
+    changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed), ...(hooks ? [hooks.changeHook] : [])],
     minPasswordLength: config.minPasswordLength,
     files: fileStore,
     search: fulltextSearch,
+    events: hooks,
   });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
@@ -181,6 +193,7 @@ export async function buildServices(config: Config): Promise<Services> {
   authenticator.apiKeys = apiKeys.resolve;
   const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });
   const recordAuth = new RecordAuthService(tokens, collections, records);
+  recordAuth.onSignIn = hooks?.signIn;
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
@@ -254,6 +267,8 @@ export interface BuildAppOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
   /** What restarts the services after a restore (the host); without it restores are refused. */
   restarter?: ServiceRestarter;
+  /** Application hooks, loaded by the host (they outlive a restore's rebuild of the app). */
+  hooks?: HookRuntime;
 }
 
 /**
@@ -278,7 +293,8 @@ function everyMinute(fn: (err: unknown) => void): (err: unknown) => void {
 }
 
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
-  const services = await buildServices(config);
+  const hooks = options.hooks;
+  const services = await buildServices(config, { hooks });
   services.backups.restarter = options.restarter;
   const app = Fastify({
     serverFactory: options.serverFactory,
@@ -316,10 +332,16 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     shareGlobal: config.shareGlobalRateLimit ?? config.redisUrl !== undefined,
     onSharedError: everyMinute((err) => app.log.warn({ err }, 'rate-limit counters out of reach: counting in this node\'s memory meanwhile')),
   });
-  registerContext(app, { registry: services.registry, authenticate: services.authenticator.authenticate });
+  const contextOptions = { registry: services.registry, authenticate: services.authenticator.authenticate };
+  registerContext(app, contextOptions);
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
 
   const routes = collectRoutes(app);
+  // Every route of Cairn's, for the check that no hook route shadows one.
+  const ownRoutes: Array<{ method: string; url: string }> = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) ownRoutes.push({ method, url: r.url });
+  });
   await app.register(healthRoutes(services.registry, config.nodeId));
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
@@ -340,6 +362,17 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
   await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
+  if (hooks) {
+    // Last: the hooks' catch-all route is what Fastify tries after every route above.
+    const check = (set: HookSet) => shadowedRoutes(set.routes, ownRoutes);
+    const problems = check(hooks.current);
+    if (problems.length > 0) {
+      await services.registry.close();
+      throw new HookLoadError(problems.join('; '));
+    }
+    hooks.check = check;
+    await app.register(hookRoutes(hooks, contextOptions, config.dev || hooks.current.routes.length > 0));
+  }
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
   // databases close, so interrupted attempts can still be returned to the queue.
@@ -356,11 +389,23 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
+  const hookServices = hooks && { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, settings: services.settings, log: app.log };
+  const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
+  if (hooks && hookServices && hookCron) {
+    hooks.attach(hookServices);
+    hookCron.start(hooks.current);
+    hooks.onSwap = (set) => hookCron.start(set);
+  }
   const stopWatchingMigrations = watchMigrationJournal(services.registry, services.collections);
   const closing: App['closing'] = {};
   const step = (name: string) => (closing.step = name);
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
+    hookCron?.stop();
+    if (hooks && hookServices) {
+      hooks.detach(hookServices);
+      if (hooks.onSwap) hooks.onSwap = undefined;
+    }
     services.backups.stopSchedule();
     services.cron.stop();
     step('workflow runs');

@@ -91,6 +91,12 @@ export interface Config {
    * limit) before it closes the remaining connections; CAIRN_SHUTDOWN_TIMEOUT_MS.
    */
   shutdownTimeoutMs: number;
+  /** Where application hooks are loaded from (absolute); undefined: none (`CAIRN_HOOKS_DIR=off`). */
+  hooksDir?: string;
+  /** How long a write's hooks may run before the write fails with 503; CAIRN_HOOK_TIMEOUT_MS. */
+  hookTimeoutMs: number;
+  /** `cairn serve --dev`: hooks reload when their files change. */
+  dev: boolean;
 }
 
 /** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
@@ -112,6 +118,8 @@ export interface ConfigFlags {
   dir?: string;
   origins?: string;
   databaseUrl?: string;
+  hooks?: string;
+  dev?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -252,6 +260,13 @@ function nonEmpty(v: string | undefined): string | undefined {
 }
 
 /** Builds the Config; command-line flags win over CAIRN_* variables, which win over defaults. */
+/** The hooks directory: `./hooks` (beside `./data`) unless given; `off` for none. */
+function hooksDir(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (value !== undefined && value.toLowerCase() === 'off') return undefined;
+  return path.resolve(value === undefined || value === '' ? './hooks' : value);
+}
+
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitRaw = (env.CAIRN_RATE_LIMIT ?? 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(rateLimitRaw)) {
@@ -299,6 +314,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
     shutdownTimeoutMs: intFrom('CAIRN_SHUTDOWN_TIMEOUT_MS', env.CAIRN_SHUTDOWN_TIMEOUT_MS, 10000, 0, 600000),
+    hooksDir: hooksDir(flags.hooks ?? env.CAIRN_HOOKS_DIR),
+    hookTimeoutMs: intFrom('CAIRN_HOOK_TIMEOUT_MS', env.CAIRN_HOOK_TIMEOUT_MS, 5000, 1, 600000),
+    dev: flags.dev === true,
     storage,
     s3: storage === 's3' ? s3Config(env) : undefined,
     redisUrl: redisUrl(env.CAIRN_REDIS_URL),

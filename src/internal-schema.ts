@@ -11,6 +11,7 @@ import { fulltextTableStep } from './migrations/fts.ts';
 import { migrationFilesTableStep } from './migrations/files.ts';
 import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
+import { hookCronRunsStep } from './hooks/cron.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/outbox-store.ts';
 import { realtimeClientsStep } from './realtime/postgres-directory.ts';
@@ -40,6 +41,8 @@ export const systemSteps: SchemaStep[] = [
   // Shared rate-limit counters (used where several nodes share the database).
   rateLimitsTableStep,
   realtimeClientsStep,
+  // Which node runs each tick of the cron jobs application hooks add.
+  hookCronRunsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { isApiError } from '../errors.ts';
 import { StorageStartError } from '../storage/index.ts';
+import { HookLoadError } from '../hooks/loader.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
 import { registerMigrateCommands } from './migrate.ts';
@@ -25,7 +26,9 @@ export function buildCli(): Command {
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
     .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
-    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string }) => {
+    .option('--hooks <path>', 'application hooks directory, or off (env CAIRN_HOOKS_DIR, default ./hooks)')
+    .option('--dev', 'development mode: reload the hooks when their files change')
+    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string; hooks?: string; dev?: boolean }) => {
       await serve(loadConfig(opts));
     });
 
@@ -61,6 +64,11 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof ConfigError) {
       process.stderr.write(`cairn: ${err.message}\n`);
       process.exit(2);
+    }
+    if (err instanceof HookLoadError) {
+      // The file and line first, as a compiler says it: what an editor or a terminal can jump to.
+      process.stderr.write(`cairn: hooks did not load: ${err.message}\n`);
+      process.exit(1);
     }
     if (err instanceof StorageStartError) {
       process.stderr.write(`cairn: ${err.message}\n`);

@@ -6,7 +6,15 @@ import { recoverInterruptedRestore, type Swap } from '../backups/swap.ts';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { type Connections, trackConnections } from './connections.ts';
+import { HookRuntime } from '../hooks/runtime.ts';
+import type { HookSetup } from '../hooks/types.ts';
+import { watchHooks } from '../hooks/watch.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
+
+export interface HostOptions {
+  /** Hook setups given in code (library mode, `createCairn`), loaded after the hooks directory's files. */
+  hooks?: readonly HookSetup[];
+}
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const RESTARTING = 'The server is restarting on restored data; try again in a moment.';
@@ -45,20 +53,38 @@ export class Host implements ServiceRestarter {
   /** The parts of a shutdown under way that have not finished (see `pending`). */
   private readonly steps = new Set<string>();
 
-  private constructor(private readonly config: Config) {
+  /** Application hooks: loaded once per process, kept across a restore's rebuild of the app. */
+  readonly hooks: HookRuntime;
+  private stopWatchingHooks?: () => void;
+
+  private constructor(
+    private readonly config: Config,
+    hooks: HookRuntime,
+  ) {
+    this.hooks = hooks;
     this.server = http.createServer((req, res) => this.dispatch(req, res));
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.on('clientError', clientErrorHandler);
     this.connections = trackConnections(this.server);
   }
 
-  /** Builds the app and listens on the configured address (port 0: any free port). */
-  static async start(config: Config): Promise<Host> {
+  /**
+   * Loads the application hooks (a file that does not load stops the start: `HookLoadError`), builds
+   * the app and listens on the configured address (port 0: any free port).
+   */
+  static async start(config: Config, options: HostOptions = {}): Promise<Host> {
     // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
     // at process start: the rebuild within a restore must find its swap as it left it.
     recoverInterruptedRestore(config.dir);
-    const host = new Host(config);
-    await host.build();
+    const hooks = new HookRuntime({ dir: config.hooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs });
+    await hooks.load();
+    const host = new Host(config, hooks);
+    try {
+      await host.build();
+    } catch (err) {
+      hooks.close();
+      throw err;
+    }
     try {
       await new Promise<void>((resolve, reject) => {
         host.server.once('error', reject);
@@ -69,8 +95,10 @@ export class Host implements ServiceRestarter {
       });
     } catch (err) {
       await host.current.app.close();
+      hooks.close();
       throw err;
     }
+    if (config.dev && config.hooksDir) host.stopWatchingHooks = watchHooks(config.hooksDir, hooks, () => host.current.app.log);
     return host;
   }
 
@@ -119,6 +147,7 @@ export class Host implements ServiceRestarter {
         return http.createServer();
       },
       restarter: this,
+      hooks: this.hooks,
     });
     await app.app.ready();
     this.current = app;
@@ -227,6 +256,8 @@ export class Host implements ServiceRestarter {
       // Mail goes out in the background: what is still being sent gets what is left of the time.
       await this.step('mail', services.mailer.close(Math.max(0, deadline - Date.now())));
       await this.step('services', app.close());
+      this.stopWatchingHooks?.();
+      this.hooks.close();
     } finally {
       clearInterval(alive);
     }

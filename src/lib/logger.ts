@@ -6,3 +6,9 @@ export interface Logger {
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+/** A logger that names its lines (`child`), as pino's and Fastify's do: what hooks log through. */
+export interface NamingLogger extends Logger {
+  debug(obj: object, msg?: string): void;
+  child(bindings: Record<string, unknown>): NamingLogger;
+}

@@ -57,6 +57,18 @@ class LazyRequestInfo implements RequestInfo {
 }
 
 /**
+ * The full context of a request whose route skipped it (`database: false, authenticate: false`) and
+ * finds out later that it needs one: application routes, which the catch-all route dispatches.
+ */
+export async function fullContext(options: ContextOptions, req: FastifyRequest): Promise<RequestContext> {
+  const header = req.headers['x-dbname'];
+  const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
+  const db = options.registry.opened(dbName) ?? (await options.registry.get(dbName));
+  const auth = options.authenticate && req.headers.authorization !== undefined ? await options.authenticate(req, dbName, db) : GUEST;
+  return { dbName, db, auth, request: new LazyRequestInfo(req) };
+}
+
+/**
  * Builds the request context in one place, before any route runs: the database named by x-dbname
  * (400 malformed, 404 unknown, never created) and the caller's identity. A request without an
  * Authorization header is a guest; `authenticate` is asked only about requests that carry one.

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, badRequest, internal, isApiError, notFound, tooLarge, unsupportedMediaType } from '../../errors.ts';
 import { FilterError } from '../../rules/errors.ts';
+import { HookFault } from '../../hooks/fault.ts';
 
 /** Maps what Fastify itself rejects (body parsing, limits) onto Cairn's error shape. */
 function fromFastify(err: FastifyError): ApiError | undefined {
@@ -64,15 +65,20 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     let apiError: ApiError | undefined;
-    if (isApiError(err)) apiError = err;
-    else if (err instanceof FilterError) apiError = badRequest(`Invalid expression: ${err.describe()}.`);
-    else apiError = fromFastify(err);
-
-    if (!apiError) {
-      req.log.error({ err }, 'unhandled error');
+    if (err instanceof HookFault) {
+      // Application code failed: its error and file go to the log, never into the answer.
+      req.log.error({ err: err.cause, hook: err.source }, 'hook failed');
       apiError = internal();
-    } else if (apiError.status >= 500) {
-      req.log.error({ err }, 'server error');
+    } else {
+      if (isApiError(err)) apiError = err;
+      else if (err instanceof FilterError) apiError = badRequest(`Invalid expression: ${err.describe()}.`);
+      else apiError = fromFastify(err);
+      if (!apiError) {
+        req.log.error({ err }, 'unhandled error');
+        apiError = internal();
+      } else if (apiError.status >= 500) {
+        req.log.error({ err }, 'server error');
+      }
     }
     if (apiError.headers) reply.headers(apiError.headers);
     reply.errorMessage = apiError.message;

@@ -1,0 +1,170 @@
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Message, Plugin } from 'esbuild';
+import { hookApp, type ServiceSlot } from './facade.ts';
+import { HookSet } from './registry.ts';
+import type { HookSetup } from './types.ts';
+
+/** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
+const HOOK_FILE = /\.(ts|mts|js|mjs)$/;
+
+/** A hook file that does not load: where (file and line when known) and why. */
+export class HookLoadError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly file?: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
+    super(file ? `${file}${line ? `:${line}${column ? `:${column}` : ''}` : ''}: ${reason}` : reason);
+    this.name = 'HookLoadError';
+  }
+}
+
+/** The hook files of `dir`, in name order; none when it does not exist. */
+export function hookFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new HookLoadError(`cannot read the hooks directory: ${(err as Error).message}`, dir);
+  }
+  return names
+    .filter((name) => HOOK_FILE.test(name) && !name.endsWith('.d.ts') && !name.startsWith('.'))
+    .map((name) => path.join(dir, name))
+    .filter((file) => statSync(file).isFile())
+    .sort();
+}
+
+/**
+ * The module application code imports as `cairn`: this very instance's public module, so a hook's
+ * `BadRequestError` is the class the server checks for, whichever copy of the package the app has.
+ */
+function ownEntry(): string {
+  const here = import.meta.url;
+  return new URL(here.endsWith('.ts') ? '../index.ts' : '../index.js', here).href;
+}
+
+/**
+ * Resolves what the bundle leaves outside: `cairn` to this instance, Node's built-ins as they are,
+ * and every other bare import from the importing file's folder (the app's own `node_modules`), as an
+ * absolute URL so the bundle, written elsewhere, imports the same file.
+ */
+function externals(): Plugin {
+  const inner = Symbol('inner resolve');
+  return {
+    name: 'cairn-hook-externals',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData === inner || path.isAbsolute(args.path)) return undefined;
+        if (args.path === 'cairn') return { path: ownEntry(), external: true };
+        if (isBuiltin(args.path)) return { path: args.path, external: true };
+        const found = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: inner });
+        if (found.errors.length > 0) return { errors: found.errors };
+        return { path: pathToFileURL(found.path).href, external: true };
+      });
+    },
+  };
+}
+
+function fromMessage(message: Message | undefined, fallback: string): HookLoadError {
+  if (!message) return new HookLoadError(fallback);
+  const loc = message.location;
+  return new HookLoadError(message.text, loc?.file ? path.resolve(loc.file) : undefined, loc?.line, loc ? loc.column + 1 : undefined);
+}
+
+/** Where in `files` an error thrown while loading happened: the first stack frame in one of them. */
+function located(err: unknown, files: readonly string[], fallbackFile: string): HookLoadError {
+  const reason = err instanceof Error ? err.message : String(err);
+  const stack = err instanceof Error ? (err.stack ?? '') : '';
+  for (const line of stack.split('\n')) {
+    for (const file of files) {
+      const at = line.indexOf(file);
+      if (at < 0) continue;
+      const m = /^:(\d+):(\d+)/.exec(line.slice(at + file.length));
+      if (m) return new HookLoadError(reason, file, Number(m[1]), Number(m[2]));
+    }
+  }
+  return new HookLoadError(reason, fallbackFile);
+}
+
+/**
+ * One load of the hooks: the files of `dir` (TypeScript stripped by esbuild, not type-checked; each
+ * file's relative imports bundled with it, modules shared by several files bundled once and shared),
+ * then `inline` setups (library mode), each given an `app` that registers into one new `HookSet`.
+ * The bundle is written under `workDir` (source maps inline, so stack traces name the hook files and
+ * lines). Throws a `HookLoadError` naming the file and line of the first failure.
+ */
+export async function loadHooks(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string): Promise<HookSet> {
+  const set = new HookSet();
+  const files = dir ? hookFiles(dir) : [];
+  if (files.length > 0) {
+    // Only instances with hook files pay for esbuild (a child process) and source-mapped stacks.
+    process.setSourceMapsEnabled(true);
+    const esbuild = await import('esbuild');
+    const outdir = mkdtempSync(path.join(workDir, 'gen-'));
+    let outputs: Record<string, { entryPoint?: string }>;
+    try {
+      const result = await esbuild.build({
+        entryPoints: files,
+        absWorkingDir: dir,
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'node',
+        target: 'node20',
+        outdir,
+        entryNames: '[name]-[hash]',
+        // .mjs: modules whatever the folder they are written to (no package.json says "module" there).
+        outExtension: { '.js': '.mjs' },
+        sourcemap: 'inline',
+        metafile: true,
+        logLevel: 'silent',
+        plugins: [externals()],
+      });
+      outputs = result.metafile.outputs;
+    } catch (err) {
+      throw fromMessage((err as { errors?: Message[] }).errors?.[0], err instanceof Error ? err.message : String(err));
+    }
+    const byEntry = new Map<string, string>();
+    for (const [output, info] of Object.entries(outputs)) {
+      if (info.entryPoint) byEntry.set(path.resolve(dir!, info.entryPoint), path.resolve(dir!, output));
+    }
+    for (const file of files) {
+      const output = byEntry.get(file);
+      if (!output) throw new HookLoadError('the bundler produced no module for this file', file);
+      let module: { default?: unknown };
+      try {
+        module = await import(pathToFileURL(output).href);
+      } catch (err) {
+        throw located(err, files, file);
+      }
+      await register(module.default, file, set, slot, files);
+    }
+  }
+  for (const [i, setup] of inline.entries()) await register(setup, `<inline #${i + 1}>`, set, slot, files);
+  return set;
+}
+
+async function register(setup: unknown, source: string, set: HookSet, slot: ServiceSlot, files: readonly string[]): Promise<void> {
+  if (typeof setup !== 'function') {
+    throw new HookLoadError('the default export must be a function `(app) => { … }` (use `export default defineHooks((app) => { … })`)', source);
+  }
+  try {
+    await (setup as HookSetup)(hookApp(slot, source, set));
+  } catch (err) {
+    throw located(err, files, source);
+  }
+  set.files.push(source);
+}
+
+/** A directory for the bundles of this process's loads; `dispose` removes it. */
+export function hookWorkDir(): { dir: string; dispose(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cairn-hooks-'));
+  return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+

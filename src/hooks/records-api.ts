@@ -1,0 +1,128 @@
+import type { CollectionService } from '../collections/service.ts';
+import { type RequestContext, systemContext } from '../context.ts';
+import { selectById } from '../records/read.ts';
+import { type RecordJson, serializeRecord } from '../records/serialize.ts';
+import type { RecordService } from '../records/service.ts';
+import { ROOT_ALIAS, shapeOf } from '../records/shape.ts';
+import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
+import { compileFilter, compileSort } from '../rules/index.ts';
+import { bindFilterParams } from '../rules/params.ts';
+import type { Collection } from '../collections/model.ts';
+import { type Database, type DatabaseRegistry, EMPTY, join, raw, type Row, type Sql, sql, type Transaction, withinTransaction } from '../storage/index.ts';
+import { NotFoundError } from './errors.ts';
+import type { CollectionName, FindOptions, RecordsApi } from './types.ts';
+
+/** What hook data access works with: the services of the app serving now (a restore replaces them). */
+export interface HookData {
+  registry: DatabaseRegistry;
+  collections: CollectionService;
+  records: RecordService;
+}
+
+/** A transaction under way (a record event's), which the records API of its database joins. */
+export interface OpenTransaction {
+  db: string;
+  tx: Transaction;
+}
+
+/**
+ * `app.records(db)`: records of one database without access rules (a system context), through the
+ * records domain, so writes are validated and run the record hooks as API writes do. Inside a
+ * record event, the event's database is read and written in its transaction (`withinTransaction`):
+ * a hook sees what the write has done so far, and what it writes rolls back with it.
+ */
+export class HookRecords implements RecordsApi {
+  constructor(
+    private readonly data: () => HookData,
+    private readonly dbName: string,
+    private readonly open?: OpenTransaction,
+  ) {}
+
+  private async context(): Promise<RequestContext> {
+    const base = await this.data().registry.get(this.dbName);
+    const db: Database = this.open?.db === this.dbName ? withinTransaction(base, this.open.tx) : base;
+    return systemContext(this.dbName, db);
+  }
+
+  private async scope(name: CollectionName) {
+    const ctx = await this.context();
+    const collection = await this.data().collections.get(ctx.db, name);
+    return { ctx, collection };
+  }
+
+  async findById(name: CollectionName, id: string): Promise<any> {
+    const { ctx, collection } = await this.scope(name);
+    const shape = shapeOf(collection);
+    const row = typeof id === 'string' ? await selectById(ctx.db, shape, id, null) : undefined;
+    if (!row) throw new NotFoundError(`No record "${String(id)}" in "${collection.name}".`);
+    return serializeRecord(row, shape, PRIVILEGED_VIEWER);
+  }
+
+  async findFirst(name: CollectionName, filter: string, params?: Record<string, unknown>): Promise<any> {
+    const [record] = await this.find(name, { filter, params, limit: 1 });
+    if (!record) throw new NotFoundError(`No record of "${String(name)}" matches ${JSON.stringify(filter)}.`);
+    return record;
+  }
+
+  async find(name: CollectionName, options: FindOptions = {}): Promise<any[]> {
+    const { ctx, collection } = await this.scope(name);
+    const shape = shapeOf(collection);
+    const { from, where } = await this.condition(ctx, collection, options.filter, options.params);
+    let order: Sql[] = [];
+    const sort = options.sort?.trim() ?? '';
+    if (sort !== '') order = compileSort(sort, await this.resolver(ctx, collection), ctx.db.dialect, ROOT_ALIAS);
+    order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(ctx.db.dialect.insertionOrder(ROOT_ALIAS))}`);
+    const offset = options.offset === undefined ? 0 : count(options.offset, 'offset');
+    // Both engines take OFFSET only after a LIMIT: without one, every row.
+    const limit = options.limit !== undefined ? sql` LIMIT ${count(options.limit, 'limit')}` : offset > 0 ? sql` LIMIT ${Number.MAX_SAFE_INTEGER}` : EMPTY;
+    const paging = offset > 0 ? sql`${limit} OFFSET ${offset}` : limit;
+    const q = sql`SELECT ${raw(shape.selectList)} FROM ${from}${where} ORDER BY ${join(order, ', ')}${paging}`;
+    const rows = await ctx.db.all<Row>(q.text, q.params);
+    return rows.map((row): RecordJson => serializeRecord(row, shape, PRIVILEGED_VIEWER));
+  }
+
+  async count(name: CollectionName, filter?: string, params?: Record<string, unknown>): Promise<number> {
+    const { ctx, collection } = await this.scope(name);
+    const { from, where } = await this.condition(ctx, collection, filter, params);
+    const q = sql`SELECT COUNT(*) AS n FROM ${from}${where}`;
+    return Number((await ctx.db.get<{ n: number }>(q.text, q.params))?.n ?? 0);
+  }
+
+  async create(name: CollectionName, data: Record<string, unknown>): Promise<any> {
+    const { ctx, collection } = await this.scope(name);
+    return this.data().records.create(ctx, collection, data);
+  }
+
+  async update(name: CollectionName, id: string, data: Record<string, unknown>): Promise<any> {
+    const { ctx, collection } = await this.scope(name);
+    return this.data().records.update(ctx, collection, id, data);
+  }
+
+  async delete(name: CollectionName, id: string): Promise<void> {
+    const { ctx, collection } = await this.scope(name);
+    await this.data().records.delete(ctx, collection, id);
+  }
+
+  async transaction<T>(fn: (records: RecordsApi) => Promise<T>): Promise<T> {
+    const ctx = await this.context();
+    return ctx.db.transaction((tx) => fn(new HookRecords(this.data, this.dbName, { db: this.dbName, tx })));
+  }
+
+  private async resolver(ctx: RequestContext, collection: Collection) {
+    const collections = await this.data().collections.all(ctx.db);
+    return this.data().records.deps.access.filterResolver(ctx, collection, collections);
+  }
+
+  private async condition(ctx: RequestContext, collection: Collection, filter: string | undefined, params: Record<string, unknown> | undefined) {
+    const from = sql`${raw(shapeOf(collection).table)} ${raw(ROOT_ALIAS)}`;
+    const text = bindFilterParams(filter?.trim() ?? '', params);
+    if (text === '') return { from, where: EMPTY };
+    const condition = compileFilter(text, await this.resolver(ctx, collection), { dialect: ctx.db.dialect });
+    return { from, where: sql` WHERE ${condition}` };
+  }
+}
+
+function count(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new TypeError(`${what} must be a non-negative integer`);
+  return value;
+}

@@ -1,0 +1,302 @@
+import type { Collection } from '../collections/model.ts';
+import { type Auth, isSystem, type RequestContext } from '../context.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
+import type { RecordJson } from '../records/serialize.ts';
+import type { SignInHook } from '../auth/record-auth.ts';
+import { type Bound, runChain } from './chain.ts';
+import { hookApp, type HookServices, type ServiceSlot } from './facade.ts';
+import { asHookError, HookFault } from './fault.ts';
+import { HookLoadError, hookWorkDir, loadHooks } from './loader.ts';
+import { HookSet, type RecordEventName } from './registry.ts';
+import type { HookApp, HookAuth, HookCollection, HookSetup } from './types.ts';
+
+export interface HookRuntimeOptions {
+  /** The hooks directory (absolute); undefined: no files. */
+  dir?: string;
+  /** Setups given in code (library mode), loaded after the files. */
+  inline?: readonly HookSetup[];
+  /** How long a write's hooks may run before the write fails with 503 (CAIRN_HOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/** What the hooks screen shows (`GET /api/hooks`). */
+export interface HookStatus {
+  dir: string | null;
+  loadedAt: string | null;
+  files: string[];
+  handlers: Array<{ event: string; collections: string[]; source: string }>;
+  routes: Array<{ method: string; path: string; source: string }>;
+  cron: Array<{ name: string; schedule: string; source: string }>;
+  lastError: { message: string; file: string | null; line: number | null; at: string } | null;
+}
+
+const WRITE_EVENTS: Record<RecordChange['action'], RecordEventName> = { create: 'onRecordCreate', update: 'onRecordUpdate', delete: 'onRecordDelete' };
+const SUCCESS_EVENTS: Record<RecordChange['action'], RecordEventName> = {
+  create: 'onRecordAfterCreateSuccess',
+  update: 'onRecordAfterUpdateSuccess',
+  delete: 'onRecordAfterDeleteSuccess',
+};
+
+const collectionViews = new WeakMap<Collection, HookCollection>();
+
+function collectionView(c: Collection): HookCollection {
+  let view = collectionViews.get(c);
+  if (!view) collectionViews.set(c, (view = Object.freeze({ id: c.id, name: c.name, type: c.type })));
+  return view;
+}
+
+/** The caller of a request as hooks see it: null for guests and for work no request started. */
+export function hookAuth(ctx: RequestContext): HookAuth | null {
+  if (isSystem(ctx)) return null;
+  return authView(ctx.auth);
+}
+
+export function authView(auth: Auth): HookAuth | null {
+  switch (auth.type) {
+    case 'guest':
+      return null;
+    case 'admin':
+      return { id: auth.id, email: auth.email, collectionId: 'pbc_3142635823', collectionName: '_superusers' };
+    case 'apikey':
+      return { id: auth.id, name: auth.name, roles: [...auth.roles], collectionName: '_api_keys' };
+    case 'record':
+      return { ...(auth.record as RecordJson), collectionId: auth.collectionId, collectionName: auth.collectionName } as HookAuth;
+  }
+}
+
+/**
+ * The event objects handlers get. `app` and `auth` are made on first use: most handlers read
+ * neither, and a write's cost is what the hooked-create bench holds to 5 %.
+ */
+class Event {
+  next!: () => Promise<void>;
+  private appMade?: HookApp;
+  private authMade?: HookAuth | null;
+
+  constructor(
+    private readonly slot: ServiceSlot,
+    private readonly ctx: RequestContext,
+    readonly collection: HookCollection,
+    public record: Record<string, unknown>,
+    private readonly tx?: WriteEventInput['tx'],
+  ) {}
+
+  get db(): string {
+    return this.ctx.dbName;
+  }
+
+  get app(): HookApp {
+    return (this.appMade ??= hookApp(this.slot, 'event', undefined, this.tx ? { db: this.ctx.dbName, tx: this.tx } : undefined));
+  }
+
+  get auth(): HookAuth | null {
+    if (this.authMade === undefined) this.authMade = hookAuth(this.ctx);
+    return this.authMade;
+  }
+}
+
+class WriteEvent extends Event {
+  constructor(slot: ServiceSlot, input: WriteEventInput, readonly original: RecordJson | undefined) {
+    super(slot, input.ctx, collectionView(input.collection), input.record, input.tx);
+  }
+}
+
+class SuccessEvent extends Event {
+  constructor(
+    slot: ServiceSlot,
+    ctx: RequestContext,
+    collection: Collection,
+    record: RecordJson,
+    readonly original: RecordJson | undefined,
+  ) {
+    super(slot, ctx, collectionView(collection), record);
+  }
+}
+
+class SignInEvent extends Event {
+  constructor(
+    slot: ServiceSlot,
+    ctx: RequestContext,
+    collection: Collection,
+    record: RecordJson,
+    readonly token: string,
+    readonly method: string,
+  ) {
+    super(slot, ctx, collectionView(collection), record);
+  }
+}
+
+const done = async (): Promise<void> => undefined;
+
+/**
+ * Application code inside Cairn (API contract §16): the hooks loaded from the hooks directory and
+ * from code, and what connects them to the domains. It is the records domain's `RecordEvents` (write
+ * chains, enrich), a change hook (after-success handlers, after commit), the sign-in hook, and holds
+ * the routes and cron jobs the HTTP layer and the scheduler serve. It lives as long as the process:
+ * a restore rebuilds the app around it (`attach`), development mode swaps the loaded set (`reload`).
+ */
+export class HookRuntime implements RecordEvents {
+  /** The services of the app serving now; hooks reach records, mail and logs through it. */
+  readonly slot: ServiceSlot = {};
+  private set = new HookSet();
+  private loadedAt: string | null = null;
+  private lastError: HookStatus['lastError'] = null;
+  private readonly work = hookWorkDir();
+  /** Called after a reload swapped the set in (the scheduler restarts the cron jobs). */
+  onSwap?: (set: HookSet) => void;
+  /** Problems that refuse a set (routes shadowing Cairn's), asked before a reload swaps it in. */
+  check?: (set: HookSet) => string[];
+
+  constructor(readonly options: HookRuntimeOptions) {}
+
+  get current(): HookSet {
+    return this.set;
+  }
+
+  /** The first load: a failure stops the start (`HookLoadError`, with the file and line). */
+  async load(): Promise<void> {
+    try {
+      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      this.loadedAt = new Date().toISOString();
+    } catch (err) {
+      this.work.dispose();
+      throw err;
+    }
+  }
+
+  /**
+   * Loads the hooks again (development mode, after a file changed) and swaps them in; a load that
+   * fails keeps the previous hooks, and its error is what `status` shows and the result says.
+   */
+  async reload(): Promise<HookLoadError | undefined> {
+    try {
+      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      const problems = this.check?.(set) ?? [];
+      if (problems.length > 0) throw new HookLoadError(problems.join('; '));
+      this.set = set;
+      this.loadedAt = new Date().toISOString();
+      this.lastError = null;
+      this.onSwap?.(set);
+      return undefined;
+    } catch (err) {
+      const failure = err instanceof HookLoadError ? err : new HookLoadError(err instanceof Error ? err.message : String(err));
+      this.lastError = { message: failure.reason, file: failure.file ?? null, line: failure.line ?? null, at: new Date().toISOString() };
+      return failure;
+    }
+  }
+
+  attach(services: HookServices): void {
+    this.slot.current = services;
+  }
+
+  detach(services: HookServices): void {
+    if (this.slot.current === services) this.slot.current = undefined;
+  }
+
+  close(): void {
+    this.work.dispose();
+  }
+
+  around(action: RecordChange['action'], collection: Collection): AroundWrite | undefined {
+    const handlers = this.set.for(WRITE_EVENTS[action], collection);
+    if (handlers.length === 0) return undefined;
+    return async (input, write) => {
+      const event = new WriteEvent(this.slot, input, input.original);
+      const chain = runChain(event, handlers, write, asHookError);
+      const reached = await this.withinTimeout(chain, handlers, `${action} of a "${collection.name}" record`);
+      if (!reached) throw badRequest('The request was cancelled by a hook.');
+    };
+  }
+
+  /** The chain, or a 503 once it has run longer than the timeout (the write's transaction then rolls back). */
+  private async withinTimeout<T>(chain: Promise<T>, handlers: readonly Bound<unknown>[], what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // The handlers go on running; what they do through the transaction now fails, as it has ended.
+        chain.catch(() => undefined);
+        this.slot.current?.log.error({ hooks: [...new Set(handlers.map((h) => h.source))], timeoutMs: this.options.timeoutMs }, `hooks of the ${what} ran past the timeout; the write was rolled back`);
+        reject(new ApiError(503, 'The request took too long to process (a hook ran past its time limit); nothing was saved.'));
+      }, this.options.timeoutMs);
+    });
+    try {
+      return await Promise.race([chain, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  enriches(collection: Collection): boolean {
+    return this.set.has('onRecordEnrich') && this.set.for('onRecordEnrich', collection).length > 0;
+  }
+
+  async enrich(ctx: RequestContext, collection: Collection, records: RecordJson[]): Promise<void> {
+    const set = this.set;
+    if (!set.has('onRecordEnrich') || records.length === 0) return;
+    const services = this.slot.current;
+    const lookup = services ? await services.collections.all(ctx.db) : undefined;
+    const visit = async (c: Collection | undefined, record: RecordJson): Promise<void> => {
+      if (record.expand && lookup) {
+        for (const value of Object.values(record.expand)) {
+          for (const related of Array.isArray(value) ? value : [value]) {
+            if (typeof related === 'object' && related !== null) await visit(lookup.find(String((related as RecordJson).collectionId ?? '')), related as RecordJson);
+          }
+        }
+      }
+      const handlers = c ? set.for('onRecordEnrich', c) : [];
+      if (handlers.length === 0) return;
+      const event = new Event(this.slot, ctx, collectionView(c!), record);
+      await runChain(event, handlers, done, asHookError);
+      // A handler may have put another object in `e.record`: the one leaving is the caller's.
+      if (event.record !== record) {
+        for (const key of Object.keys(record)) delete record[key];
+        Object.assign(record, event.record);
+      }
+    };
+    for (const record of records) await visit(collection, record);
+  }
+
+  /** The records change hook: after-success handlers, after commit, once per committed write. */
+  readonly changeHook: RecordChangeHook = async (tx, change) => {
+    const handlers = this.set.for(SUCCESS_EVENTS[change.action], change.collection);
+    if (handlers.length === 0) return;
+    tx.afterCommit(async () => {
+      // A copy: the record is also the answer the caller gets.
+      const event = new SuccessEvent(this.slot, change.ctx, change.collection, { ...change.record }, change.action === 'update' ? change.oldRecord : undefined);
+      try {
+        await runChain(event, handlers, done, asHookError);
+      } catch (err) {
+        // The write is committed: a failing handler is logged and changes no answer.
+        const fault = asHookError(err, handlers[0].source);
+        this.slot.current?.log.error(
+          fault instanceof HookFault ? { err: fault.cause, hook: fault.source } : { err: fault },
+          `${SUCCESS_EVENTS[change.action]} handler failed (the ${change.action} is committed)`,
+        );
+      }
+    });
+  };
+
+  /** The sign-in hook (`onRecordAuthRequest`): every successful record sign-in, before its token leaves. */
+  readonly signIn: SignInHook = async (ctx, collection, record, token, method) => {
+    const handlers = this.set.for('onRecordAuthRequest', collection);
+    if (handlers.length === 0) return;
+    const event = new SignInEvent(this.slot, ctx, collection, record, token, method);
+    await runChain(event, handlers, done, asHookError);
+  };
+
+  status(): HookStatus {
+    const set = this.set;
+    return {
+      dir: this.options.dir ?? null,
+      loadedAt: this.loadedAt,
+      files: [...set.files],
+      handlers: set.bindings(),
+      routes: set.routes.map((r) => ({ method: r.method, path: r.path, source: r.source })),
+      cron: [...set.crons.values()].map((c) => ({ name: c.name, schedule: c.expression, source: c.source })),
+      lastError: this.lastError,
+    };
+  }
+}
+
+export { HookLoadError };

@@ -1,0 +1,177 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parse as parseQuery } from 'node:querystring';
+import type { RequestContext } from '../../context.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import { runChain } from '../../hooks/chain.ts';
+import { hookApp, type ServiceSlot } from '../../hooks/facade.ts';
+import { asHookError } from '../../hooks/fault.ts';
+import { HookRouter, type RouteMatch } from '../../hooks/routes.ts';
+import type { HookSet } from '../../hooks/registry.ts';
+import { authView, type HookRuntime } from '../../hooks/runtime.ts';
+import type { HookApp, HookAuth, RouteEvent } from '../../hooks/types.ts';
+import { requireAdmin } from '../guards.ts';
+import { type ContextOptions, fullContext } from '../plugins/context.ts';
+
+interface Answer {
+  status: number;
+  type?: string;
+  body?: string;
+  location?: string;
+}
+
+/** What a route's handler and middlewares get (API contract §16's routes). */
+class Request implements RouteEvent {
+  next!: () => Promise<void>;
+  answer?: Answer;
+  private appMade?: HookApp;
+  private authMade?: HookAuth | null;
+
+  constructor(
+    private readonly req: FastifyRequest,
+    private readonly ctx: RequestContext,
+    private readonly params: Record<string, string>,
+    private readonly slot: ServiceSlot,
+    readonly path: string,
+    readonly query: URLSearchParams,
+  ) {}
+
+  get app(): HookApp {
+    return (this.appMade ??= hookApp(this.slot, 'route'));
+  }
+
+  get db(): string {
+    return this.ctx.dbName;
+  }
+
+  get auth(): HookAuth | null {
+    if (this.authMade === undefined) this.authMade = authView(this.ctx.auth);
+    return this.authMade;
+  }
+
+  get method(): string {
+    return this.req.method;
+  }
+
+  get headers() {
+    return this.req.headers;
+  }
+
+  pathValue(name: string): string {
+    return this.params[name] ?? '';
+  }
+
+  async bindBody<T = any>(): Promise<T> {
+    const type = String(this.req.headers['content-type'] ?? '').toLowerCase();
+    if (type.startsWith('multipart/form-data')) {
+      // Form fields only: a route that wants files reads them as records do (an upload to a record).
+      const fields: Record<string, unknown> = {};
+      for await (const part of this.req.parts()) {
+        if (part.type === 'field') fields[part.fieldname] = part.value;
+        else part.file.resume();
+      }
+      return fields as T;
+    }
+    return (this.req.body ?? {}) as T;
+  }
+
+  private respond(answer: Answer): void {
+    if (this.answer) throw new Error('the route has already answered');
+    if (!Number.isInteger(answer.status) || answer.status < 100 || answer.status > 599) throw new TypeError(`not an HTTP status: ${answer.status}`);
+    this.answer = answer;
+  }
+
+  json(status: number, data: unknown): void {
+    this.respond({ status, type: 'application/json; charset=utf-8', body: JSON.stringify(data) ?? 'null' });
+  }
+
+  string(status: number, text: string): void {
+    this.respond({ status, type: 'text/plain; charset=utf-8', body: String(text) });
+  }
+
+  noContent(status = 204): void {
+    this.respond({ status });
+  }
+
+  redirect(status: number, url: string): void {
+    if (status < 300 || status > 399) throw new TypeError(`a redirect takes a 3xx status, not ${status}`);
+    this.respond({ status, location: String(url) });
+  }
+}
+
+function send(reply: FastifyReply, answer: Answer | undefined): FastifyReply {
+  if (!answer) return reply.status(204).send();
+  if (answer.location) reply.header('location', answer.location);
+  if (answer.type) reply.type(answer.type);
+  return reply.status(answer.status).send(answer.body);
+}
+
+const routers = new WeakMap<HookSet, HookRouter>();
+
+function routerOf(set: HookSet): HookRouter {
+  let router = routers.get(set);
+  if (!router) routers.set(set, (router = new HookRouter(set.routes)));
+  return router;
+}
+
+/**
+ * `GET /api/hooks` (administrators: what the hooks screen shows) and the routes application code adds
+ * (`routerAdd`). Those are served by one catch-all route, which Fastify tries only after every route of
+ * Cairn's, so a development reload can change them without re-registering anything. A path no hook
+ * route answers is the usual 404. The request's database and caller are resolved only for a match,
+ * as the context plugin does for Cairn's routes; CORS, rate limits and the request log apply as to
+ * every route.
+ */
+export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveRoutes: boolean) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/api/hooks', async (req) => {
+      requireAdmin(req.ctx);
+      return runtime.status();
+    });
+    if (!serveRoutes) return;
+
+    // Forms for hook routes only (Cairn's own routes take JSON and multipart).
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, parseQuery(body as string));
+    });
+    app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url: '/*',
+      config: { database: false, authenticate: false },
+      handler: async (req, reply) => {
+        const raw = req.url;
+        const q = raw.indexOf('?');
+        const path = q < 0 ? raw : raw.slice(0, q);
+        const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method, path);
+        if (!match) throw notFound();
+        const ctx = await fullContext(context, req);
+        let decoded: string;
+        try {
+          decoded = decodeURI(path);
+        } catch {
+          throw badRequest('Malformed URL.');
+        }
+        const e = new Request(req, ctx, match.params, runtime.slot, decoded, new URLSearchParams(q < 0 ? '' : raw.slice(q + 1)));
+        const { route } = match;
+        const chain = route.middlewares.map((handler) => ({ handler, source: route.source }));
+        await runChain(
+          e,
+          chain,
+          async () => {
+            let value: unknown;
+            try {
+              value = await route.handler(e);
+            } catch (err) {
+              throw asHookError(err, route.source);
+            }
+            // A handler may also return what it answers with (200 JSON).
+            if (value !== undefined && !e.answer) e.json(200, value);
+          },
+          asHookError,
+        );
+        return send(reply, e.answer);
+      },
+    });
+  };
+}
