@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type Admin, ApiError, api, fieldError, signIn } from '../api.ts';
 import { navigate } from '../router.ts';
 import { useAction } from '../ui/hooks.ts';
-import { Button, ErrorBox, TextField } from '../ui/kit.tsx';
+import { Button, ErrorBox, Form, TextField } from '../ui/kit.tsx';
 
 function Card({ title, intro, children }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
   return (
@@ -50,12 +50,7 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
   });
   return (
     <Card title="Create the first administrator" intro="This instance has no administrator yet. The account you create here manages every database of it.">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
+      <Form onSubmit={() => void action.run()}>
         <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} error={fieldError(action.error, 'email')} />
         <TextField label="Password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
         <TextField
@@ -71,7 +66,7 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
         <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
           Create administrator
         </Button>
-      </form>
+      </Form>
     </Card>
   );
 }
@@ -85,19 +80,14 @@ export function LoginPage() {
   });
   return (
     <Card title="Sign in" intro="Administrators only.">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
+      <Form onSubmit={() => void action.run()}>
         <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} autoFocus />
         <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
         <ErrorBox error={action.error} />
         <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
           Sign in
         </Button>
-      </form>
+      </Form>
       <p class="auth-foot">
         <a href="#/forgot-password">Forgot your password?</a>
       </p>
@@ -117,18 +107,13 @@ export function ForgotPassword() {
       {sent ? (
         <p role="status">If {email} belongs to an administrator, a link is on its way. It is valid for 30 minutes.</p>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            void action.run();
-          }}
-        >
+        <Form onSubmit={() => void action.run()}>
           <TextField label="Email" type="email" required value={email} onValue={setEmail} error={fieldError(action.error, 'email')} />
           <ErrorBox error={action.error} />
           <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
             Send reset link
           </Button>
-        </form>
+        </Form>
       )}
       <p class="auth-foot">
         <a href="#/login">Back to sign in</a>
@@ -147,12 +132,7 @@ function NewPasswordForm({ submit, doneText }: { submit: (password: string, conf
   });
   if (done) return <p role="status" class="success-text">{doneText}</p>;
   return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
-    >
+    <Form onSubmit={() => void action.run()}>
       <TextField label="New password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
       <TextField
         label="Confirm new password"
@@ -167,7 +147,7 @@ function NewPasswordForm({ submit, doneText }: { submit: (password: string, conf
       <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
         Set new password
       </Button>
-    </form>
+    </Form>
   );
 }
 
