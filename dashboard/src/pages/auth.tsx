@@ -33,6 +33,16 @@ export function Logo() {
 
 type AuthResult = { token: string; admin: Admin };
 
+/** A new password and its confirmation, each with the server's error about it. */
+function NewPassword(props: { labels: [string, string]; password: string; onPassword: (v: string) => void; confirmation: string; onConfirmation: (v: string) => void; error: unknown }) {
+  return (
+    <>
+      <TextField label={props.labels[0]} type="password" autoComplete="new-password" required value={props.password} onValue={props.onPassword} error={fieldError(props.error, 'password')} />
+      <TextField label={props.labels[1]} type="password" autoComplete="new-password" required value={props.confirmation} onValue={props.onConfirmation} error={fieldError(props.error, 'passwordConfirm')} />
+    </>
+  );
+}
+
 export function SetupPage({ onDone }: { onDone: () => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -52,16 +62,7 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
     <Card title="Create the first administrator" intro="This instance has no administrator yet. The account you create here manages every database of it.">
       <Form onSubmit={() => void action.run()}>
         <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} error={fieldError(action.error, 'email')} />
-        <TextField label="Password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
-        <TextField
-          label="Confirm password"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={confirmation}
-          onValue={setConfirmation}
-          error={fieldError(action.error, 'passwordConfirm')}
-        />
+        <NewPassword labels={['Password', 'Confirm password']} password={password} onPassword={setPassword} confirmation={confirmation} onConfirmation={setConfirmation} error={action.error} />
         <ErrorBox error={action.error} />
         <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
           Create administrator
@@ -133,16 +134,7 @@ function NewPasswordForm({ submit, doneText }: { submit: (password: string, conf
   if (done) return <p role="status" class="success-text">{doneText}</p>;
   return (
     <Form onSubmit={() => void action.run()}>
-      <TextField label="New password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
-      <TextField
-        label="Confirm new password"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={confirmation}
-        onValue={setConfirmation}
-        error={fieldError(action.error, 'passwordConfirm')}
-      />
+      <NewPassword labels={['New password', 'Confirm new password']} password={password} onPassword={setPassword} confirmation={confirmation} onConfirmation={setConfirmation} error={action.error} />
       <ErrorBox error={action.error} />
       <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
         Set new password

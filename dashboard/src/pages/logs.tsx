@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, messageOf, type Page } from '../api.ts';
+import { api, type Page } from '../api.ts';
 import { formatDate } from '../ui/format.ts';
 import { useLoad } from '../ui/hooks.ts';
-import { Badge, Button, Form, PageHeader, TextField } from '../ui/kit.tsx';
-import { DataList } from '../ui/list.tsx';
+import { Badge, Button, PageHeader } from '../ui/kit.tsx';
+import { DataList, FilterForm } from '../ui/list.tsx';
 
 interface RequestLog {
   id: string;
@@ -30,7 +30,6 @@ const instance = { db: false } as const;
 
 /** The request log (PocketBase v0.22's /api/logs): filter in the rule language, newest first. */
 export function LogsPage() {
-  const [filterText, setFilterText] = useState('');
   const [filter, setFilter] = useState('');
   const [sort, setSort] = useState('-created');
   const [page, setPage] = useState(1);
@@ -44,27 +43,17 @@ export function LogsPage() {
       <PageHeader title="Request logs" subtitle="Every API request: who called, what it answered and how long it took. Headers, bodies and credentials are never recorded.">
         <Button onClick={() => { list.reload(); stats.reload(); }}>Refresh</Button>
       </PageHeader>
-      <Form
-        class="toolbar"
-        role="search"
-        onSubmit={() => {
+      <FilterForm
+        label="Filter logs"
+        filter={filter}
+        onFilter={(f) => {
           setPage(1);
-          setFilter(filterText.trim());
+          setFilter(f);
         }}
-      >
-        <TextField
-          label="Filter logs"
-          class="grow mono-input"
-          value={filterText}
-          onValue={setFilterText}
-          placeholder='e.g. status >= 400 && url ~ "/api/collections"'
-          hint="Names: status, method, url, auth, authId, database, userIp, execTime, created, level."
-          error={filter && list.error ? messageOf(list.error) : undefined}
-        />
-        <div class="toolbar-buttons">
-          <Button type="submit">Apply filter</Button>
-        </div>
-      </Form>
+        loadError={list.error}
+        placeholder='e.g. status >= 400 && url ~ "/api/collections"'
+        hint="Names: status, method, url, auth, authId, database, userIp, execTime, created, level."
+      />
       {perHour.length > 0 && (
         <figure class="sparkline card" role="img" aria-label={`Requests per hour, ${perHour.length} hour(s), at most ${peak}`}>
           {perHour.slice(-72).map((s) => (

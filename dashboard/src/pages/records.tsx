@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, database, fieldError, messageOf, type Page } from '../api.ts';
+import { api, database, type Page } from '../api.ts';
 import { type Collection, type FieldDef, type RecordData, recordTitle } from '../model.ts';
 import { cellText, formatDate } from '../ui/format.ts';
 import { useLoad, useStore } from '../ui/hooks.ts';
-import { Badge, Button, ErrorBox, Form, Loading, PageHeader, TextField } from '../ui/kit.tsx';
-import { DataList } from '../ui/list.tsx';
+import { Badge, Button, ErrorBox, Loading, PageHeader, TextField } from '../ui/kit.tsx';
+import { DataList, FilterForm } from '../ui/list.tsx';
 import { RecordPanel } from './record-form.tsx';
 
 const MAX_COLUMNS = 6;
@@ -32,7 +32,6 @@ function columnsOf(c: Collection): Array<{ name: string; field?: FieldDef }> {
 }
 
 function Browser({ collection, openId }: { collection: Collection; openId?: string }) {
-  const [filterText, setFilterText] = useState('');
   const [filter, setFilter] = useState('');
   const [expandText, setExpandText] = useState('');
   const [sort, setSort] = useState('-created');
@@ -63,8 +62,6 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
     history.replaceState(null, '', `#${base}${id && id !== 'new' ? `?record=${id}` : ''}`);
   };
 
-  // A bad filter is the likeliest error here: the server's message says where the expression breaks.
-  const filterError = filter && list.error ? (fieldError(list.error, 'filter') ?? messageOf(list.error)) : undefined;
 
   return (
     <>
@@ -87,43 +84,21 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
         )}
       </PageHeader>
 
-      <Form
-        class="toolbar"
-        role="search"
-        onSubmit={() => {
+      <FilterForm
+        label="Filter"
+        filter={filter}
+        onFilter={(f) => {
           setPage(1);
-          setFilter(filterText.trim());
+          setFilter(f);
         }}
+        loadError={list.error}
+        placeholder={`e.g. ${collection.fields.find((f) => f.type === 'text')?.name ?? 'id'} ~ "word" && created > "2024-01-01"`}
+        hint="The rule language: = != > < ~ !~, && ||, relation paths such as author.name."
       >
-        <TextField
-          label="Filter"
-          class="grow mono-input"
-          value={filterText}
-          onValue={setFilterText}
-          placeholder={`e.g. ${collection.fields.find((f) => f.type === 'text')?.name ?? 'id'} ~ "word" && created > "2024-01-01"`}
-          error={filterError}
-          hint="The rule language: = != > < ~ !~, && ||, relation paths such as author.name."
-        />
         {relationNames.length > 0 && (
           <TextField label="Expand" value={expandText} onValue={setExpandText} placeholder={relationNames.join(',')} hint={`Relations: ${relationNames.join(', ')}`} />
         )}
-        <div class="toolbar-buttons">
-          <Button type="submit" variant="secondary">
-            Apply filter
-          </Button>
-          {filter && (
-            <Button
-              variant="ghost"
-              onClick={() => {
-                setFilterText('');
-                setFilter('');
-              }}
-            >
-              Clear filter
-            </Button>
-          )}
-        </div>
-      </Form>
+      </FilterForm>
 
       <DataList
         class="records"

@@ -1,8 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
-import type { Page } from '../api.ts';
+import { fieldError, messageOf, type Page } from '../api.ts';
 import type { Loaded } from './hooks.ts';
-import { Button, Empty, ErrorBox, Loading, SelectField } from './kit.tsx';
+import { Button, Empty, ErrorBox, Form, Loading, SelectField, TextField } from './kit.tsx';
 
 // The one list of the console: every screen that lists things (collections, keys, jobs, logs,
 // records…) gives its columns and actions to <DataList>, which owns the table and its states, so a
@@ -238,5 +238,33 @@ export function Pagination({ page, totalPages, totalItems, onPage, what = 'items
         Next ›
       </Button>
     </nav>
+  );
+}
+
+/**
+ * A list's filter in the rule language: the text typed is applied on submit (Enter or "Apply
+ * filter"), and the server's message about a bad filter shows under the box. `children` are more
+ * fields of the same toolbar. Pair it with DataList's `showLoadError={!filter}`.
+ */
+export function FilterForm(props: { label: string; filter: string; onFilter: (filter: string) => void; loadError: unknown; placeholder: string; hint: string; children?: ComponentChildren }) {
+  const [text, setText] = useState(props.filter);
+  const apply = (filter: string) => {
+    setText(filter);
+    props.onFilter(filter);
+  };
+  const error = props.filter && props.loadError ? (fieldError(props.loadError, 'filter') ?? messageOf(props.loadError)) : undefined;
+  return (
+    <Form class="toolbar" role="search" onSubmit={() => apply(text.trim())}>
+      <TextField label={props.label} class="grow mono-input" value={text} onValue={setText} placeholder={props.placeholder} error={error} hint={props.hint} />
+      {props.children}
+      <div class="toolbar-buttons">
+        <Button type="submit">Apply filter</Button>
+        {props.filter && (
+          <Button variant="ghost" onClick={() => apply('')}>
+            Clear filter
+          </Button>
+        )}
+      </div>
+    </Form>
   );
 }
