@@ -63,6 +63,7 @@ await admin('POST', `/api/migrations/${list.body.items[0].version}/apply`);
 await admin('PATCH', '/api/collections/posts', { body: { indexes: ['CREATE INDEX idx_posts_status ON posts (status)'] } });
 
 async function shoot(page: Page, name: string) {
+  await page.mouse.move(0, 0); // no row highlighted by a pointer left where a button was
   await page.waitForTimeout(250); // let transitions settle; a screenshot is not a test
   await page.screenshot({ path: path.join(OUT, `${name}.png`) });
   console.log(`docs/dashboard/${name}.png`);
@@ -137,12 +138,27 @@ await dark.close();
 
 const phone = await session('light', 390, 844);
 page = phone.page;
+await shoot(page, 'phone-collections');
 await page.goto(`${server.url}/_/#/collections/posts`);
 await page.getByRole('button', { name: /^Open record/ }).first().waitFor();
 await shoot(page, 'phone-records');
+await page.getByRole('button', { name: 'Open record Rules, explained' }).click();
+await page.getByRole('dialog').waitFor();
+await shoot(page, 'phone-record-panel');
+await page.keyboard.press('Escape');
+await page.goto(`${server.url}/_/#/webhooks`);
+await page.getByRole('button', { name: /^Retry event/ }).first().waitFor();
+await shoot(page, 'phone-webhook-logs');
 await page.getByRole('button', { name: 'Open menu' }).click();
 await shoot(page, 'phone-menu');
 await phone.close();
+
+const phoneDark = await session('dark', 390, 844);
+page = phoneDark.page;
+await page.goto(`${server.url}/_/#/keys`);
+await page.getByRole('button', { name: 'Rotate key reporting' }).waitFor();
+await shoot(page, 'phone-keys-dark');
+await phoneDark.close();
 
 await server.close();
 await receiver.close();

@@ -6,18 +6,24 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { deflateSync } from 'node:zlib';
 import * as zlib from 'node:zlib';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { onPostgres } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { launchBrowser, type TestBrowser, unnamedControls } from './browser.ts';
+import { axeViolations, dialogsOffScreen, launchBrowser, setView, sidewaysOverflow, type TestBrowser, unnamedControls, type View } from './browser.ts';
 
 const run = promisify(execFile);
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'owner-password-1';
 const DIST = path.resolve('dashboard/dist/index.html');
+const WIDE: View = { width: 1360, height: 860, theme: 'light' };
+const PHONE: View = { width: 390, height: 844, theme: 'light' };
+/** Every screen is looked at in these: both widths, both themes (ordered to switch one thing at a time). */
+const VIEWS: View[] = [WIDE, { ...WIDE, theme: 'dark' }, { ...PHONE, theme: 'dark' }, PHONE];
+/** A small phone: the page must not scroll sideways there either. */
+const NARROWEST: View = { width: 360, height: 740, theme: 'light' };
 
 /** A real 8x8 PNG (a teal square), so the preview can be checked to have decoded. */
 function png(): Buffer {
@@ -61,13 +67,35 @@ describe('the dashboard in a real browser', () => {
   let b: TestBrowser;
   let page: Page;
   const unnamed: string[] = [];
+  const problems: string[] = [];
   let keyValue = '';
   let adminToken = '';
   const admin = (method: string, urlPath: string, options: { body?: unknown } = {}) => server.request(method, urlPath, { ...options, token: adminToken });
 
-  /** Records every control of the current screen that has no accessible name. */
-  const checkNames = async (screen: string) => {
+  /**
+   * Looks at the current screen in every view: records a page that scrolls sideways as a whole, an
+   * open dialog that does not fit, an axe-core violation of impact serious or critical (rule and
+   * element), and controls without an accessible name; then goes back to the wide light view.
+   */
+  const look = async (screen: string) => {
+    for (const view of [...VIEWS, NARROWEST]) {
+      await setView(page, view);
+      const where = `${screen} (${view.width} px, ${view.theme})`;
+      const overflow = await sidewaysOverflow(page);
+      if (overflow) problems.push(`${where}: ${overflow}`);
+      for (const dialog of await dialogsOffScreen(page)) problems.push(`${where}: ${dialog}`);
+      if (view !== NARROWEST) for (const violation of await axeViolations(page)) problems.push(`${where}: ${violation}`);
+    }
+    await setView(page, WIDE);
     for (const html of await unnamedControls(page)) unnamed.push(`${screen}: ${html}`);
+  };
+  /** Presses Tab (or Shift+Tab) until `target` has the focus: how a keyboard user gets there. */
+  const tabTo = async (target: Locator, backwards = false) => {
+    for (let i = 0; i < 60; i++) {
+      if ((await target.and(page.locator(':focus')).count()) === 1) return;
+      await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+    }
+    assert.fail(`the keyboard never reached ${target}`);
   };
   const nav = async (name: string, heading: string | RegExp = name) => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
@@ -79,7 +107,7 @@ describe('the dashboard in a real browser', () => {
     inbox = await startInbox();
     receiver = await startReceiver();
     server = await startServer({ noAdmin: true, env: { CAIRN_WEBHOOK_MAX_ATTEMPTS: '1', CAIRN_SMTP_URL: inbox.url } });
-    b = await launchBrowser();
+    b = await launchBrowser({ width: WIDE.width, height: WIDE.height });
     page = b.page;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });
@@ -97,7 +125,7 @@ describe('the dashboard in a real browser', () => {
   test('set up the first administrator; the session is kept as the PocketBase SDK keeps it', async () => {
     await page.goto(`${server.url}/`);
     await page.getByRole('heading', { name: 'Create the first administrator' }).waitFor();
-    await checkNames('setup');
+    await look('setup');
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByLabel('Confirm password').fill(PASSWORD);
@@ -109,7 +137,7 @@ describe('the dashboard in a real browser', () => {
     const me = await server.request('GET', '/api/admins/me', { token: stored.token });
     assert.equal(me.status, 200, me.text);
     adminToken = stored.token;
-    await checkNames('collections');
+    await look('collections');
   });
 
   test('create a collection with a text, a relation and a file field', async () => {
@@ -126,7 +154,7 @@ describe('the dashboard in a real browser', () => {
     const file = page.getByRole('group', { name: /^Field 3/ });
     await file.getByLabel('Name').fill('cover');
     await file.getByLabel('Allowed types').fill('image/png, image/jpeg');
-    await checkNames('collection editor');
+    await look('collection editor');
     await page.getByRole('button', { name: 'Create collection' }).click();
     await page.getByRole('heading', { level: 1, name: 'posts' }).waitFor();
     const created = await admin('GET', '/api/collections/posts');
@@ -151,7 +179,7 @@ describe('the dashboard in a real browser', () => {
     await panel.getByRole('radio', { name: /Ada/ }).check();
     await panel.getByLabel('Upload cover').setInputFiles({ name: 'Cover Photo.png', mimeType: 'image/png', buffer: png() });
     await panel.getByRole('img', { name: 'Preview of Cover Photo.png' }).waitFor();
-    await checkNames('record panel');
+    await look('record panel');
     await panel.getByRole('button', { name: 'Create record' }).click();
     await panel.waitFor({ state: 'detached' });
 
@@ -192,8 +220,10 @@ describe('the dashboard in a real browser', () => {
     await page.getByLabel('Filter').fill('title ~~ "x"');
     await page.getByRole('button', { name: 'Apply filter' }).click();
     assert.match(await describedError(page, 'Filter'), /invalid|unexpected|expected/i);
+    await look('records, with a bad filter');
     await page.getByRole('button', { name: 'Clear filter' }).click();
     await waitFor(async () => (await titles()).length === 4, { what: 'every row again' });
+    await look('records');
   });
 
   test("edit a rule: a bad rule shows the server's message at the rule", async () => {
@@ -211,7 +241,7 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await waitFor(async () => (await admin('GET', '/api/collections/posts')).body.listRule === 'title != ""', { what: 'the rule to be saved' });
     assert.equal(await page.getByLabel('List rule', { exact: true }).getAttribute('aria-invalid'), null);
-    await checkNames('rules');
+    await look('rules');
   });
 
   test('create an API key, use it with curl, copy, rotate and disable it', async () => {
@@ -223,7 +253,7 @@ describe('the dashboard in a real browser', () => {
     const shown = page.getByRole('dialog', { name: 'Key "ci"' });
     keyValue = await shown.getByLabel('API key', { exact: true }).inputValue();
     assert.match(keyValue, /^cairn_/);
-    await checkNames('issued key');
+    await look('issued key');
     await shown.getByRole('button', { name: 'Copy API key' }).click();
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), keyValue);
 
@@ -244,7 +274,46 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Disable key ci' }).click();
     await page.getByRole('button', { name: 'Enable key ci' }).waitFor();
     assert.equal((await curl(records, rotated)).status, 401, 'a disabled key is refused');
-    await checkNames('keys');
+    await look('keys');
+  });
+
+  test('with the keyboard only: create a collection, a record and an API key', async () => {
+    await page.goto(`${server.url}/_/#/collections`);
+    await page.getByRole('heading', { level: 1, name: 'Collections' }).waitFor();
+    await tabTo(page.getByRole('link', { name: 'New collection' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'New collection' }).waitFor();
+    await tabTo(page.getByLabel('Collection name'));
+    await page.keyboard.type('notes');
+    await tabTo(page.getByRole('group', { name: /^Field 1/ }).getByLabel('Name'));
+    await page.keyboard.type('body');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'notes' }).waitFor();
+    assert.deepEqual((await admin('GET', '/api/collections/notes')).body.fields.map((f: any) => f.name), ['body']);
+
+    await tabTo(page.getByRole('button', { name: 'New record' }));
+    await page.keyboard.press('Enter');
+    const panel = page.getByRole('dialog', { name: 'New notes record' });
+    await tabTo(panel.getByLabel('body'));
+    await page.keyboard.type('typed, not clicked');
+    await page.keyboard.press('Enter');
+    await panel.waitFor({ state: 'detached' });
+    assert.deepEqual((await admin('GET', '/api/collections/notes/records')).body.items.map((r: any) => r.body), ['typed, not clicked']);
+
+    // The dialog gave the focus back to "New record"; the menu is before it.
+    await tabTo(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }), true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    await tabTo(page.getByRole('button', { name: 'New API key' }).first());
+    await page.keyboard.press('Enter');
+    await tabTo(page.getByLabel('Key name'));
+    await page.keyboard.type('keyboard');
+    await page.keyboard.press('Enter');
+    const shown = page.getByRole('dialog', { name: 'Key "keyboard"' });
+    assert.match(await shown.getByLabel('API key', { exact: true }).inputValue(), /^cairn_/);
+    await page.keyboard.press('Escape');
+    await shown.waitFor({ state: 'detached' });
+    assert.ok((await admin('GET', '/api/keys')).body.items.some((k: any) => k.name === 'keyboard'));
   });
 
   test('see a failed webhook in the logs and retry it', async () => {
@@ -254,7 +323,7 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('tab', { name: /Webhook triggers/ }).click();
     await page.getByRole('button', { name: 'Add trigger' }).click();
     await page.getByRole('group', { name: 'Trigger 1' }).getByLabel('URL').fill(`${receiver.url}/hook`);
-    await checkNames('triggers');
+    await look('triggers');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await waitFor(async () => (await admin('GET', '/api/collections/posts')).body.options.triggers?.length === 1, { what: 'the trigger to be saved' });
     assert.equal((await admin('POST', '/api/collections/posts/records', { body: { title: 'ping' } })).status, 200);
@@ -266,7 +335,7 @@ describe('the dashboard in a real browser', () => {
     const retry = page.getByRole('button', { name: /^Retry event .* \(failed, posts\)$/ });
     await retry.waitFor();
     await page.getByRole('cell', { name: /500/ }).first().waitFor();
-    await checkNames('webhook logs');
+    await look('webhook logs');
 
     receiver.respond(() => 200);
     await retry.click();
@@ -285,7 +354,7 @@ describe('the dashboard in a real browser', () => {
     const yaml = await preview.getByLabel('Migration YAML').innerText();
     assert.match(yaml, /posts:/);
     assert.match(yaml, /create_table/);
-    await checkNames('migration preview');
+    await look('migration preview');
     await preview.getByRole('button', { name: 'Apply migration' }).click();
     await preview.waitFor({ state: 'detached' });
     await page.getByRole('row', { name: /initial.*applied/ }).waitFor();
@@ -298,7 +367,7 @@ describe('the dashboard in a real browser', () => {
     const zip = readFileSync((await download.path())!);
     assert.equal(zip.subarray(0, 2).toString(), 'PK');
     assert.ok(zip.includes(`${version}_initial.yaml`), 'the archive holds the migration file');
-    await checkNames('migrations');
+    await look('migrations');
   });
 
   test('settings: a test mail goes out through SMTP', async () => {
@@ -307,7 +376,7 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Send test mail' }).click();
     const mail = await inbox.next('ops@example.com');
     assert.match(mail.subject, /^\[Test\]/);
-    await checkNames('settings');
+    await look('settings');
   });
 
   test('request logs: the refused requests of this session, by filter', async () => {
@@ -318,7 +387,7 @@ describe('the dashboard in a real browser', () => {
     const statuses = () => page.locator('tbody tr td:nth-child(2)').allInnerTexts();
     await waitFor(async () => ((s) => s.length > 0 && s.every((t) => t === '400'))(await statuses()), { what: 'only the refused requests' });
     await page.getByRole('cell', { name: /PATCH \/api\/collections\/posts/ }).first().waitFor();
-    await checkNames('request logs');
+    await look('request logs');
   });
 
   test('backups: take one from the console (SQLite), or read why not (PostgreSQL)', async () => {
@@ -327,7 +396,56 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Take a backup' }).click();
     if (onPostgres) await page.getByRole('alert').getByText(/PostgreSQL/).waitFor();
     else await page.getByRole('rowheader', { name: 'from_console.zip' }).waitFor({ timeout: 30_000 });
-    await checkNames('backups');
+    await look('backups');
+  });
+
+  test('the other screens, dialogs and states look right at every width and theme', async () => {
+    await admin('POST', '/api/webhooks/cron', { body: { name: 'nightly-report', schedule: '0 3 * * *', timezone: 'Europe/Paris', url: `${receiver.url}/report` } });
+    const steps = [{ type: 'create_record', collection: 'posts', data: { title: '{{event.title}}' } }];
+    const flow = await admin('POST', '/api/workflows', { body: { name: 'inbound', steps } });
+    assert.equal(flow.status, 200, flow.text);
+    assert.equal((await server.request('POST', '/api/workflows/inbound/events', { body: { title: 'from a workflow' }, token: flow.body.secret })).status, 202);
+    assert.equal((await admin('POST', '/api/admins', { body: { email: 'second@example.com', password: 'second-password-1', passwordConfirm: 'second-password-1' } })).status, 200);
+
+    await nav('Cron jobs');
+    await page.getByRole('rowheader', { name: 'nightly-report' }).waitFor();
+    await look('cron jobs');
+    await page.getByRole('button', { name: 'Edit cron job nightly-report' }).click();
+    await page.getByText('Next runs').waitFor();
+    await look('cron job form');
+    await page.keyboard.press('Escape');
+
+    await nav('Workflows');
+    await look('workflows');
+    await page.getByRole('link', { name: 'inbound' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'inbound' }).waitFor();
+    await page.getByRole('button', { name: /^Show details of run/ }).first().click();
+    await page.getByText('from a workflow').first().waitFor();
+    await look('workflow runs');
+
+    await nav('Administrators');
+    await page.getByRole('rowheader', { name: 'second@example.com' }).waitFor();
+    await look('administrators');
+    await page.getByRole('button', { name: 'Delete administrator second@example.com' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete administrator second@example.com?' });
+    await look('confirmation');
+    await confirm.getByRole('button', { name: 'Delete administrator' }).click();
+    await page.getByRole('rowheader', { name: 'second@example.com' }).waitFor({ state: 'detached' });
+
+    await nav('Users');
+    await page.getByRole('button', { name: /^Open record Ada/ }).waitFor();
+    await look('users');
+
+    // A new database: its empty lists say what to do first.
+    await page.getByRole('button', { name: 'New database' }).click();
+    await page.getByLabel('Database name').fill('empty_one');
+    await look('new database');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await nav('API keys');
+    await page.getByText('No API keys in this database.').waitFor();
+    await look('an empty list');
+    await page.getByLabel('Database', { exact: true }).selectOption('main');
+    await page.getByRole('rowheader', { name: 'ci', exact: true }).waitFor();
   });
 
   test('the pages the mails link to confirm a password reset and a verification', async () => {
@@ -340,6 +458,7 @@ describe('the dashboard in a real browser', () => {
     await server.request('POST', '/api/collections/users/request-password-reset', { body: { email: 'ada@example.com' } });
     await page.goto(await linkIn('password-reset'));
     await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    await look('confirm password reset');
     await page.getByLabel('New password', { exact: true }).fill('ada-new-password');
     await page.getByLabel('Confirm new password').fill('ada-new-password');
     await page.getByRole('button', { name: 'Set new password' }).click();
@@ -353,25 +472,63 @@ describe('the dashboard in a real browser', () => {
     const mail = await inbox.next('bob@example.com', /Verify/);
     const link = /\/_\/(#\/auth\/confirm-verification\/[^\s"<]+)/.exec(mail.text)!;
     await page.goto(`${server.url}/_/${link[1]}`);
-    await checkNames('confirm verification');
+    await look('confirm verification');
     await page.getByRole('button', { name: 'Verify my email' }).click();
     await page.getByText('Your email address is verified').waitFor();
     const bob = await admin('GET', '/api/collections/users/records?perPage=100');
     assert.equal(bob.body.items.find((u: any) => u.email === 'bob@example.com').verified, true);
   });
 
-  test('on a phone the navigation opens from a menu button', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  test('on a phone: a compact top bar, a menu that takes the focus, forms in one column', async () => {
+    await setView(page, PHONE);
     await page.goto(`${server.url}/_/#/collections`);
     await page.getByRole('heading', { level: 1, name: 'Collections' }).waitFor();
+    const bar = (await page.getByRole('banner').boundingBox())!;
+    assert.ok(bar.height <= 64, `the top bar is ${bar.height} px tall`);
+    const menuButton = page.getByRole('button', { name: 'Open menu' });
+    const button = (await menuButton.boundingBox())!;
+    assert.ok(button.y >= bar.y && button.y + button.height <= bar.y + bar.height, 'the menu button sits in the bar');
     const sidebar = page.getByRole('navigation', { name: 'Main' });
+    assert.equal(await sidebar.isVisible(), false, 'the closed menu is out of sight and out of the tab order');
+
+    await menuButton.click();
+    const cron = sidebar.getByRole('link', { name: 'Cron jobs' });
+    await cron.waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Collections', exact: true }).and(page.locator(':focus')).count(), 1, 'the current page link has the focus');
+    await look('menu on a phone');
+    await setView(page, PHONE);
+    await page.keyboard.press('Escape');
+    await sidebar.waitFor({ state: 'hidden' });
+    assert.equal(await page.getByRole('button', { name: 'Open menu' }).and(page.locator(':focus')).count(), 1, 'Escape gives the focus back');
+
     await page.getByRole('button', { name: 'Open menu' }).click();
-    await sidebar.getByRole('link', { name: 'Cron jobs' }).click();
+    await cron.click();
     await page.getByRole('heading', { level: 1, name: 'Cron jobs' }).waitFor();
-    await page.setViewportSize({ width: 1280, height: 860 });
+
+    await page.goto(`${server.url}/_/#/settings`);
+    const name = (await page.getByLabel('Application name').boundingBox())!;
+    const url = (await page.getByLabel('Application URL').boundingBox())!;
+    assert.ok(url.y > name.y + name.height && Math.abs(url.x - name.x) < 1, 'the fields are one under the other');
+    await setView(page, WIDE);
   });
 
-  test('every control of every screen visited has an accessible name, and the page logged no error', () => {
+  test('sign out, the sign-in and forgotten password screens, sign in again', async () => {
+    await page.goto(`${server.url}/_/#/collections`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await look('sign in');
+    await page.getByRole('link', { name: /forgot/i }).click();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await look('forgotten password');
+    await page.goto(`${server.url}/_/`);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Collections' }).waitFor();
+  });
+
+  test('every screen visited: no sideways scrolling, no serious accessibility violation, every control named, no error logged', () => {
+    assert.deepEqual(problems, []);
     assert.deepEqual(unnamed, []);
     assert.deepEqual(b.errors, []);
   });

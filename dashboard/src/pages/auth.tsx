@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type Admin, ApiError, api, fieldError, signIn } from '../api.ts';
 import { navigate } from '../router.ts';
 import { useAction } from '../ui/hooks.ts';
-import { Button, ErrorBox, TextField } from '../ui/kit.tsx';
+import { Button, ErrorBox, Form, TextField } from '../ui/kit.tsx';
 
 function Card({ title, intro, children }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
   return (
@@ -33,6 +33,16 @@ export function Logo() {
 
 type AuthResult = { token: string; admin: Admin };
 
+/** A new password and its confirmation, each with the server's error about it. */
+function NewPassword(props: { labels: [string, string]; password: string; onPassword: (v: string) => void; confirmation: string; onConfirmation: (v: string) => void; error: unknown }) {
+  return (
+    <>
+      <TextField label={props.labels[0]} type="password" autoComplete="new-password" required value={props.password} onValue={props.onPassword} error={fieldError(props.error, 'password')} />
+      <TextField label={props.labels[1]} type="password" autoComplete="new-password" required value={props.confirmation} onValue={props.onConfirmation} error={fieldError(props.error, 'passwordConfirm')} />
+    </>
+  );
+}
+
 export function SetupPage({ onDone }: { onDone: () => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -50,28 +60,14 @@ export function SetupPage({ onDone }: { onDone: () => void }) {
   });
   return (
     <Card title="Create the first administrator" intro="This instance has no administrator yet. The account you create here manages every database of it.">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
+      <Form onSubmit={() => void action.run()}>
         <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} error={fieldError(action.error, 'email')} />
-        <TextField label="Password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
-        <TextField
-          label="Confirm password"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={confirmation}
-          onValue={setConfirmation}
-          error={fieldError(action.error, 'passwordConfirm')}
-        />
+        <NewPassword labels={['Password', 'Confirm password']} password={password} onPassword={setPassword} confirmation={confirmation} onConfirmation={setConfirmation} error={action.error} />
         <ErrorBox error={action.error} />
         <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
           Create administrator
         </Button>
-      </form>
+      </Form>
     </Card>
   );
 }
@@ -85,19 +81,14 @@ export function LoginPage() {
   });
   return (
     <Card title="Sign in" intro="Administrators only.">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
+      <Form onSubmit={() => void action.run()}>
         <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} autoFocus />
         <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
         <ErrorBox error={action.error} />
         <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
           Sign in
         </Button>
-      </form>
+      </Form>
       <p class="auth-foot">
         <a href="#/forgot-password">Forgot your password?</a>
       </p>
@@ -117,18 +108,13 @@ export function ForgotPassword() {
       {sent ? (
         <p role="status">If {email} belongs to an administrator, a link is on its way. It is valid for 30 minutes.</p>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            void action.run();
-          }}
-        >
+        <Form onSubmit={() => void action.run()}>
           <TextField label="Email" type="email" required value={email} onValue={setEmail} error={fieldError(action.error, 'email')} />
           <ErrorBox error={action.error} />
           <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
             Send reset link
           </Button>
-        </form>
+        </Form>
       )}
       <p class="auth-foot">
         <a href="#/login">Back to sign in</a>
@@ -147,27 +133,13 @@ function NewPasswordForm({ submit, doneText }: { submit: (password: string, conf
   });
   if (done) return <p role="status" class="success-text">{doneText}</p>;
   return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run();
-      }}
-    >
-      <TextField label="New password" type="password" autoComplete="new-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
-      <TextField
-        label="Confirm new password"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={confirmation}
-        onValue={setConfirmation}
-        error={fieldError(action.error, 'passwordConfirm')}
-      />
+    <Form onSubmit={() => void action.run()}>
+      <NewPassword labels={['New password', 'Confirm new password']} password={password} onPassword={setPassword} confirmation={confirmation} onConfirmation={setConfirmation} error={action.error} />
       <ErrorBox error={action.error} />
       <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
         Set new password
       </Button>
-    </form>
+    </Form>
   );
 }
 

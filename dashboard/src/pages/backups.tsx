@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, fieldError } from '../api.ts';
 import { formatBytes, formatDate } from '../ui/format.ts';
-import { useLoad } from '../ui/hooks.ts';
-import { Button, Empty, ErrorBox, Loading, PageHeader, TextField } from '../ui/kit.tsx';
+import { useLoad, useTasks } from '../ui/hooks.ts';
+import { Button, FilePick, Form, PageHeader, TextField } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
 import { confirm, notify } from '../ui/overlays.tsx';
 
 interface Backup {
@@ -17,28 +18,15 @@ const instance = { db: false } as const;
 export function BackupsPage() {
   const list = useLoad(() => api<Backup[]>('GET', '/api/backups', instance), []);
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState<string>();
-  const act = async (label: string, what: () => Promise<unknown>) => {
-    setError(undefined);
-    setBusy(label);
-    try {
-      await what();
-      list.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const tasks = useTasks(list.reload);
   const create = () =>
-    act('create', async () => {
+    tasks.run('create', async () => {
       await api('POST', '/api/backups', { ...instance, body: name.trim() ? { name: name.trim() } : {} });
       setName('');
       notify('Backup taken.');
     });
   const upload = (file: File) =>
-    act('upload', async () => {
+    tasks.run('upload', async () => {
       const form = new FormData();
       form.append('file', file);
       await api('POST', '/api/backups/upload', { ...instance, form });
@@ -46,7 +34,7 @@ export function BackupsPage() {
     });
   // Downloads go through a link with a file token: the browser saves the ZIP without holding it in memory.
   const downloadBackup = (b: Backup) =>
-    act(`download ${b.key}`, async () => {
+    tasks.run(`download ${b.key}`, async () => {
       const { token } = await api<{ token: string }>('POST', '/api/files/token');
       const a = document.createElement('a');
       a.href = `/api/backups/${encodeURIComponent(b.key)}?token=${encodeURIComponent(token)}`;
@@ -56,13 +44,13 @@ export function BackupsPage() {
       a.remove();
     });
   const remove = (b: Backup) =>
-    act(`delete ${b.key}`, async () => {
+    tasks.run(`delete ${b.key}`, async () => {
       if (!(await confirm(`Delete ${b.key}?`, <p>The backup file is deleted for good.</p>, 'Delete backup'))) return;
       await api('DELETE', `/api/backups/${encodeURIComponent(b.key)}`, instance);
       notify(`${b.key} deleted.`);
     });
   const restore = (b: Backup) =>
-    act(`restore ${b.key}`, async () => {
+    tasks.run(`restore ${b.key}`, async () => {
       const ok = await confirm(
         `Restore ${b.key}?`,
         <>
@@ -80,82 +68,34 @@ export function BackupsPage() {
   return (
     <>
       <PageHeader title="Backups" subtitle="ZIP archives of every database, the uploaded files and the settings, taken without stopping writes." />
-      <form
-        class="toolbar"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void create();
-        }}
-      >
-        <TextField label="Backup name" value={name} onValue={setName} placeholder="optional, e.g. before_upgrade.zip" error={fieldError(error, 'name')} />
+      <Form class="toolbar" onSubmit={() => void create()}>
+        <TextField label="Backup name" value={name} onValue={setName} placeholder="optional, e.g. before_upgrade.zip" error={fieldError(tasks.error, 'name')} />
         <div class="toolbar-buttons">
-          <Button variant="primary" type="submit" busy={busy === 'create'}>
+          <Button variant="primary" type="submit" busy={tasks.busy === 'create'}>
             Take a backup
           </Button>
-          <div class="file-pick">
-            <input
-              id="backup-upload"
-              type="file"
-              accept=".zip,application/zip"
-              class="sr-only"
-              onChange={(e) => {
-                const file = e.currentTarget.files?.[0];
-                e.currentTarget.value = '';
-                if (file) void upload(file);
-              }}
-            />
-            <label for="backup-upload" class="btn btn-secondary">
-              Upload a backup
-            </label>
-          </div>
+          <FilePick label="Upload a backup" accept=".zip,application/zip" onFile={(f) => void upload(f)} busy={tasks.busy === 'upload'} />
         </div>
-      </form>
-      <ErrorBox error={error ?? list.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.length === 0 ? (
-        <Empty title="No backups yet." />
-      ) : (
-        list.data && (
-          <div class="table-wrap">
-            <table class="table">
-              <caption class="sr-only">Backups</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Taken</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((b) => (
-                  <tr key={b.key}>
-                    <th scope="row" class="mono small">
-                      {b.key}
-                    </th>
-                    <td>{formatBytes(b.size)}</td>
-                    <td class="nowrap">{formatDate(b.modified)}</td>
-                    <td class="row-actions">
-                      <Button small onClick={() => void downloadBackup(b)} aria-label={`Download backup ${b.key}`}>
-                        Download
-                      </Button>
-                      <Button small onClick={() => void restore(b)} busy={busy === `restore ${b.key}`} aria-label={`Restore backup ${b.key}`}>
-                        Restore
-                      </Button>
-                      <Button small variant="danger" onClick={() => void remove(b)} aria-label={`Delete backup ${b.key}`}>
-                        Delete
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )
-      )}
+      </Form>
+      <DataList
+        caption="Backups"
+        load={list}
+        error={tasks.error}
+        rowKey={(b) => b.key}
+        rowName={(b) => `backup ${b.key}`}
+        empty="No backups yet."
+        emptyAction={<p class="muted">Take one above, or upload a backup made elsewhere.</p>}
+        columns={[
+          { id: 'key', label: 'Name', rowHeader: true, class: 'mono small', sort: (b) => b.key, cell: (b) => b.key },
+          { id: 'size', label: 'Size', class: 'nowrap', sort: (b) => b.size, cell: (b) => formatBytes(b.size) },
+          { id: 'modified', label: 'Taken', class: 'nowrap', sort: (b) => b.modified, cell: (b) => formatDate(b.modified) },
+        ]}
+        actions={(b) => [
+          { label: 'Download', onClick: () => void downloadBackup(b) },
+          { label: 'Restore', onClick: () => void restore(b), busy: tasks.busy === `restore ${b.key}` },
+          { label: 'Delete', variant: 'danger', onClick: () => void remove(b) },
+        ]}
+      />
     </>
   );
 }

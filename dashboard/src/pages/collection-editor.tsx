@@ -3,7 +3,7 @@ import { allFieldErrors, api, ApiError, fieldError } from '../api.ts';
 import { type Collection, FIELD_TYPES, type FieldDef, RULES, type RuleKey, type Trigger } from '../model.ts';
 import { navigate } from '../router.ts';
 import { useAction, useLoad } from '../ui/hooks.ts';
-import { Badge, Button, CheckField, ErrorBox, Loading, PageHeader, SelectField, Tabs, TextArea, TextField } from '../ui/kit.tsx';
+import { Badge, Button, CheckField, ErrorBox, Form, Loading, PageHeader, SelectField, Tabs, TextArea, TextField } from '../ui/kit.tsx';
 import { confirm, notify } from '../ui/overlays.tsx';
 import { useCollections } from './collections.tsx';
 
@@ -262,13 +262,7 @@ function Editor({ collection }: { collection?: Collection }) {
   const collectionNames = (others.data ?? []).filter((c) => c.type !== 'view').map((c) => c.name);
 
   return (
-    <form
-      class="editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <Form class="editor" onSubmit={() => void save.run()}>
       <PageHeader
         title={collection ? `Edit ${collection.name}` : 'New collection'}
         subtitle={collection ? <a href={`#/collections/${encodeURIComponent(collection.name)}`}>Browse its records</a> : 'Fields are append-only: names and types are fixed once saved.'}
@@ -445,7 +439,7 @@ function Editor({ collection }: { collection?: Collection }) {
           />
         </section>
       )}
-    </form>
+    </Form>
   );
 }
 

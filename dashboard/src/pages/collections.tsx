@@ -1,7 +1,8 @@
 import { api, type Page } from '../api.ts';
 import type { Collection } from '../model.ts';
 import { useLoad } from '../ui/hooks.ts';
-import { Badge, Empty, ErrorBox, Loading, PageHeader } from '../ui/kit.tsx';
+import { Badge, PageHeader } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
 
 export function ruleSummary(rule: string | null): string {
   if (rule === null) return 'admins only';
@@ -22,59 +23,40 @@ export function CollectionsPage() {
           New collection
         </a>
       </PageHeader>
-      <ErrorBox error={list.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data && list.data.length === 0 ? (
-        <Empty title="No collections yet.">
+      <DataList
+        caption="Collections"
+        load={list}
+        rowKey={(c) => c.id}
+        rowName={(c) => `collection ${c.name}`}
+        empty="No collections yet."
+        emptyAction={
           <a class="btn btn-primary" href="#/collections/new">
             Create the first collection
           </a>
-        </Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <caption class="sr-only">Collections</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Fields</th>
-                <th scope="col">List</th>
-                <th scope="col">View</th>
-                <th scope="col">Triggers</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data?.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <a href={`#/collections/${encodeURIComponent(c.name)}`} class="strong">
-                      {c.name}
-                    </a>
-                    {c.system && <Badge>system</Badge>}
-                  </th>
-                  <td>
-                    <Badge tone={c.type === 'auth' ? 'info' : c.type === 'view' ? 'warning' : 'neutral'}>{c.type}</Badge>
-                  </td>
-                  <td>{c.fields.length}</td>
-                  <td>{ruleSummary(c.listRule)}</td>
-                  <td>{ruleSummary(c.viewRule)}</td>
-                  <td>{c.options.triggers?.length ?? 0}</td>
-                  <td class="row-actions">
-                    <a class="btn btn-small btn-ghost" href={`#/collections/${encodeURIComponent(c.name)}/edit`} aria-label={`Edit collection ${c.name}`}>
-                      Edit
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+        }
+        columns={[
+          {
+            id: 'name',
+            label: 'Name',
+            rowHeader: true,
+            sort: (c) => c.name,
+            cell: (c) => (
+              <>
+                <a href={`#/collections/${encodeURIComponent(c.name)}`} class="strong">
+                  {c.name}
+                </a>{' '}
+                {c.system && <Badge>system</Badge>}
+              </>
+            ),
+          },
+          { id: 'type', label: 'Type', sort: (c) => c.type, cell: (c) => <Badge tone={c.type === 'auth' ? 'info' : c.type === 'view' ? 'warning' : 'neutral'}>{c.type}</Badge> },
+          { id: 'fields', label: 'Fields', sort: (c) => c.fields.length, cell: (c) => c.fields.length },
+          { id: 'list', label: 'List', cell: (c) => ruleSummary(c.listRule) },
+          { id: 'view', label: 'View', cell: (c) => ruleSummary(c.viewRule) },
+          { id: 'triggers', label: 'Triggers', cell: (c) => c.options.triggers?.length ?? 0 },
+        ]}
+        actions={(c) => [{ label: 'Edit', href: `#/collections/${encodeURIComponent(c.name)}/edit`, variant: 'ghost' }]}
+      />
     </>
   );
 }

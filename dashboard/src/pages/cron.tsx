@@ -2,9 +2,10 @@ import { Cron } from 'croner';
 import { useMemo, useState } from 'preact/hooks';
 import { api, fieldError, type Page } from '../api.ts';
 import { formatDate, fromNow } from '../ui/format.ts';
-import { useAction, useLoad } from '../ui/hooks.ts';
-import { Badge, Button, CheckField, Empty, ErrorBox, JsonEditor, Loading, PageHeader, SelectField, TextArea, TextField } from '../ui/kit.tsx';
-import { confirm, Modal, notify } from '../ui/overlays.tsx';
+import { useAction, useLoad, useTasks } from '../ui/hooks.ts';
+import { Badge, Button, CheckField, JsonEditor, PageHeader, SelectField, TextArea, TextField } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
+import { confirm, FormDialog, notify } from '../ui/overlays.tsx';
 
 interface CronJob {
   id: string;
@@ -50,17 +51,13 @@ export function previewSchedule(schedule: string, timezone: string): { runs?: Da
 export function CronPage() {
   const list = useLoad(() => api<Page<CronJob>>('GET', '/api/webhooks/cron', { query: { perPage: 500 } }), []);
   const [editing, setEditing] = useState<CronJob | 'new'>();
-  const [rowError, setRowError] = useState<unknown>();
-  const remove = async (job: CronJob) => {
-    if (!(await confirm(`Delete cron job "${job.name}"?`, <p>Its future runs are cancelled. Past attempts stay in the webhook logs.</p>, 'Delete job'))) return;
-    try {
+  const tasks = useTasks(list.reload);
+  const remove = (job: CronJob) =>
+    tasks.run('delete', async () => {
+      if (!(await confirm(`Delete cron job "${job.name}"?`, <p>Its future runs are cancelled. Past attempts stay in the webhook logs.</p>, 'Delete job'))) return;
       await api('DELETE', `/api/webhooks/cron/${job.id}`);
       notify(`Cron job "${job.name}" deleted.`);
-      list.reload();
-    } catch (err) {
-      setRowError(err);
-    }
-  };
+    });
   return (
     <>
       <PageHeader title="Cron jobs" subtitle="Requests sent on a schedule, through the same outbox, retries and logs as triggers.">
@@ -68,67 +65,30 @@ export function CronPage() {
           New cron job
         </Button>
       </PageHeader>
-      <ErrorBox error={list.error ?? rowError} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.items.length === 0 ? (
-        <Empty title="No cron jobs in this database.">
+      <DataList
+        caption="Cron jobs"
+        load={list}
+        error={tasks.error}
+        rowKey={(job) => job.id}
+        rowName={(job) => `cron job ${job.name}`}
+        empty="No cron jobs in this database."
+        emptyAction={
           <Button variant="primary" onClick={() => setEditing('new')}>
             Schedule a request
           </Button>
-        </Empty>
-      ) : (
-        list.data && (
-          <div class="table-wrap">
-            <table class="table">
-              <caption class="sr-only">Cron jobs</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Schedule</th>
-                  <th scope="col">Request</th>
-                  <th scope="col">Next run</th>
-                  <th scope="col">Last run</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((job) => (
-                  <tr key={job.id}>
-                    <th scope="row">
-                      {job.name} {!job.enabled && <Badge tone="warning">disabled</Badge>}
-                    </th>
-                    <td>
-                      <code>{job.schedule}</code> <span class="muted small">{job.timezone}</span>
-                    </td>
-                    <td class="truncate-cell">
-                      <span class="mono small">
-                        {job.method} {job.url}
-                      </span>
-                    </td>
-                    <td class="nowrap" title={formatDate(job.nextRunAt)}>
-                      {job.nextRunAt ? fromNow(job.nextRunAt) : '—'}
-                    </td>
-                    <td class="nowrap" title={formatDate(job.lastRunAt)}>
-                      {job.lastRunAt ? fromNow(job.lastRunAt) : 'never'}
-                    </td>
-                    <td class="row-actions">
-                      <Button small onClick={() => setEditing(job)} aria-label={`Edit cron job ${job.name}`}>
-                        Edit
-                      </Button>
-                      <Button small variant="danger" onClick={() => void remove(job)} aria-label={`Delete cron job ${job.name}`}>
-                        Delete
-                      </Button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )
-      )}
+        }
+        columns={[
+          { id: 'name', label: 'Name', rowHeader: true, sort: (job) => job.name, cell: (job) => <>{job.name} {!job.enabled && <Badge tone="warning">disabled</Badge>}</> },
+          { id: 'schedule', label: 'Schedule', cell: (job) => <><code>{job.schedule}</code> <span class="muted small">{job.timezone}</span></> },
+          { id: 'request', label: 'Request', class: 'truncate-cell', cell: (job) => <span class="mono small">{job.method} {job.url}</span> },
+          { id: 'next', label: 'Next run', class: 'nowrap', sort: (job) => job.nextRunAt ?? '~', cell: (job) => <span title={formatDate(job.nextRunAt)}>{job.nextRunAt ? fromNow(job.nextRunAt) : '—'}</span> },
+          { id: 'last', label: 'Last run', class: 'nowrap', sort: (job) => job.lastRunAt ?? '', cell: (job) => <span title={formatDate(job.lastRunAt)}>{job.lastRunAt ? fromNow(job.lastRunAt) : 'never'}</span> },
+        ]}
+        actions={(job) => [
+          { label: 'Edit', onClick: () => setEditing(job) },
+          { label: 'Delete', variant: 'danger', onClick: () => void remove(job) },
+        ]}
+      />
       {editing && (
         <CronForm
           job={editing === 'new' ? undefined : editing}
@@ -171,60 +131,45 @@ function CronForm({ job, onClose, onSaved }: { job?: CronJob; onClose: () => voi
   });
   const zones = ZONES.includes(timezone) ? ZONES : [timezone, ...ZONES];
   return (
-    <Modal title={job ? `Edit ${job.name}` : 'New cron job'} onClose={onClose} side>
-      <form
-        class="stack"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
-        <TextField label="Job name" value={name} onValue={setName} required error={fieldError(action.error, 'name')} />
-        <div class="grid-2">
-          <TextField
-            label="Schedule"
-            class="mono-input"
-            value={schedule}
-            onValue={setSchedule}
-            required
-            error={fieldError(action.error, 'schedule') ?? preview.problem}
-            hint="Cron (5 or 6 fields), @hourly, @daily…, or @every 30s"
-          />
-          <SelectField label="Time zone" value={timezone} onValue={setTimezone} options={zones} error={fieldError(action.error, 'timezone')} />
-        </div>
-        {preview.runs && (
-          <div class="note" aria-live="polite">
-            <strong>Next runs</strong> <span class="muted small">(your time)</span>:{' '}
-            {preview.runs.map((d) => (
-              <span key={d.toISOString()} class="chip">
-                {formatDate(d.toISOString())}
-              </span>
-            ))}
-          </div>
-        )}
-        <div class="grid-2">
-          <SelectField label="Method" value={method} onValue={setMethod} options={['GET', 'POST', 'PUT', 'PATCH', 'DELETE']} error={fieldError(action.error, 'method')} />
-          <CheckField label="Enabled" checked={enabled} onValue={setEnabled} />
-        </div>
-        <TextField label="URL" type="url" value={url} onValue={setUrl} required error={fieldError(action.error, 'url')} placeholder="https://example.com/jobs/report" />
-        <TextArea label="Headers (JSON)" mono rows={2} value={headers} onValue={setHeaders} error={fieldError(action.error, 'headers')} placeholder='{"X-Job": "report"}' />
-        <JsonEditor label="Body (JSON)" text={body} onText={setBody} error={fieldError(action.error, 'body')} rows={4} hint="Empty sends Cairn's own {id, event: cron.run, …} body." />
+    <FormDialog title={job ? `Edit ${job.name}` : 'New cron job'} onClose={onClose} side action={action} submit={job ? 'Save job' : 'Create job'}>
+      <TextField label="Job name" value={name} onValue={setName} required error={fieldError(action.error, 'name')} />
+      <div class="grid-2">
         <TextField
-          label="Signing secret"
-          value={secret}
-          onValue={setSecret}
-          placeholder={job ? 'unchanged' : 'whsec_… (optional)'}
-          error={fieldError(action.error, 'secret')}
-          hint="Standard Webhooks secret; requests are signed when set."
+          label="Schedule"
+          class="mono-input"
+          value={schedule}
+          onValue={setSchedule}
+          required
+          error={fieldError(action.error, 'schedule') ?? preview.problem}
+          hint="Cron (5 or 6 fields), @hourly, @daily…, or @every 30s"
         />
-        <ErrorBox error={action.error} />
-        <div class="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" type="submit" busy={action.busy}>
-            {job ? 'Save job' : 'Create job'}
-          </Button>
+        <SelectField label="Time zone" value={timezone} onValue={setTimezone} options={zones} error={fieldError(action.error, 'timezone')} />
+      </div>
+      {preview.runs && (
+        <div class="note" aria-live="polite">
+          <strong>Next runs</strong> <span class="muted small">(your time)</span>:{' '}
+          {preview.runs.map((d) => (
+            <span key={d.toISOString()} class="chip">
+              {formatDate(d.toISOString())}
+            </span>
+          ))}
         </div>
-      </form>
-    </Modal>
+      )}
+      <div class="grid-2">
+        <SelectField label="Method" value={method} onValue={setMethod} options={['GET', 'POST', 'PUT', 'PATCH', 'DELETE']} error={fieldError(action.error, 'method')} />
+        <CheckField label="Enabled" checked={enabled} onValue={setEnabled} />
+      </div>
+      <TextField label="URL" type="url" value={url} onValue={setUrl} required error={fieldError(action.error, 'url')} placeholder="https://example.com/jobs/report" />
+      <TextArea label="Headers (JSON)" mono rows={2} value={headers} onValue={setHeaders} error={fieldError(action.error, 'headers')} placeholder='{"X-Job": "report"}' />
+      <JsonEditor label="Body (JSON)" text={body} onText={setBody} error={fieldError(action.error, 'body')} rows={4} hint="Empty sends Cairn's own {id, event: cron.run, …} body." />
+      <TextField
+        label="Signing secret"
+        value={secret}
+        onValue={setSecret}
+        placeholder={job ? 'unchanged' : 'whsec_… (optional)'}
+        error={fieldError(action.error, 'secret')}
+        hint="Standard Webhooks secret; requests are signed when set."
+      />
+    </FormDialog>
   );
 }

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, download, fieldError } from '../api.ts';
 import { formatDate } from '../ui/format.ts';
-import { useAction, useLoad } from '../ui/hooks.ts';
-import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, TextField } from '../ui/kit.tsx';
-import { confirm, Modal, notify } from '../ui/overlays.tsx';
+import { useAction, useLoad, useTasks } from '../ui/hooks.ts';
+import { Badge, Button, ErrorBox, FilePick, PageHeader, TextField } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
+import { confirm, FormDialog, Modal, notify } from '../ui/overlays.tsx';
 
 interface Migration {
   version: string;
@@ -34,29 +35,18 @@ const TONE = { pending: 'warning', applied: 'success', failed: 'danger' } as con
 const instance = { db: false } as const;
 
 export function MigrationsPage() {
-  const list = useLoad(() => api<{ items: Migration[] }>('GET', '/api/migrations', instance), []);
+  // Newest first.
+  const list = useLoad(() => api<{ items: Migration[] }>('GET', '/api/migrations', instance).then((r) => r.items.reverse()), []);
   const status = useLoad(() => api<Status>('GET', '/api/migrations/status', instance), []);
   const [generating, setGenerating] = useState(false);
   const [preview, setPreview] = useState<Loaded & { generated?: boolean }>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState<string>();
   const reload = () => {
     list.reload();
     status.reload();
   };
-  const run = async (label: string, what: () => Promise<unknown>) => {
-    setError(undefined);
-    setBusy(label);
-    try {
-      await what();
-      reload();
-    } catch (err) {
-      setError(err);
-      reload();
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const tasks = useTasks(reload);
+  const run = tasks.run;
+  const busy = tasks.busy;
   const apply = (m: { version: string; name: string }) =>
     run(`apply ${m.version}`, async () => {
       await api('POST', `/api/migrations/${m.version}/apply`, instance);
@@ -90,8 +80,8 @@ export function MigrationsPage() {
       notify(kind === 'import' ? `Imported ${r.imported?.length ?? 0}, skipped ${r.skipped?.length ?? 0} identical.` : `Migration "${r.name}" uploaded as pending.`);
     });
 
-  const items = list.data?.items ?? [];
-  const latestApplied = [...items].reverse().find((m) => m.status === 'applied');
+  const items = list.data ?? [];
+  const latestApplied = items.find((m) => m.status === 'applied');
 
   return (
     <>
@@ -104,7 +94,7 @@ export function MigrationsPage() {
         </Button>
       </PageHeader>
 
-      <div class="stats" aria-label="Migration status">
+      <div class="stats" aria-label="Migration status" role="group">
         <Stat label="Applied" value={status.data?.appliedCount} />
         <Stat label="Pending" value={status.data?.pendingCount} tone={status.data?.pendingCount ? 'warning' : undefined} />
         <Stat label="Failed" value={status.data?.failedCount} tone={status.data?.failedCount ? 'danger' : undefined} />
@@ -119,70 +109,40 @@ export function MigrationsPage() {
         </Button>
       </div>
 
-      <ErrorBox error={error ?? list.error ?? status.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : items.length === 0 ? (
-        <Empty title="No migrations yet.">
-          <p class="muted">Change the schema (collections, fields, rules), then generate a migration from the difference.</p>
-        </Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <caption class="sr-only">Migrations</caption>
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Applied</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...items].reverse().map((m) => (
-                <tr key={m.version}>
-                  <td class="mono small">{m.version}</td>
-                  <th scope="row">
-                    {m.name}
-                    {m.description && <div class="muted small">{m.description}</div>}
-                    {m.error && <div class="error-text small">{m.error}</div>}
-                  </th>
-                  <td>
-                    <Badge tone={TONE[m.status]}>{m.status}</Badge> {m.modified && <Badge tone="danger">file modified</Badge>}
-                  </td>
-                  <td class="nowrap">{m.applied_at ? formatDate(m.applied_at) : '—'}</td>
-                  <td class="row-actions">
-                    <Button small onClick={() => void view(m)} aria-label={`View migration ${m.name}`}>
-                      View
-                    </Button>
-                    <Button small onClick={() => void run('download', () => download(`/api/migrations/${m.version}/download`, `${m.version}.yaml`, instance))} aria-label={`Download migration ${m.name}`}>
-                      Download
-                    </Button>
-                    {m.status !== 'applied' && (
-                      <Button small variant="primary" onClick={() => void apply(m)} busy={busy === `apply ${m.version}`} aria-label={`Apply migration ${m.name}`}>
-                        Apply
-                      </Button>
-                    )}
-                    {m === latestApplied && (
-                      <Button small variant="danger" onClick={() => void rollback(m)} busy={busy === `rollback ${m.version}`} aria-label={`Roll back migration ${m.name}`}>
-                        Roll back
-                      </Button>
-                    )}
-                    {m.status !== 'applied' && (
-                      <Button small variant="ghost" onClick={() => void remove(m)} aria-label={`Delete migration ${m.name}`}>
-                        Delete
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataList
+        caption="Migrations"
+        load={list}
+        error={tasks.error ?? status.error}
+        rowKey={(m) => m.version}
+        rowName={(m) => `migration ${m.name}`}
+        empty="No migrations yet."
+        emptyAction={<p class="muted">Change the schema (collections, fields, rules), then generate a migration from the difference.</p>}
+        columns={[
+          {
+            id: 'name',
+            label: 'Name',
+            rowHeader: true,
+            sort: (m) => m.name,
+            cell: (m) => (
+              <>
+                {m.name}
+                {m.description && <div class="muted small">{m.description}</div>}
+                {m.error && <div class="error-text small">{m.error}</div>}
+              </>
+            ),
+          },
+          { id: 'version', label: 'Version', class: 'mono small', sort: (m) => m.version, cell: (m) => m.version },
+          { id: 'status', label: 'Status', sort: (m) => m.status, cell: (m) => <><Badge tone={TONE[m.status]}>{m.status}</Badge> {m.modified && <Badge tone="danger">file modified</Badge>}</> },
+          { id: 'applied', label: 'Applied', class: 'nowrap', cell: (m) => (m.applied_at ? formatDate(m.applied_at) : '—') },
+        ]}
+        actions={(m) => [
+          { label: 'View', onClick: () => void view(m) },
+          { label: 'Download', onClick: () => void run('download', () => download(`/api/migrations/${m.version}/download`, `${m.version}.yaml`, instance)) },
+          m.status !== 'applied' && { label: 'Apply', variant: 'primary', onClick: () => void apply(m), busy: busy === `apply ${m.version}` },
+          m === latestApplied && { label: 'Roll back', variant: 'danger', onClick: () => void rollback(m), busy: busy === `rollback ${m.version}` },
+          m.status !== 'applied' && { label: 'Delete', variant: 'ghost', onClick: () => void remove(m) },
+        ]}
+      />
 
       {generating && (
         <Generate
@@ -219,7 +179,7 @@ export function MigrationsPage() {
           <p class="muted">
             Version <code>{preview.version}</code>. {preview.generated ? 'The difference between the last applied schema and the live one, saved as pending:' : ''}
           </p>
-          <ErrorBox error={error} />
+          <ErrorBox error={tasks.error} />
           <YamlView text={preview.yaml} />
         </Modal>
       )}
@@ -253,28 +213,6 @@ function YamlView({ text }: { text: string }) {
   );
 }
 
-function FilePick({ label, accept, onFile, busy }: { label: string; accept: string; onFile: (f: File) => void; busy?: boolean }) {
-  const id = `pick-${label.replace(/\W+/g, '-')}`;
-  return (
-    <div class="file-pick">
-      <input
-        id={id}
-        type="file"
-        accept={accept}
-        class="sr-only"
-        onChange={(e) => {
-          const file = e.currentTarget.files?.[0];
-          e.currentTarget.value = '';
-          if (file) onFile(file);
-        }}
-      />
-      <label for={id} class={`btn btn-secondary ${busy ? 'is-busy' : ''}`}>
-        {label}
-      </label>
-    </div>
-  );
-}
-
 function Generate({ onClose, onGenerated }: { onClose: () => void; onGenerated: (m: Loaded | undefined) => void }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
@@ -283,24 +221,10 @@ function Generate({ onClose, onGenerated }: { onClose: () => void; onGenerated: 
     onGenerated(r.changes === false ? undefined : r);
   });
   return (
-    <Modal title="Generate a migration" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
-        <p class="muted">Cairn compares the schema recorded by the last applied migration with the live schema of every database and saves the difference as a pending migration, which you can review before applying it.</p>
-        <TextField label="Migration name" value={name} onValue={setName} required placeholder="add posts" error={fieldError(action.error, 'name')} autoFocus />
-        <TextField label="Description" value={description} onValue={setDescription} error={fieldError(action.error, 'description')} />
-        <ErrorBox error={action.error} />
-        <div class="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" type="submit" busy={action.busy}>
-            Generate
-          </Button>
-        </div>
-      </form>
-    </Modal>
+    <FormDialog title="Generate a migration" onClose={onClose} action={action} submit="Generate">
+      <p class="muted">Cairn compares the schema recorded by the last applied migration with the live schema of every database and saves the difference as a pending migration, which you can review before applying it.</p>
+      <TextField label="Migration name" value={name} onValue={setName} required placeholder="add posts" error={fieldError(action.error, 'name')} autoFocus />
+      <TextField label="Description" value={description} onValue={setDescription} error={fieldError(action.error, 'description')} />
+    </FormDialog>
   );
 }

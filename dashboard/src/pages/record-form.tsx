@@ -3,7 +3,7 @@ import { api, database, fieldError, type Page } from '../api.ts';
 import { AUTH_FIELDS, type Collection, type FieldDef, fileUrl, isImage, type RecordData, recordTitle } from '../model.ts';
 import { formatDate } from '../ui/format.ts';
 import { useAction, useLoad, useStore } from '../ui/hooks.ts';
-import { Button, CheckField, ErrorBox, JsonEditor, Loading, SelectField, TextArea, TextField } from '../ui/kit.tsx';
+import { Button, CheckField, ErrorBox, Form, JsonEditor, Loading, SelectField, TextArea, TextField } from '../ui/kit.tsx';
 import { confirm, Modal, notify } from '../ui/overlays.tsx';
 
 type Values = Record<string, any>;
@@ -133,13 +133,7 @@ function RecordForm({ collection, record, onSaved, onDeleted, onCancel }: { coll
   };
 
   return (
-    <form
-      class="stack"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <Form class="stack" onSubmit={() => void save.run()}>
       {record && (
         <dl class="meta">
           <dt>id</dt>
@@ -209,7 +203,7 @@ function RecordForm({ collection, record, onSaved, onDeleted, onCancel }: { coll
           {record ? 'Save record' : 'Create record'}
         </Button>
       </div>
-    </form>
+    </Form>
   );
 }
 
@@ -385,7 +379,7 @@ function FileInput(p: InputProps & { label: string }) {
             <span class="truncate">
               {file.name} <span class="muted small">(new)</span>
             </span>
-            <Button small variant="ghost" onClick={() => p.onUploads(p.uploads.filter((x) => x !== file))} aria-label={`Do not upload ${file.name}`}>
+            <Button small variant="ghost" onClick={() => p.onUploads(p.uploads.filter((x) => x !== file))} aria-label={`Undo the upload of ${file.name}`}>
               Undo
             </Button>
           </li>

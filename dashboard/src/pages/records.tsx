@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, database, fieldError, messageOf, type Page } from '../api.ts';
+import { api, database, type Page } from '../api.ts';
 import { type Collection, type FieldDef, type RecordData, recordTitle } from '../model.ts';
 import { cellText, formatDate } from '../ui/format.ts';
 import { useLoad, useStore } from '../ui/hooks.ts';
-import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Pagination, SelectField, TextField } from '../ui/kit.tsx';
+import { Badge, Button, ErrorBox, Loading, PageHeader, TextField } from '../ui/kit.tsx';
+import { DataList, FilterForm } from '../ui/list.tsx';
 import { RecordPanel } from './record-form.tsx';
 
 const MAX_COLUMNS = 6;
@@ -31,7 +32,6 @@ function columnsOf(c: Collection): Array<{ name: string; field?: FieldDef }> {
 }
 
 function Browser({ collection, openId }: { collection: Collection; openId?: string }) {
-  const [filterText, setFilterText] = useState('');
   const [filter, setFilter] = useState('');
   const [expandText, setExpandText] = useState('');
   const [sort, setSort] = useState('-created');
@@ -50,6 +50,11 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
     [collection.name, page, perPage, sort, filter, expand],
   );
   const columns = columnsOf(collection);
+  // The button shows the id; its name says which record it opens in words too.
+  const openName = (r: RecordData) => {
+    const title = recordTitle(r, collection);
+    return title === r.id ? `Open record ${r.id}` : `Open record ${title}, id ${r.id}`;
+  };
   const isUsers = collection.type === 'auth';
   const open = (id: string | 'new' | undefined) => {
     setEditing(id);
@@ -57,12 +62,6 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
     history.replaceState(null, '', `#${base}${id && id !== 'new' ? `?record=${id}` : ''}`);
   };
 
-  const toggleSort = (col: string) => {
-    setPage(1);
-    setSort(sort === col ? `-${col}` : col);
-  };
-  // A bad filter is the likeliest error here: the server's message says where the expression breaks.
-  const filterError = filter && list.error ? (fieldError(list.error, 'filter') ?? messageOf(list.error)) : undefined;
 
   return (
     <>
@@ -85,116 +84,78 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
         )}
       </PageHeader>
 
-      <form
-        class="toolbar"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterForm
+        label="Filter"
+        filter={filter}
+        onFilter={(f) => {
           setPage(1);
-          setFilter(filterText.trim());
+          setFilter(f);
         }}
+        loadError={list.error}
+        placeholder={`e.g. ${collection.fields.find((f) => f.type === 'text')?.name ?? 'id'} ~ "word" && created > "2024-01-01"`}
+        hint="The rule language: = != > < ~ !~, && ||, relation paths such as author.name."
       >
-        <TextField
-          label="Filter"
-          class="grow mono-input"
-          value={filterText}
-          onValue={setFilterText}
-          placeholder={`e.g. ${collection.fields.find((f) => f.type === 'text')?.name ?? 'id'} ~ "word" && created > "2024-01-01"`}
-          error={filterError}
-          hint="The rule language: = != > < ~ !~, && ||, relation paths such as author.name."
-        />
         {relationNames.length > 0 && (
           <TextField label="Expand" value={expandText} onValue={setExpandText} placeholder={relationNames.join(',')} hint={`Relations: ${relationNames.join(', ')}`} />
         )}
-        <div class="toolbar-buttons">
-          <Button type="submit" variant="secondary">
-            Apply filter
-          </Button>
-          {filter && (
-            <Button
-              variant="ghost"
-              onClick={() => {
-                setFilterText('');
-                setFilter('');
-              }}
-            >
-              Clear filter
-            </Button>
-          )}
-        </div>
-      </form>
+      </FilterForm>
 
-      {list.error !== undefined && !filter && <ErrorBox error={list.error} />}
-      {list.loading && !list.data ? (
-        <Loading label="Loading records…" />
-      ) : list.data && list.data.items.length === 0 ? (
-        <Empty title={filter ? 'No record matches this filter.' : 'No records yet.'}>
-          {!filter && collection.type !== 'view' && (
+      <DataList
+        class="records"
+        caption={`Records of ${collection.name}`}
+        load={list}
+        showLoadError={!filter}
+        loadingLabel="Loading records…"
+        rowKey={(r) => r.id}
+        empty={filter ? 'No record matches this filter.' : 'No records yet.'}
+        emptyAction={
+          !filter &&
+          collection.type !== 'view' && (
             <Button variant="primary" onClick={() => open('new')}>
               Create the first record
             </Button>
-          )}
-        </Empty>
-      ) : (
-        list.data && (
-          <>
-            <div class="table-wrap" aria-busy={list.loading ? 'true' : undefined}>
-              <table class="table records">
-                <caption class="sr-only">Records of {collection.name}</caption>
-                <thead>
-                  <tr>
-                    {columns.map((col) => {
-                      const dir = sort === col.name ? 'ascending' : sort === `-${col.name}` ? 'descending' : undefined;
-                      const sortable = !(col.field && ((col.field.type === 'relation' || col.field.type === 'select' || col.field.type === 'file') && col.field.options.maxSelect !== 1));
-                      return (
-                        <th key={col.name} scope="col" aria-sort={dir ?? 'none'}>
-                          {sortable ? (
-                            <button type="button" class="sort" onClick={() => toggleSort(col.name)} aria-label={`Sort by ${col.name}`}>
-                              {col.name}
-                              <span aria-hidden="true">{dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''}</span>
-                            </button>
-                          ) : (
-                            col.name
-                          )}
-                        </th>
-                      );
-                    })}
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.items.map((r) => (
-                    <tr key={r.id} class="clickable" onClick={() => open(r.id)}>
-                      {columns.map((col) => (
-                        <td key={col.name}>
-                          {col.name === 'id' ? (
-                            <button
-                              type="button"
-                              class="link mono"
-                              onClick={(e) => {
-                                e.stopPropagation();
-                                open(r.id);
-                              }}
-                              aria-label={`Open record ${recordTitle(r, collection)}`}
-                            >
-                              {r.id}
-                            </button>
-                          ) : (
-                            <Cell record={r} name={col.name} field={col.field} />
-                          )}
-                        </td>
-                      ))}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <div class="list-foot">
-              <SelectField label="Per page" value={perPage} onValue={(v) => { setPerPage(v); setPage(1); }} options={['10', '30', '100', '500']} />
-              <Pagination page={list.data.page} totalPages={list.data.totalPages} totalItems={list.data.totalItems} onPage={setPage} what="records" />
-            </div>
-          </>
-        )
-      )}
+          )
+        }
+        sort={sort}
+        onSort={(s) => {
+          setPage(1);
+          setSort(s);
+        }}
+        onPage={setPage}
+        what="records"
+        perPage={{
+          value: perPage,
+          options: ['10', '30', '100', '500'],
+          onValue: (v) => {
+            setPerPage(v);
+            setPage(1);
+          },
+        }}
+        onRowClick={(r) => open(r.id)}
+        columns={columns.map((col) => ({
+          id: col.name,
+          label: col.name,
+          rowHeader: col.name === 'id',
+          // Lists (multiple relations, selects, files) have no order the server could sort by.
+          sort: !(col.field && ['relation', 'select', 'file'].includes(col.field.type) && col.field.options.maxSelect !== 1) || undefined,
+          cell: (r: RecordData) =>
+            col.name === 'id' ? (
+              <button
+                type="button"
+                class="link mono"
+                onClick={(e) => {
+                  e.stopPropagation();
+                  open(r.id);
+                }}
+                aria-label={openName(r)}
+              >
+                {r.id}
+              </button>
+            ) : (
+              <Cell record={r} name={col.name} field={col.field} />
+            ),
+        }))}
+      />
 
       {editing !== undefined && (
         <RecordPanel

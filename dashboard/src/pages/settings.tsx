@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, fieldError } from '../api.ts';
 import { useAction, useLoad } from '../ui/hooks.ts';
-import { Badge, Button, CheckField, ErrorBox, Loading, PageHeader, SelectField, TextField } from '../ui/kit.tsx';
+import { Badge, Button, CheckField, ErrorBox, Form, Loading, PageHeader, SelectField, TextField } from '../ui/kit.tsx';
 import { notify } from '../ui/overlays.tsx';
 
 interface Meta {
@@ -55,14 +55,7 @@ function MetaForm({ meta }: { meta: Meta }) {
   });
   const err = (k: keyof Meta) => fieldError(save.error, `meta.${k}`);
   return (
-    <form
-      class="card section"
-      aria-labelledby="meta-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <Form class="card section" aria-labelledby="meta-title" onSubmit={() => void save.run()}>
       <h2 id="meta-title">Application</h2>
       <p class="muted">How mails name the instance, and the address their links open (this server's, for the pages under /_/).</p>
       <div class="grid-2">
@@ -77,7 +70,7 @@ function MetaForm({ meta }: { meta: Meta }) {
           Save application settings
         </Button>
       </div>
-    </form>
+    </Form>
   );
 }
 
@@ -89,14 +82,7 @@ function MailSection({ smtp }: { smtp?: Settings['smtp'] }) {
     notify(`Test mail sent to ${email}.`);
   });
   return (
-    <form
-      class="card section"
-      aria-labelledby="mail-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send.run();
-      }}
-    >
+    <Form class="card section" aria-labelledby="mail-title" onSubmit={() => void send.run()}>
       <h2 id="mail-title">Mail delivery</h2>
       {smtp?.enabled ? (
         <p>
@@ -131,7 +117,7 @@ function MailSection({ smtp }: { smtp?: Settings['smtp'] }) {
           Send test mail
         </Button>
       </div>
-    </form>
+    </Form>
   );
 }
 
@@ -150,14 +136,7 @@ function Providers({ initial }: { initial: Provider[] }) {
     setProviders([...providers, { name, displayName: '', clientId: '', clientSecret: '', authUrl: '', tokenUrl: '', userInfoUrl: '', scopes: [], scopesText: '', enabled: true }]);
   };
   return (
-    <form
-      class="card section"
-      aria-labelledby="oauth-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <Form class="card section" aria-labelledby="oauth-title" onSubmit={() => void save.run()}>
       <h2 id="oauth-title">OAuth2 providers</h2>
       <p class="muted">Sign-in with other accounts for users of every database. Built-in names fill in their URLs; any other name is a generic OAuth2/OIDC provider.</p>
       {providers.length === 0 && <p class="muted">No providers.</p>}
@@ -198,6 +177,6 @@ function Providers({ initial }: { initial: Provider[] }) {
           Save providers
         </Button>
       </div>
-    </form>
+    </Form>
   );
 }

@@ -1,9 +1,9 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Admin, api, database, fieldError } from '../api.ts';
 import { useAction, useLoad, useStore } from '../ui/hooks.ts';
-import { Button, ErrorBox, SelectField, TextField } from '../ui/kit.tsx';
-import { Modal, notify } from '../ui/overlays.tsx';
+import { Button, SelectField, TextField } from '../ui/kit.tsx';
+import { FormDialog, notify } from '../ui/overlays.tsx';
 import { Logo } from './auth.tsx';
 
 const NAV: Array<{ path: string; label: string; icon: string }> = [
@@ -29,19 +29,37 @@ function Icon({ d }: { d: string }) {
 }
 
 export function Shell({ admin, path, onSignOut, children }: { admin: Admin; path: string; onSignOut: () => void; children: ComponentChildren }) {
+  const db = useStore(database);
   const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const sidebar = useRef<HTMLElement>(null);
   useEffect(() => setMenuOpen(false), [path]);
+  // The menu (phones) takes the focus when it opens, and Escape closes it back to its button.
+  useEffect(() => {
+    if (!menuOpen) return;
+    sidebar.current?.querySelector<HTMLElement>('[aria-current="page"], nav a')?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setMenuOpen(false);
+      menuButton.current?.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [menuOpen]);
   return (
     <div class={`shell ${menuOpen ? 'menu-open' : ''}`}>
       <header class="topbar">
-        <button type="button" class="icon-btn" aria-expanded={menuOpen} aria-controls="sidebar" aria-label={menuOpen ? 'Close menu' : 'Open menu'} onClick={() => setMenuOpen(!menuOpen)}>
+        <button ref={menuButton} type="button" class="icon-btn" aria-expanded={menuOpen} aria-controls="sidebar" aria-label={menuOpen ? 'Close menu' : 'Open menu'} onClick={() => setMenuOpen(!menuOpen)}>
           ☰
         </button>
         <span class="brand">
           <Logo /> Cairn
         </span>
+        <span class="db-name muted small" title="Database">
+          {db}
+        </span>
       </header>
-      <aside id="sidebar" class="sidebar">
+      <aside id="sidebar" class="sidebar" ref={sidebar}>
         <div class="brand">
           <Logo /> Cairn
         </div>
@@ -112,34 +130,20 @@ function CreateDatabase({ onClose, onCreated }: { onClose: () => void; onCreated
     onCreated(created.name);
   });
   return (
-    <Modal title="New database" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
-        <p class="muted">
-          A database holds its own collections, records, users, API keys, webhooks and cron jobs. It starts with the <code>users</code> auth collection.
-        </p>
-        <TextField
-          label="Database name"
-          value={name}
-          onValue={setName}
-          required
-          pattern="[a-z][a-z0-9_]{0,62}"
-          hint="Lower-case letters, digits and _; starts with a letter."
-          error={fieldError(action.error, 'name')}
-          autoFocus
-        />
-        <ErrorBox error={fieldError(action.error, 'name') ? undefined : action.error} />
-        <div class="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" type="submit" busy={action.busy}>
-            Create database
-          </Button>
-        </div>
-      </form>
-    </Modal>
+    <FormDialog title="New database" onClose={onClose} action={action} submit="Create database" error={fieldError(action.error, 'name') ? undefined : action.error}>
+      <p class="muted">
+        A database holds its own collections, records, users, API keys, webhooks and cron jobs. It starts with the <code>users</code> auth collection.
+      </p>
+      <TextField
+        label="Database name"
+        value={name}
+        onValue={setName}
+        required
+        pattern="[a-z][a-z0-9_]{0,62}"
+        hint="Lower-case letters, digits and _; starts with a letter."
+        error={fieldError(action.error, 'name')}
+        autoFocus
+      />
+    </FormDialog>
   );
 }

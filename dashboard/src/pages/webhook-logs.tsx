@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api.ts';
 import { formatDate, fromNow } from '../ui/format.ts';
-import { useLoad } from '../ui/hooks.ts';
-import { Badge, Button, CheckField, Empty, ErrorBox, Loading, PageHeader, Pagination, SelectField } from '../ui/kit.tsx';
+import { useLoad, useTasks } from '../ui/hooks.ts';
+import { Badge, Button, CheckField, PageHeader, SelectField } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
 import { notify } from '../ui/overlays.tsx';
 import { useCollections } from './collections.tsx';
 
@@ -24,6 +25,16 @@ interface WebhookLog {
 }
 
 const TONE = { success: 'success', failed: 'danger', retrying: 'warning' } as const;
+const STATUSES = [
+  { value: 'success', label: 'Success' },
+  { value: 'retrying', label: 'Retrying' },
+  { value: 'failed', label: 'Failed' },
+];
+const SOURCES = [
+  { value: 'trigger', label: 'Triggers' },
+  { value: 'cron', label: 'Cron jobs' },
+  { value: 'workflow', label: 'Workflows' },
+];
 
 export function WebhookLogsPage() {
   const collections = useCollections();
@@ -32,7 +43,6 @@ export function WebhookLogsPage() {
   const [source, setSource] = useState('');
   const [page, setPage] = useState(1);
   const [live, setLive] = useState(true);
-  const [retryError, setRetryError] = useState<unknown>();
   const list = useLoad(() => api<Page<WebhookLog>>('GET', '/api/webhooks/logs', { query: { collection, status, source, page, perPage: 50 } }), [collection, status, source, page]);
 
   // Deliveries happen in the background: while "live" is on, the first page follows them.
@@ -42,15 +52,16 @@ export function WebhookLogsPage() {
     return () => clearInterval(t);
   }, [live, page, list.reload]);
 
-  const retry = async (log: WebhookLog) => {
-    setRetryError(undefined);
-    try {
+  const tasks = useTasks(list.reload);
+  const retry = (log: WebhookLog) =>
+    tasks.run('retry', async () => {
       await api('POST', `/api/webhooks/logs/${log.id}/retry`);
       notify('Event queued again; its attempts will show here.');
-      list.reload();
-    } catch (err) {
-      setRetryError(err);
-    }
+    });
+  // Every filter starts again from the first page.
+  const filterBy = (set: (v: string) => void) => (v: string) => {
+    set(v);
+    setPage(1);
   };
 
   return (
@@ -60,116 +71,46 @@ export function WebhookLogsPage() {
         <Button onClick={list.reload}>Refresh</Button>
       </PageHeader>
       <div class="toolbar">
-        <SelectField
-          label="Collection"
-          value={collection}
-          onValue={(v) => {
-            setCollection(v);
-            setPage(1);
-          }}
-          options={[{ value: '', label: 'All collections' }, ...(collections.data ?? []).map((c) => ({ value: c.name, label: c.name }))]}
-        />
-        <SelectField
-          label="Status"
-          value={status}
-          onValue={(v) => {
-            setStatus(v);
-            setPage(1);
-          }}
-          options={[
-            { value: '', label: 'Any status' },
-            { value: 'success', label: 'Success' },
-            { value: 'retrying', label: 'Retrying' },
-            { value: 'failed', label: 'Failed' },
-          ]}
-        />
-        <SelectField
-          label="Source"
-          value={source}
-          onValue={(v) => {
-            setSource(v);
-            setPage(1);
-          }}
-          options={[
-            { value: '', label: 'Any source' },
-            { value: 'trigger', label: 'Triggers' },
-            { value: 'cron', label: 'Cron jobs' },
-            { value: 'workflow', label: 'Workflows' },
-          ]}
-        />
+        <SelectField label="Collection" value={collection} onValue={filterBy(setCollection)} options={[{ value: '', label: 'All collections' }, ...(collections.data ?? []).map((c) => ({ value: c.name, label: c.name }))]} />
+        <SelectField label="Status" value={status} onValue={filterBy(setStatus)} options={[{ value: '', label: 'Any status' }, ...STATUSES]} />
+        <SelectField label="Source" value={source} onValue={filterBy(setSource)} options={[{ value: '', label: 'Any source' }, ...SOURCES]} />
       </div>
-      <ErrorBox error={list.error ?? retryError} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.items.length === 0 ? (
-        <Empty title={collection || status || source ? 'No attempt matches these filters.' : 'No webhook has been sent from this database yet.'}>
+      <DataList
+        caption="Webhook delivery attempts"
+        load={list}
+        error={tasks.error}
+        rowKey={(log) => log.id}
+        empty={collection || status || source ? 'No attempt matches these filters.' : 'No webhook has been sent from this database yet.'}
+        emptyAction={
           <p class="muted">
             Add a trigger in a collection's <em>Webhook triggers</em> tab, or a <a href="#/cron">cron job</a>.
           </p>
-        </Empty>
-      ) : (
-        list.data && (
-          <>
-            <div class="table-wrap">
-              <table class="table">
-                <caption class="sr-only">Webhook delivery attempts</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Request</th>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">Answer</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.items.map((log) => (
-                    <tr key={log.id}>
-                      <td class="nowrap" title={formatDate(log.created)}>
-                        {fromNow(log.created)}
-                      </td>
-                      <td>
-                        <Badge tone={TONE[log.status]}>{log.status}</Badge>
-                      </td>
-                      <td>
-                        {log.source === 'trigger' ? (
-                          <>
-                            {log.collection} <span class="muted">· {log.action}</span>
-                          </>
-                        ) : (
-                          <>
-                            {log.source} <span class="muted">· {log.name}</span>
-                          </>
-                        )}
-                      </td>
-                      <td class="truncate-cell">
-                        <span class="mono small">
-                          {log.method} {log.url}
-                        </span>
-                      </td>
-                      <td>{log.attempt}</td>
-                      <td>
-                        {log.statusCode ? <span class="mono">{log.statusCode}</span> : <span class="muted">no answer</span>} <span class="muted small">{log.durationMs} ms</span>
-                        {log.error && <div class="small error-text">{log.error}</div>}
-                      </td>
-                      <td class="row-actions">
-                        <Button small onClick={() => void retry(log)} aria-label={`Retry event ${log.eventId} (${log.status}, ${log.collection || log.name})`}>
-                          Retry
-                        </Button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pagination page={list.data.page} totalPages={list.data.totalPages} totalItems={list.data.totalItems} onPage={setPage} what="attempts" />
-          </>
-        )
-      )}
+        }
+        onPage={setPage}
+        what="attempts"
+        columns={[
+          { id: 'created', label: 'When', class: 'nowrap', cell: (log) => <span title={formatDate(log.created)}>{fromNow(log.created)}</span> },
+          { id: 'status', label: 'Status', cell: (log) => <Badge tone={TONE[log.status]}>{log.status}</Badge> },
+          {
+            id: 'source',
+            label: 'Source',
+            cell: (log) => (log.source === 'trigger' ? <>{log.collection} <span class="muted">· {log.action}</span></> : <>{log.source} <span class="muted">· {log.name}</span></>),
+          },
+          { id: 'request', label: 'Request', class: 'truncate-cell', cell: (log) => <span class="mono small">{log.method} {log.url}</span> },
+          { id: 'attempt', label: 'Attempt', cell: (log) => log.attempt },
+          {
+            id: 'answer',
+            label: 'Answer',
+            cell: (log) => (
+              <>
+                {log.statusCode ? <span class="mono">{log.statusCode}</span> : <span class="muted">no answer</span>} <span class="muted small">{log.durationMs} ms</span>
+                {log.error && <div class="small error-text">{log.error}</div>}
+              </>
+            ),
+          },
+        ]}
+        actions={(log) => [{ label: 'Retry', name: `Retry event ${log.eventId} (${log.status}, ${log.collection || log.name})`, onClick: () => void retry(log) }]}
+      />
     </>
   );
 }

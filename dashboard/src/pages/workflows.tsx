@@ -3,8 +3,9 @@ import { api, fieldError, type Page } from '../api.ts';
 import { navigate } from '../router.ts';
 import { formatDate, fromNow } from '../ui/format.ts';
 import { useAction, useLoad } from '../ui/hooks.ts';
-import { Badge, Button, CopyButton, Empty, ErrorBox, JsonEditor, Loading, PageHeader, Pagination, TextField } from '../ui/kit.tsx';
-import { confirm, Modal, notify } from '../ui/overlays.tsx';
+import { Badge, Button, CopyButton, ErrorBox, Form, JsonEditor, Loading, PageHeader, TextField } from '../ui/kit.tsx';
+import { DataList } from '../ui/list.tsx';
+import { confirm, FormDialog, Modal, notify } from '../ui/overlays.tsx';
 
 interface Workflow {
   id: string;
@@ -41,38 +42,40 @@ export function WorkflowsPage({ selected }: { selected?: string }) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Workflow & { secret: string }>();
   const current = list.data?.items.find((w) => w.name === selected);
+  const create = (
+    <Button variant="primary" onClick={() => setCreating(true)}>
+      New workflow
+    </Button>
+  );
   return (
     <>
-      <PageHeader title="Workflows" subtitle="Inbound events that run steps: create a record, send a webhook.">
-        <Button variant="primary" onClick={() => setCreating(true)}>
-          New workflow
-        </Button>
-      </PageHeader>
-      <ErrorBox error={list.error} />
-      {list.loading && !list.data ? (
-        <Loading />
-      ) : list.data?.items.length === 0 ? (
-        <Empty title="No workflows in this database.">
-          <Button variant="primary" onClick={() => setCreating(true)}>
-            Create a workflow
-          </Button>
-        </Empty>
+      {selected === undefined ? (
+        <>
+          <PageHeader title="Workflows" subtitle="Inbound events that run steps: create a record, send a webhook.">
+            {create}
+          </PageHeader>
+          <DataList
+            caption="Workflows"
+            load={list}
+            rowKey={(w) => w.id}
+            rowName={(w) => `workflow ${w.name}`}
+            empty="No workflows in this database."
+            emptyAction={create}
+            columns={[
+              { id: 'name', label: 'Name', rowHeader: true, sort: (w) => w.name, cell: (w) => <a href={`#/workflows/${encodeURIComponent(w.name)}`} class="strong">{w.name}</a> },
+              { id: 'steps', label: 'Steps', cell: (w) => w.steps.map((step) => step.type).join(' → ') },
+              { id: 'updated', label: 'Updated', class: 'nowrap', sort: (w) => w.updated, cell: (w) => formatDate(w.updated) },
+            ]}
+            actions={(w) => [{ label: 'Runs', href: `#/workflows/${encodeURIComponent(w.name)}` }]}
+          />
+        </>
+      ) : current ? (
+        <WorkflowDetail key={current.name} workflow={current} onDeleted={() => { list.reload(); navigate('/workflows'); }} />
       ) : (
-        <div class="split">
-          <nav class="list-nav" aria-label="Workflows">
-            <ul>
-              {list.data?.items.map((w) => (
-                <li key={w.id}>
-                  <a href={`#/workflows/${encodeURIComponent(w.name)}`} aria-current={w.name === selected ? 'page' : undefined} class={w.name === selected ? 'active' : ''}>
-                    <span class="strong">{w.name}</span>
-                    <span class="muted small">{w.steps.length} step(s)</span>
-                  </a>
-                </li>
-              ))}
-            </ul>
-          </nav>
-          <div class="grow">{current ? <WorkflowDetail key={current.name} workflow={current} onDeleted={() => { list.reload(); navigate('/workflows'); }} /> : <p class="muted">Choose a workflow to see its steps and runs.</p>}</div>
-        </div>
+        <>
+          <PageHeader title={selected} subtitle={<a href="#/workflows">All workflows</a>} />
+          {list.loading ? <Loading /> : <ErrorBox error={list.error ?? new Error(`There is no workflow "${selected}" in this database.`)} />}
+        </>
       )}
       {creating && (
         <CreateWorkflow
@@ -124,80 +127,81 @@ function WorkflowDetail({ workflow, onDeleted }: { workflow: Workflow; onDeleted
     }
   };
   return (
-    <section class="stack" aria-label={`Workflow ${workflow.name}`}>
-      <div class="section-head">
-        <h2>{workflow.name}</h2>
-        <Button variant="danger" small onClick={() => void remove()}>
+    <>
+      <PageHeader title={workflow.name} subtitle={<a href="#/workflows">All workflows</a>}>
+        <Button variant="danger" onClick={() => void remove()}>
           Delete workflow
         </Button>
-      </div>
-      <details class="card">
-        <summary>Steps ({workflow.steps.length})</summary>
-        <pre class="code">{JSON.stringify(workflow.steps, null, 2)}</pre>
-      </details>
-      <form
-        class="card stack"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void send.run();
-        }}
-      >
-        <JsonEditor label="Test event (JSON)" text={event} onText={setEvent} rows={4} />
-        <ErrorBox error={send.error} />
-        <div>
-          <Button type="submit" busy={send.busy}>
-            Send test event
+      </PageHeader>
+      <div class="stack">
+        <details class="card">
+          <summary>Steps ({workflow.steps.length})</summary>
+          <pre class="code">{JSON.stringify(workflow.steps, null, 2)}</pre>
+        </details>
+        <Form class="card stack" onSubmit={() => void send.run()}>
+          <JsonEditor label="Test event (JSON)" text={event} onText={setEvent} rows={4} />
+          <ErrorBox error={send.error} />
+          <div>
+            <Button type="submit" busy={send.busy}>
+              Send test event
+            </Button>
+          </div>
+        </Form>
+        <div class="section-head">
+          <h2>Runs</h2>
+          <Button small onClick={runs.reload}>
+            Refresh runs
           </Button>
         </div>
-      </form>
-      <div class="section-head">
-        <h3>Runs</h3>
-        <Button small onClick={runs.reload}>
-          Refresh runs
-        </Button>
+        <div>
+          <DataList
+            caption={`Runs of ${workflow.name}`}
+            load={runs}
+            rowKey={(r) => r.id}
+            rowName={(r) => `run ${r.id}`}
+            empty="No runs yet."
+            emptyAction={<p class="muted">Send a test event above, or post one to the workflow's events URL.</p>}
+            onPage={setPage}
+            what="runs"
+            columns={[
+              { id: 'id', label: 'Run', rowHeader: true, class: 'mono small', cell: (r) => r.id },
+              { id: 'status', label: 'Status', cell: (r) => <Badge tone={RUN_TONE[r.status]}>{r.status}</Badge> },
+              { id: 'created', label: 'When', class: 'nowrap', cell: (r) => <span title={formatDate(r.created)}>{fromNow(r.created)}</span> },
+              {
+                id: 'steps',
+                label: 'Steps',
+                cell: (r) => (
+                  <>
+                    {r.steps.filter((x) => x.status === 'success').length}/{r.steps.length} succeeded
+                    {r.error && <div class="error-text small">{r.error}</div>}
+                  </>
+                ),
+              },
+            ]}
+            actions={(r) => [
+              { label: open === r.id ? 'Hide' : 'Details', name: `${open === r.id ? 'Hide' : 'Show'} details of run ${r.id}`, variant: 'ghost', expanded: open === r.id, onClick: () => setOpen(open === r.id ? undefined : r.id) },
+            ]}
+            details={(r) =>
+              open === r.id ? (
+                <div class="stack">
+                  <ol class="steps">
+                    {r.steps.map((step, i) => (
+                      <li key={i}>
+                        <Badge tone={step.status === 'success' ? 'success' : step.status === 'failed' ? 'danger' : 'neutral'}>{step.status}</Badge> {step.type}
+                        {step.collection && <span class="muted"> → {step.collection}</span>}
+                        {step.record && <span class="mono small"> {step.record}</span>}
+                        {step.error && <span class="error-text small"> {step.error}</span>}
+                      </li>
+                    ))}
+                  </ol>
+                  <pre class="code">{JSON.stringify(r.event, null, 2)}</pre>
+                </div>
+              ) : undefined
+            }
+          />
+        </div>
       </div>
-      <ErrorBox error={runs.error} />
-      {runs.loading && !runs.data ? (
-        <Loading />
-      ) : runs.data?.items.length === 0 ? (
-        <Empty title="No runs yet." />
-      ) : (
-        runs.data && (
-          <>
-            <ul class="runs">
-              {runs.data.items.map((r) => (
-                <li key={r.id} class="card">
-                  <button type="button" class="run-head" aria-expanded={open === r.id} onClick={() => setOpen(open === r.id ? undefined : r.id)}>
-                    <Badge tone={RUN_TONE[r.status]}>{r.status}</Badge>
-                    <span class="mono small">{r.id}</span>
-                    <span class="muted small" title={formatDate(r.created)}>
-                      {fromNow(r.created)}
-                    </span>
-                  </button>
-                  {r.error && <p class="error-text small">{r.error}</p>}
-                  {open === r.id && (
-                    <div class="stack">
-                      <ol class="steps">
-                        {r.steps.map((s, i) => (
-                          <li key={i}>
-                            <Badge tone={s.status === 'success' ? 'success' : s.status === 'failed' ? 'danger' : 'neutral'}>{s.status}</Badge> {s.type}
-                            {s.collection && <span class="muted"> → {s.collection}</span>}
-                            {s.record && <span class="mono small"> {s.record}</span>}
-                            {s.error && <span class="error-text small"> {s.error}</span>}
-                          </li>
-                        ))}
-                      </ol>
-                      <pre class="code">{JSON.stringify(r.event, null, 2)}</pre>
-                    </div>
-                  )}
-                </li>
-              ))}
-            </ul>
-            <Pagination page={runs.data.page} totalPages={runs.data.totalPages} totalItems={runs.data.totalItems} onPage={setPage} what="runs" />
-          </>
-        )
-      )}
-    </section>
+    </>
   );
 }
 
@@ -209,37 +213,22 @@ function CreateWorkflow({ onClose, onCreated }: { onClose: () => void; onCreated
     onCreated(await api('POST', '/api/workflows', { body: { name, ...(secret ? { secret } : {}), steps: JSON.parse(steps) } }));
   });
   return (
-    <Modal title="New workflow" onClose={onClose} side>
-      <form
-        class="stack"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run();
-        }}
-      >
-        <TextField label="Workflow name" value={name} onValue={setName} required error={fieldError(action.error, 'name')} hint="Letters, digits, _ and -." />
-        <TextField label="Secret" value={secret} onValue={setSecret} error={fieldError(action.error, 'secret')} hint="16+ characters; empty generates one. Shown once." />
-        <JsonEditor
-          label="Steps (JSON)"
-          text={steps}
-          onText={setSteps}
-          rows={14}
-          error={fieldError(action.error, 'steps')}
-          hint={
-            <>
-              <code>create_record {'{collection, data}'}</code> and <code>webhook {'{url, method, headers?, body?}'}</code>; placeholders <code>{'{{event.path}}'}</code>,{' '}
-              <code>{'{{steps.0.record.id}}'}</code>.
-            </>
-          }
-        />
-        <ErrorBox error={action.error} />
-        <div class="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" type="submit" busy={action.busy}>
-            Create workflow
-          </Button>
-        </div>
-      </form>
-    </Modal>
+    <FormDialog title="New workflow" onClose={onClose} side action={action} submit="Create workflow">
+      <TextField label="Workflow name" value={name} onValue={setName} required error={fieldError(action.error, 'name')} hint="Letters, digits, _ and -." />
+      <TextField label="Secret" value={secret} onValue={setSecret} error={fieldError(action.error, 'secret')} hint="16+ characters; empty generates one. Shown once." />
+      <JsonEditor
+        label="Steps (JSON)"
+        text={steps}
+        onText={setSteps}
+        rows={14}
+        error={fieldError(action.error, 'steps')}
+        hint={
+          <>
+            <code>create_record {'{collection, data}'}</code> and <code>webhook {'{url, method, headers?, body?}'}</code>; placeholders <code>{'{{event.path}}'}</code>,{' '}
+            <code>{'{{steps.0.record.id}}'}</code>.
+          </>
+        }
+      />
+    </FormDialog>
   );
 }

@@ -58,3 +58,25 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<u
   };
   return { busy, error, run, setError };
 }
+
+/**
+ * The actions a page runs on its rows (delete, rotate, restore…): which one is running (`busy`, by
+ * the label given to run()), the error of the last one, and `after` (a reload) once each ends.
+ */
+export function useTasks(after: () => void) {
+  const [busy, setBusy] = useState<string>();
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (label: string, task: () => Promise<unknown>): Promise<void> => {
+    setError(undefined);
+    setBusy(label);
+    try {
+      await task();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(undefined);
+      after();
+    }
+  };
+  return { busy, error, setError, run };
+}

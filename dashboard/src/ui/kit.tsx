@@ -1,4 +1,4 @@
-import type { ButtonHTMLAttributes, ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes, TextareaHTMLAttributes } from 'preact';
+import type { ButtonHTMLAttributes, ComponentChildren, FormHTMLAttributes, InputHTMLAttributes, SelectHTMLAttributes, TextareaHTMLAttributes } from 'preact';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { messageOf } from '../api.ts';
 
@@ -171,22 +171,41 @@ export function PageHeader({ title, subtitle, children }: { title: string; subti
   );
 }
 
-export function Pagination({ page, totalPages, totalItems, onPage, what = 'items' }: { page: number; totalPages: number; totalItems: number; onPage: (p: number) => void; what?: string }) {
+/** A native form (Enter submits) whose submission runs `onSubmit` instead of loading a page. */
+export function Form({ onSubmit, children, ...rest }: Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'> & { onSubmit: () => void; children: ComponentChildren }) {
   return (
-    <nav class="pagination" aria-label="Pagination">
-      <span class="muted">
-        {totalItems} {what}
-      </span>
-      <Button small onClick={() => onPage(page - 1)} disabled={page <= 1} aria-label="Previous page">
-        ‹ Prev
-      </Button>
-      <span aria-live="polite">
-        Page {page} of {Math.max(totalPages, 1)}
-      </span>
-      <Button small onClick={() => onPage(page + 1)} disabled={page >= totalPages} aria-label="Next page">
-        Next ›
-      </Button>
-    </nav>
+    <form
+      {...(rest as any)}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
+
+/** A file input shown as a button (its label); the file is handed over and the input cleared for the next one. */
+export function FilePick({ label, accept, onFile, busy }: { label: string; accept: string; onFile: (f: File) => void; busy?: boolean }) {
+  const id = useId();
+  return (
+    <div class="file-pick">
+      <input
+        id={id}
+        type="file"
+        accept={accept}
+        class="sr-only"
+        onChange={(e) => {
+          const file = e.currentTarget.files?.[0];
+          e.currentTarget.value = '';
+          if (file) onFile(file);
+        }}
+      />
+      <label for={id} class={`btn btn-secondary ${busy ? 'is-busy' : ''}`}>
+        {label}
+      </label>
+    </div>
   );
 }
 

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { Store } from '../api.ts';
 import { useStore } from './hooks.ts';
-import { Button } from './kit.tsx';
+import { Button, ErrorBox, Form } from './kit.tsx';
 
 /**
  * A modal on the native <dialog>: the browser traps focus, Escape closes it, and the page behind is
@@ -36,6 +36,36 @@ export function Modal(props: { title: string; onClose: () => void; children: Com
       <div class="modal-body">{props.children}</div>
       {props.footer && <div class="modal-foot">{props.footer}</div>}
     </dialog>
+  );
+}
+
+/**
+ * A dialog holding one form: its fields, the error of the last submission, Cancel and the submit
+ * button (Enter in a field submits). `action` is a useAction() whose run() submits.
+ */
+export function FormDialog(props: {
+  title: string;
+  onClose: () => void;
+  action: { run: () => Promise<boolean>; busy: boolean; error: unknown };
+  submit: string;
+  children: ComponentChildren;
+  /** The error shown above the buttons, when it is not the action's own (one already shown at its field). */
+  error?: unknown;
+  side?: boolean;
+}) {
+  return (
+    <Modal title={props.title} onClose={props.onClose} side={props.side}>
+      <Form class="stack" onSubmit={() => void props.action.run()}>
+        {props.children}
+        <ErrorBox error={'error' in props ? props.error : props.action.error} />
+        <div class="form-actions">
+          <Button onClick={props.onClose}>Cancel</Button>
+          <Button variant="primary" type="submit" busy={props.action.busy}>
+            {props.submit}
+          </Button>
+        </div>
+      </Form>
+    </Modal>
   );
 }
 
