@@ -364,7 +364,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
   if (hooks) {
     // Last: the hooks' catch-all route is what Fastify tries after every route above.
-    const check = (set: HookSet) => shadowedRoutes(set.routes, ownRoutes);
+    // The catch-all that serves hook routes is not one they could shadow.
+    const check = (set: HookSet) => shadowedRoutes(set.routes, ownRoutes.filter((r) => r.url !== '/*'));
     const problems = check(hooks.current);
     if (problems.length > 0) {
       await services.registry.close();

@@ -48,7 +48,9 @@ export function buildCli(): Command {
     .option('--db <name>', 'the database (default main)')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .action(async (opts: { db?: string; out?: string; dir?: string }) => {
+    .option('--hooks', "also type application hooks' records (declare module 'cairn'); default: when the cairn package is installed there")
+    .option('--no-hooks', "leave the hooks' types out")
+    .action(async (opts: { db?: string; out?: string; dir?: string; hooks?: boolean }) => {
       await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 

@@ -71,22 +71,28 @@ function externals(): Plugin {
   };
 }
 
-function fromMessage(message: Message | undefined, fallback: string): HookLoadError {
+/** An esbuild error as a load error; esbuild names files relative to the hooks directory. */
+function fromMessage(message: Message | undefined, dir: string, fallback: string): HookLoadError {
   if (!message) return new HookLoadError(fallback);
   const loc = message.location;
-  return new HookLoadError(message.text, loc?.file ? path.resolve(loc.file) : undefined, loc?.line, loc ? loc.column + 1 : undefined);
+  return new HookLoadError(message.text, loc?.file ? path.resolve(dir, loc.file) : undefined, loc?.line, loc ? loc.column + 1 : undefined);
 }
 
-/** Where in `files` an error thrown while loading happened: the first stack frame in one of them. */
-function located(err: unknown, files: readonly string[], fallbackFile: string): HookLoadError {
+const FRAME_LOCATION = /:(\d+):(\d+)\)?$/;
+
+/**
+ * Where an error thrown while loading happened: the first stack frame (source-mapped to the
+ * TypeScript) in a file under the hooks directory, a module of a subfolder included.
+ */
+function located(err: unknown, dir: string | undefined, fallbackFile: string): HookLoadError {
   const reason = err instanceof Error ? err.message : String(err);
   const stack = err instanceof Error ? (err.stack ?? '') : '';
-  for (const line of stack.split('\n')) {
-    for (const file of files) {
-      const at = line.indexOf(file);
-      if (at < 0) continue;
-      const m = /^:(\d+):(\d+)/.exec(line.slice(at + file.length));
-      if (m) return new HookLoadError(reason, file, Number(m[1]), Number(m[2]));
+  if (dir) {
+    const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep;
+    for (const line of stack.split('\n')) {
+      const at = line.indexOf(prefix);
+      const m = at < 0 ? null : FRAME_LOCATION.exec(line);
+      if (m) return new HookLoadError(reason, line.slice(at, line.length - m[0].length), Number(m[1]), Number(m[2]));
     }
   }
   return new HookLoadError(reason, fallbackFile);
@@ -128,7 +134,7 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
       });
       outputs = result.metafile.outputs;
     } catch (err) {
-      throw fromMessage((err as { errors?: Message[] }).errors?.[0], err instanceof Error ? err.message : String(err));
+      throw fromMessage((err as { errors?: Message[] }).errors?.[0], dir!, err instanceof Error ? err.message : String(err));
     }
     const byEntry = new Map<string, string>();
     for (const [output, info] of Object.entries(outputs)) {
@@ -141,23 +147,23 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
       try {
         module = await import(pathToFileURL(output).href);
       } catch (err) {
-        throw located(err, files, file);
+        throw located(err, dir, file);
       }
-      await register(module.default, file, set, slot, files);
+      await register(module.default, file, set, slot, dir);
     }
   }
-  for (const [i, setup] of inline.entries()) await register(setup, `<inline #${i + 1}>`, set, slot, files);
+  for (const [i, setup] of inline.entries()) await register(setup, `<inline #${i + 1}>`, set, slot, dir);
   return set;
 }
 
-async function register(setup: unknown, source: string, set: HookSet, slot: ServiceSlot, files: readonly string[]): Promise<void> {
+async function register(setup: unknown, source: string, set: HookSet, slot: ServiceSlot, dir: string | undefined): Promise<void> {
   if (typeof setup !== 'function') {
     throw new HookLoadError('the default export must be a function `(app) => { … }` (use `export default defineHooks((app) => { … })`)', source);
   }
   try {
     await (setup as HookSetup)(hookApp(slot, source, set));
   } catch (err) {
-    throw located(err, files, source);
+    throw located(err, dir, source);
   }
   set.files.push(source);
 }

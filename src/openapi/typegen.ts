@@ -47,6 +47,12 @@ export function tsType(schema: JsonSchema, indent = ''): string {
 export interface TypegenOptions {
   /** The database the types describe (named in the header). */
   database: string;
+  /**
+   * Whether to type application hooks too: a `declare module 'cairn'` that fills its
+   * `CollectionRecords`, so `e.record` is typed by collection name in handlers. Only where the
+   * `cairn` package resolves (TypeScript refuses to augment a module it cannot find).
+   */
+  hooks?: boolean;
 }
 
 export function generateTypes(collections: readonly Collection[], options: TypegenOptions): string {
@@ -84,5 +90,12 @@ export function generateTypes(collections: readonly Collection[], options: Typeg
   out.push('export interface TypedPocketBase extends PocketBase {');
   for (const c of sorted) out.push(`  collection(idOrName: ${JSON.stringify(c.name)}): RecordService<${names.get(c)}Record>;`);
   out.push('  collection(idOrName: string): RecordService;', '}', '');
+  if (options.hooks) {
+    out.push("/** Types `e.record` by collection name in Cairn's hooks: `app.onRecordCreate((e) => e.record.title, 'posts')`. */");
+    out.push("declare module 'cairn' {");
+    out.push('  interface CollectionRecords {');
+    for (const c of sorted) out.push(`    ${quote(c.name)}: ${names.get(c)}Record;`);
+    out.push('  }', '}', '');
+  }
   return out.join('\n');
 }
