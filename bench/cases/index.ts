@@ -4,6 +4,7 @@ import { createBatchCase } from './create-batch.ts';
 import { createRealtimeCase } from './create-realtime.ts';
 import { createSustainedCase } from './create-sustained.ts';
 import { createTriggerCase } from './create-trigger.ts';
+import { createHookedCase, hookRouteCase, viewEnrichedCase } from './hooks.ts';
 import { listCase } from './list.ts';
 import { list100kCase, list100kFilterCase } from './list-100k.ts';
 import { loginCase } from './login.ts';
@@ -15,9 +16,11 @@ import { viewAsUserCase } from './view-as-user.ts';
 export const cases: BenchCase<any>[] = [
   createCase,
   createTriggerCase,
+  createHookedCase,
   createBatchCase,
   createRealtimeCase,
   viewCase,
+  viewEnrichedCase,
   viewAsUserCase,
   viewAsOwnerCase,
   viewOwnerRuleCase,
@@ -26,6 +29,7 @@ export const cases: BenchCase<any>[] = [
   listOwnerRuleCase,
   list100kCase,
   list100kFilterCase,
+  hookRouteCase,
 ];
 
 /** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */

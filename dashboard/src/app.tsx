@@ -6,6 +6,7 @@ import { AdminResetConfirm, ConfirmRecordPasswordReset, ConfirmRecordVerificatio
 import { CollectionEditor } from './pages/collection-editor.tsx';
 import { CollectionsPage } from './pages/collections.tsx';
 import { CronPage } from './pages/cron.tsx';
+import { HooksPage } from './pages/hooks.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { LogsPage } from './pages/logs.tsx';
 import { MigrationsPage } from './pages/migrations.tsx';
@@ -82,6 +83,7 @@ function SignedIn({ admin, path, query }: { admin: Admin; path: string; query: U
   else if (path === '/webhooks') page = <WebhookLogsPage key={db} />;
   else if (path === '/cron') page = <CronPage key={db} />;
   else if (path === '/workflows' || match('/workflows/:name', path)) page = <WorkflowsPage key={db} selected={match('/workflows/:name', path)?.name} />;
+  else if (path === '/hooks') page = <HooksPage />;
   else if (path === '/migrations') page = <MigrationsPage />;
   else if (path === '/logs') page = <LogsPage />;
   else if (path === '/backups') page = <BackupsPage />;

@@ -135,6 +135,9 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
       outputs = result.metafile.outputs;
     } catch (err) {
       throw fromMessage((err as { errors?: Message[] }).errors?.[0], dir!, err instanceof Error ? err.message : String(err));
+    } finally {
+      // esbuild's service process is not needed between loads (the next build starts it again).
+      await esbuild.stop();
     }
     const byEntry = new Map<string, string>();
     for (const [output, info] of Object.entries(outputs)) {

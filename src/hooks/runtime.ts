@@ -234,6 +234,8 @@ export class HookRuntime implements RecordEvents {
   async enrich(ctx: RequestContext, collection: Collection, records: RecordJson[]): Promise<void> {
     const set = this.set;
     if (!set.has('onRecordEnrich') || records.length === 0) return;
+    // Most answers: no handler for their collection, nothing expanded.
+    if (set.for('onRecordEnrich', collection).length === 0 && !records.some((r) => r.expand !== undefined)) return;
     const services = this.slot.current;
     const lookup = services ? await services.collections.all(ctx.db) : undefined;
     const visit = async (c: Collection | undefined, record: RecordJson): Promise<void> => {

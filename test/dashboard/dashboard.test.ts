@@ -10,6 +10,7 @@ import type { Locator, Page } from 'playwright-core';
 import { onPostgres } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { type AppDir, appDir } from '../hooks/app-dir.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { axeViolations, dialogsOffScreen, launchBrowser, setView, sidewaysOverflow, type TestBrowser, unnamedControls, type View } from './browser.ts';
@@ -62,6 +63,7 @@ async function describedError(page: Page, label: string): Promise<string> {
 
 describe('the dashboard in a real browser', () => {
   let server: TestServer;
+  let hooks: AppDir;
   let receiver: Receiver;
   let inbox: Inbox;
   let b: TestBrowser;
@@ -106,7 +108,10 @@ describe('the dashboard in a real browser', () => {
     assert.ok(existsSync(DIST), 'the dashboard is built (npm install does it; or npm run build:dashboard)');
     inbox = await startInbox();
     receiver = await startReceiver();
-    server = await startServer({ noAdmin: true, env: { CAIRN_WEBHOOK_MAX_ATTEMPTS: '1', CAIRN_SMTP_URL: inbox.url } });
+    hooks = appDir({
+      'shop.ts': "export default (app: any) => {\n  app.onRecordCreate((e: any) => e.next(), 'posts');\n  app.routerAdd('GET', '/api/shop/report', (e: any) => e.json(200, {}));\n  app.cronAdd('nightly', '0 3 * * *', () => {});\n};\n",
+    });
+    server = await startServer({ noAdmin: true, env: { CAIRN_WEBHOOK_MAX_ATTEMPTS: '1', CAIRN_SMTP_URL: inbox.url, CAIRN_HOOKS_DIR: hooks.hooks } });
     b = await launchBrowser({ width: WIDE.width, height: WIDE.height });
     page = b.page;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
@@ -118,6 +123,7 @@ describe('the dashboard in a real browser', () => {
   after(async () => {
     await b?.close();
     await server?.close();
+    hooks?.remove();
     await receiver?.close();
     await inbox?.close();
   });
@@ -414,6 +420,12 @@ describe('the dashboard in a real browser', () => {
     await page.getByText('Next runs').waitFor();
     await look('cron job form');
     await page.keyboard.press('Escape');
+
+    await nav('Hooks');
+    await page.getByRole('rowheader', { name: 'shop.ts' }).waitFor();
+    await page.getByRole('rowheader', { name: 'GET /api/shop/report' }).waitFor();
+    await page.getByRole('rowheader', { name: 'nightly' }).waitFor();
+    await look('hooks');
 
     await nav('Workflows');
     await look('workflows');

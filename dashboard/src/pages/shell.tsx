@@ -13,6 +13,7 @@ const NAV: Array<{ path: string; label: string; icon: string }> = [
   { path: '/webhooks', label: 'Webhook logs', icon: 'M4 4h16v12H8l-4 4z' },
   { path: '/cron', label: 'Cron jobs', icon: 'M12 3a9 9 0 1 1 0 18 9 9 0 0 1 0-18zm-1 4v6l5 3 .9-1.5-3.9-2.3V7z' },
   { path: '/workflows', label: 'Workflows', icon: 'M5 4h6v6H5zM13 14h6v6h-6zM8 10v4h8v0' },
+  { path: '/hooks', label: 'Hooks', icon: 'M8 3v4a4 4 0 0 0 8 0V3h-2v4a2 2 0 0 1-4 0V3zm3 9v5a3 3 0 0 0 6 0v-2h2v2a5 5 0 0 1-10 0v-5z' },
   { path: '/migrations', label: 'Migrations', icon: 'M4 6h10v3H4zM4 11h16v3H4zM4 16h7v3H4zM17 4l4 4-4 4z' },
   { path: '/logs', label: 'Request logs', icon: 'M4 4h16v2H4zM4 9h16v2H4zM4 14h10v2H4zM4 19h13v2H4z' },
   { path: '/backups', label: 'Backups', icon: 'M5 4h14l1 4v12H4V8zm2 2-.5 2h11L17 6zm3 5v3H8l4 4 4-4h-2v-3z' },
