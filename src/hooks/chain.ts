@@ -33,37 +33,34 @@ export function matches(bound: Bound<unknown>, tags: readonly string[]): boolean
 
 /**
  * Runs `handlers` around `finalizer`. Resolves once the first handler and the finalizer (when it was
- * reached) have settled, with whether the finalizer was reached. A `next()` called twice by one handler runs the rest only once.
+ * reached) have settled, with whether the finalizer was reached. Each `next()` runs the rest of the
+ * chain once, however often it is called; an error of a handler passes `onError` (the work's own
+ * errors pass as they are).
  */
 export async function runChain<E extends ChainEvent>(event: E, handlers: readonly Bound<E>[], finalizer: () => Promise<void>, onError?: (err: unknown, source: string) => unknown): Promise<boolean> {
   let finished: Promise<void> | undefined;
-  const link = (index: number): (() => Promise<void>) => {
-    let called: Promise<void> | undefined;
-    return () => {
-      called ??= (async () => {
-        if (index === handlers.length) {
-          finished = finalizer().catch((err: unknown) => {
-            // The work's own failure passes the handlers as it is: it is not theirs.
-            if (typeof err === 'object' && err !== null) ofWork.add(err);
-            throw err;
-          });
-          return finished;
-        }
-        const bound = handlers[index];
-        const previous = event.next;
-        event.next = link(index + 1);
-        try {
-          await bound.handler(event);
-        } catch (err) {
-          throw onError && !(typeof err === 'object' && err !== null && ofWork.has(err)) ? onError(err, bound.source) : err;
-        } finally {
-          event.next = previous;
-        }
-      })();
-      return called;
-    };
+  const work = (): Promise<void> =>
+    (finished ??= finalizer().catch((err: unknown) => {
+      if (typeof err === 'object' && err !== null) ofWork.add(err);
+      throw err;
+    }));
+  const from = async (index: number): Promise<void> => {
+    const bound = handlers[index];
+    let rest: Promise<void> | undefined;
+    // While a handler runs, `e.next` is its own next; the caller's comes back when it is done (a
+    // second call there must not run what a later handler chose not to).
+    const previous = event.next;
+    event.next = index + 1 === handlers.length ? work : () => (rest ??= from(index + 1));
+    try {
+      await bound.handler(event);
+    } catch (err) {
+      throw onError && !(typeof err === 'object' && err !== null && ofWork.has(err)) ? onError(err, bound.source) : err;
+    } finally {
+      event.next = previous;
+    }
   };
-  await link(0)();
+  if (handlers.length === 0) await work();
+  else await from(0);
   // A handler that called next() without awaiting it has not seen the work end: the chain has.
   if (finished) await finished;
   return finished !== undefined;

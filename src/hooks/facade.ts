@@ -16,6 +16,8 @@ export interface HookServices extends HookData {
 /** Where the facade finds the services: set once the app is built, cleared when it closes. */
 export interface ServiceSlot {
   current?: HookServices;
+  /** The log before the app is built (while the hooks load). */
+  log?: Logger;
 }
 
 function servicesOf(slot: ServiceSlot): HookServices {
@@ -24,7 +26,11 @@ function servicesOf(slot: ServiceSlot): HookServices {
 }
 
 function hookLogger(slot: ServiceSlot, source: string): HookLogger {
-  const child = () => servicesOf(slot).log.child({ hook: source });
+  const child = () => {
+    const log = slot.current?.log ?? slot.log;
+    if (!log) throw new Error('Cairn has no log yet');
+    return log.child({ hook: source });
+  };
   return {
     debug: (msg, data) => child().debug(data ?? {}, msg),
     info: (msg, data) => child().info(data ?? {}, msg),

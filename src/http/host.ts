@@ -10,6 +10,7 @@ import { HookRuntime } from '../hooks/runtime.ts';
 import type { HookSetup } from '../hooks/types.ts';
 import { watchHooks } from '../hooks/watch.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
+import { processLogger } from './logging.ts';
 
 export interface HostOptions {
   /** Hook setups given in code (library mode, `createCairn`), loaded after the hooks directory's files. */
@@ -76,7 +77,7 @@ export class Host implements ServiceRestarter {
     // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
     // at process start: the rebuild within a restore must find its swap as it left it.
     recoverInterruptedRestore(config.dir);
-    const hooks = new HookRuntime({ dir: config.hooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs });
+    const hooks = new HookRuntime({ dir: config.hooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
     await hooks.load();
     const host = new Host(config, hooks);
     try {

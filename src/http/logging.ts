@@ -45,6 +45,13 @@ function logDestination(): ReturnType<typeof pino.destination> {
 }
 
 /**
+ * A logger writing where the server's does, for what logs before the app exists (hooks loading).
+ */
+export function processLogger(level: string): pino.Logger {
+  return pino({ level }, level === 'silent' ? undefined : logDestination());
+}
+
+/**
  * Structured logs (pino, one JSON line per event). Secrets stay out because nothing logs a header or
  * a body: request lines are built from named fields (method, redacted URL, status, duration, address)
  * and the serializers below reduce Fastify's `req`/`res` to the same. No pino `redact` pass: it would

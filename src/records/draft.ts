@@ -32,32 +32,40 @@ function unchanged(before: Snapshot, now: unknown): boolean {
 /**
  * The record a write's hooks see before `next()`: the values about to be written, which they may
  * change (arrays and objects in place too). `changes` tells the write what they changed, so that
- * only those values are prepared again; `settle` makes it the stored record once written.
+ * only those values are prepared again; `settle` makes it the stored record once written. It takes
+ * `record` as it is (the write made it for this purpose) and notes its values as given.
  */
 export class Draft {
-  readonly record: Record<string, unknown> = {};
-  private readonly given = new Map<string, Snapshot>();
+  private readonly keys: string[];
+  private readonly given: Snapshot[];
 
-  constructor(values: Record<string, unknown>) {
-    for (const key of Object.keys(values)) {
-      this.record[key] = values[key];
-      this.given.set(key, snapshot(values[key]));
-    }
+  constructor(readonly record: Record<string, unknown>) {
+    this.keys = Object.keys(record);
+    this.given = this.keys.map((key) => snapshot(record[key]));
   }
 
   /** Keys hooks set or changed, with their values now. A deleted key is not a change. */
   changes(): Map<string, unknown> {
     const out = new Map<string, unknown>();
-    for (const key of Object.keys(this.record)) {
-      const now = this.record[key];
-      if (!this.given.has(key) || !unchanged(this.given.get(key), now)) out.set(key, now);
+    const record = this.record;
+    const now = Object.keys(record);
+    // The common case: the same keys in the same order (objects keep insertion order).
+    const sameKeys = now.length === this.keys.length && now.every((key, i) => key === this.keys[i]);
+    for (let j = 0; j < now.length; j++) {
+      const key = now[j];
+      const i = sameKeys ? j : this.keys.indexOf(key);
+      if (i < 0 || !unchanged(this.given[i], record[key])) out.set(key, record[key]);
     }
     return out;
   }
 
-  /** After the write: the stored record, in place (a handler may hold the object). */
+  /**
+   * After the write: the stored record, in place (a handler may hold the object). Keys the stored
+   * record lacks (one a hook added) go; the others are overwritten, which keeps the object's shape.
+   */
   settle(stored: RecordJson): void {
-    for (const key of Object.keys(this.record)) delete this.record[key];
-    Object.assign(this.record, stored);
+    const record = this.record;
+    for (const key of Object.keys(record)) if (!(key in stored)) delete record[key];
+    for (const key of Object.keys(stored)) record[key] = stored[key];
   }
 }

@@ -127,8 +127,8 @@ describe('hooks: development mode', () => {
   });
 });
 
-describe('hooks: cron', () => {
-  test('cronAdd runs its job on its schedule; cronRemove removes one', async () => {
+describe('hooks: cron and the server log', () => {
+  test('cronAdd runs its job on its schedule; cronRemove removes one; logs name the hook file', async () => {
     const app = appDir({
       'cron.ts': `
 export default (app: any) => {
@@ -137,6 +137,8 @@ export default (app: any) => {
   });
   app.cronAdd('gone', '@every 1s', async () => { await app.records().create('ticks', { at: 'gone' }); });
   app.cronRemove('gone');
+  app.logger.warn('cron hooks registered', { jobs: 1 });
+  app.routerAdd('GET', '/api/fails', () => { throw new Error('a detail for the log only'); });
 };
 `,
     });
@@ -155,6 +157,20 @@ export default (app: any) => {
       assert.ok(items.every((r: { at: string }) => r.at !== 'gone'));
       const status = await request(server.url, 'GET', '/api/hooks', { token });
       assert.deepEqual(status.body.cron.map((c: { name: string }) => c.name), ['tick']);
+
+      const failed = await request(server.url, 'GET', '/api/fails');
+      assert.equal(failed.status, 500);
+      assert.ok(!failed.text.includes('a detail for the log only'));
+      const file = path.join(app.hooks, 'cron.ts');
+      // The log (written in batches) has the error with the hook file, and the hook's own line.
+      await waitFor(() => server.output().includes('a detail for the log only'), { what: 'the route failure in the log' });
+      const lines = server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      const failure = lines.find((l) => l.msg === 'hook failed');
+      assert.equal(failure.hook, file);
+      assert.equal(failure.err.message, 'a detail for the log only');
+      const own = lines.find((l) => l.msg === 'cron hooks registered');
+      assert.equal(own.hook, file);
+      assert.equal(own.jobs, 1);
     } finally {
       await server.kill();
       rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, request, startServer, type TestServer } from '../helpers/server.ts';
+import { type Inbox, startInbox } from '../helpers/smtp.ts';
 import { type AppDir, appDir } from './app-dir.ts';
 
 const ROUTES = `
@@ -38,6 +39,11 @@ export default defineHooks((app) => {
       throw new BadRequestError('Rolled back.');
     });
   });
+  app.routerAdd('POST', '/api/notify', async (e) => {
+    const { to } = await e.bindBody<{ to: string }>();
+    await e.app.mail.send({ to, subject: 'Your order', text: 'It ships today.', html: '<p>It ships today.</p>' });
+    e.noContent();
+  });
   app.routerAdd('GET', '/api/timed', async (e) => {
     e.json(200, { n: (await e.app.records(e.db).find('notes', { offset: 1 })).length });
   });
@@ -47,10 +53,12 @@ export default defineHooks((app) => {
 describe('hooks: routes', () => {
   let app: AppDir;
   let server: TestServer;
+  let inbox: Inbox;
 
   before(async () => {
     app = appDir({ 'routes.ts': ROUTES });
-    server = await startServer({ env: { CAIRN_HOOKS_DIR: app.hooks } });
+    inbox = await startInbox();
+    server = await startServer({ env: { CAIRN_HOOKS_DIR: app.hooks, CAIRN_SMTP_URL: inbox.url } });
     await createCollection(server, { name: 'notes', fields: [{ name: 'title', type: 'text' }, { name: 'n', type: 'number' }] });
     for (const [title, n] of [
       ['a', 1],
@@ -62,6 +70,7 @@ describe('hooks: routes', () => {
   });
   after(async () => {
     await server?.close();
+    await inbox?.close();
     app?.remove();
   });
 
@@ -137,6 +146,14 @@ describe('hooks: routes', () => {
     const count = await server.admin('GET', "/api/collections/notes/records?filter=(n=100)");
     assert.equal(count.body.totalItems, 0, 'the transaction rolled back');
     assert.deepEqual((await server.request('GET', '/api/timed')).body, { n: 2 });
+  });
+
+  test('app.mail.send goes through the configured SMTP server, from the instance sender', async () => {
+    const res = await server.request('POST', '/api/notify', { body: { to: 'buyer@example.com' } });
+    assert.equal(res.status, 204);
+    const mail = await inbox.next('buyer@example.com', /Your order/);
+    assert.match(mail.text, /It ships today/);
+    assert.match(mail.from, /no-reply@cairn\.local/);
   });
 
   test('CORS applies to hook routes as to every route', async () => {
