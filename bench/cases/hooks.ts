@@ -1,7 +1,8 @@
 import { CONSTANT } from '../hooks/lib/constant.ts';
 import type { BenchCase } from '../case.ts';
 import { baselineCreate } from './create.ts';
-import { collectionIdOf, createPosts, post, type PostRow, postJson, rememberCollection } from './posts.ts';
+import { createPosts, post, rememberCollection } from './posts.ts';
+import { baselineView } from './view.ts';
 
 const HOOKED = 'bench_create_hooked';
 const ENRICHED = 'bench_view_enriched';
@@ -44,16 +45,8 @@ export const viewEnrichedCase: BenchCase<string[]> = {
     return ids;
   },
 
-  baseline(app, db) {
-    const collectionId = collectionIdOf(db, ENRICHED);
-    const select = db.prepare(`SELECT id, created, updated, title, body, views, published FROM ${ENRICHED} WHERE id = ?`);
-    app.get<{ Params: { id: string } }>(`/api/collections/${ENRICHED}/records/:id`, async (req, reply) => {
-      const row = select.get(req.params.id) as PostRow | undefined;
-      if (!row) return reply.status(404).send({ code: 404, message: 'Not found.', data: {} });
-      const { body: _body, ...rest } = postJson(row, collectionId, ENRICHED);
-      return rest;
-    });
-  },
+  baseline: (app, db) =>
+    baselineView(app, db, ENRICHED, ({ body: _body, ...rest }) => rest),
 
   request: (ids) => ({ method: 'GET', paths: ids.map((id) => `/api/collections/${ENRICHED}/records/${id}`), expectStatus: 200 }),
 };
