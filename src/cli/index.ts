@@ -4,6 +4,7 @@ import { isApiError } from '../errors.ts';
 import { StorageStartError } from '../storage/index.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
+import { registerImportCommands } from './import.ts';
 import { registerMigrateCommands } from './migrate.ts';
 import { serve } from './serve.ts';
 import { typegen } from './typegen.ts';
@@ -50,6 +51,7 @@ export function buildCli(): Command {
     });
 
   registerMigrateCommands(program);
+  registerImportCommands(program);
 
   return program;
 }
