@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { detectFileType, SNIFF_BYTES } from '../files/content-type.ts';
-import { fileKey, recordPrefix } from '../files/keys.ts';
+import { fileKey } from '../files/keys.ts';
 import { isStoredName } from '../files/names.ts';
 import type { FileStorage } from '../files/storage/types.ts';
 import { isRecordId } from '../lib/ids.ts';
@@ -68,11 +68,9 @@ async function contentType(file: string, name: string): Promise<string> {
 }
 
 /**
- * Copies the files into Cairn's storage. Returns the record folders written, for `removeFiles`.
- * `staging` is a directory for the copies `FileStorage.put` takes over.
+ * Copies the files into Cairn's storage (`removeFiles` undoes it). `staging` is a directory for the copies `FileStorage.put` takes over.
  */
-export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string): Promise<string[]> {
-  const prefixes = new Set<string>();
+export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string): Promise<void> {
   await mkdir(staging, { recursive: true, mode: 0o700 });
   try {
     for (const refs of scan.present.values()) {
@@ -80,20 +78,19 @@ export async function copyFiles(storage: FileStorage, db: string, scan: FileScan
         const temp = path.join(staging, randomBytes(8).toString('hex'));
         await copyFile(ref.from, temp);
         const type = await contentType(temp, ref.name);
-        prefixes.add(recordPrefix(db, ref.collection, ref.recordId));
         await storage.put(fileKey(db, ref.collection, ref.recordId, ref.name), temp, { contentType: type });
       }
     }
-  } catch (err) {
-    await removeFiles(storage, [...prefixes]);
-    throw err;
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
-  return [...prefixes];
 }
 
-/** Removes record folders `copyFiles` wrote (the import failed after it). */
-export async function removeFiles(storage: FileStorage, prefixes: readonly string[]): Promise<void> {
+/**
+ * Removes what `copyFiles` wrote (the import failed after it): the folders of the imported
+ * collections, which the clash rule guarantees held nothing before, and of a database made for it.
+ */
+export async function removeFiles(storage: FileStorage, db: string, scan: FileScan, databaseCreated: boolean): Promise<void> {
+  const prefixes = databaseCreated ? [db] : [...scan.present.keys()].map((collection) => `${db}/${collection}`);
   for (const prefix of prefixes) await storage.deletePrefix(prefix).catch(() => undefined);
 }

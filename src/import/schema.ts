@@ -189,12 +189,14 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
   }
 
   const names = new Set(pb.fields.map((f) => f.name.toLowerCase()));
+  const missing: string[] = [];
   for (const column of ['created', 'updated']) {
     // Before 0.23 every table has both; since, they are ordinary autodate fields a collection may lack.
     const present = generation === 'legacy' || pb.fields.some((f) => f.name === column && f.type === 'autodate');
     if (present) draft.system.set(column, { source: column, convert: toDate });
-    else note('', `it has no "${column}" field: records get the time of the import as "${column}"`);
+    else missing.push(`"${column}"`);
   }
+  if (missing.length > 0) note('', `it has no ${missing.join(' or ')} field: its records get the time of the import as ${missing.join(' and ')}`);
   if (type === 'auth') {
     draft.system.set('email', { source: 'email', convert: toText });
     draft.system.set('emailVisibility', { source: 'emailVisibility', convert: toBool });

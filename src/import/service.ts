@@ -182,9 +182,8 @@ async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBas
   }
 
   const target = db!;
-  let copied: string[] = [];
   try {
-    copied = await copyFiles(deps.storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
+    await copyFiles(deps.storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
     const results = new Map<string, number>();
     const adminIds = admins.carry.map((a) => a.id);
     await inAllTransactions(
@@ -201,7 +200,7 @@ async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBas
     );
     for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
   } catch (err) {
-    await removeFiles(deps.storage, copied);
+    await removeFiles(deps.storage, options.database, scan, created);
     throw err;
   } finally {
     await deps.collections.invalidate(target);
