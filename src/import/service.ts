@@ -45,6 +45,12 @@ export interface ImportOptions {
 /** PocketBase 0.23+ makes this superuser for its first-run installer link; it is nobody's account. */
 const INSTALLER_EMAIL = '__pbinstaller@example.com';
 
+/** What no import carries. */
+const GENERAL_NOTES: Note[] = [
+  { what: 'settings', why: "PocketBase's settings (_params: application, SMTP, S3, backups, OAuth2 providers before 0.23) are not carried; set Cairn's own" },
+  { what: 'tokens', why: 'tokens PocketBase issued are not valid on Cairn: users and administrators sign in again (with the same passwords)' },
+];
+
 const BCRYPT = /^\$2[abxy]\$\d{2}\$/;
 
 interface AdminPlan {
@@ -146,8 +152,6 @@ async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBas
   const scan = scanFiles(source, plan.collections);
   const notes: Note[] = [...plan.notes];
   for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there` });
-  notes.push({ what: 'settings', why: "PocketBase's settings (_params: application, SMTP, S3, backups, OAuth2 providers before 0.23) are not carried; set Cairn's own" });
-  notes.push({ what: 'tokens', why: 'tokens PocketBase issued are not valid on Cairn: users and administrators sign in again (with the same passwords)' });
 
   const report: ImportReport = {
     source: source.dataFile,
@@ -178,6 +182,7 @@ async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBas
     const authIds = new Set(plan.collections.filter((p) => p.collection.type === 'auth').map((p) => p.draft.pb.id));
     report.oauth2Links.carried = links.filter((l) => authIds.has(l.collectionId)).length;
     report.oauth2Links.skipped = links.length - report.oauth2Links.carried;
+    notes.push(...GENERAL_NOTES);
     return report;
   }
 
@@ -205,6 +210,7 @@ async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBas
   } finally {
     await deps.collections.invalidate(target);
   }
+  notes.push(...GENERAL_NOTES);
   report.ms = Date.now() - started;
   return report;
 }
@@ -227,6 +233,9 @@ async function writeAll(
     const copy = await copyRecords(tx, source, p);
     results.set(p.collection.name, copy.records);
     if (copy.ids) carried.set(p.draft.pb.id, { collectionId: p.collection.id, ids: copy.ids });
+    if (copy.withoutEmail > 0) {
+      notes.push({ what: p.collection.name, why: `${copy.withoutEmail} account(s) have no email: they are carried, but cannot sign in with a password on Cairn until they get one` });
+    }
     if (copy.skipped.length > 0) {
       notes.push({ what: p.collection.name, why: `${copy.skipped.length} record(s) not carried: their ids (${copy.skipped.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}${copy.skipped.length > 3 ? ', …' : ''}) are not 15 lower-case letters and digits, which Cairn's record ids are` });
     }

@@ -31,6 +31,8 @@ export interface CopyResult {
   records: number;
   skipped: string[];
   ids?: Set<string>;
+  /** Auth records without an email (they cannot sign in with a password on Cairn). */
+  withoutEmail: number;
 }
 
 /**
@@ -68,7 +70,8 @@ export async function copyRecords(tx: Queryable, source: PocketBaseSource, p: Pl
   const perInsert = Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_PARAMS_PER_INSERT / p.columns.length)));
   const fullText = `INSERT INTO ${quoteIdent(table)} (${names}) VALUES ${valuesList(perInsert, p.columns.length)}`;
   const converters = p.columns.map((c) => c.convert);
-  const result: CopyResult = { records: 0, skipped: [], ids: p.collection.type === 'auth' ? new Set() : undefined };
+  const result: CopyResult = { records: 0, skipped: [], ids: p.collection.type === 'auth' ? new Set() : undefined, withoutEmail: 0 };
+  const email = p.collection.type === 'auth' ? p.columns.findIndex((c) => c.column === 'email') : -1;
   let params: unknown[] = [];
   let rows = 0;
   const flush = async () => {
@@ -94,6 +97,7 @@ export async function copyRecords(tx: Queryable, source: PocketBaseSource, p: Pl
       continue;
     }
     result.ids?.add(id);
+    if (email >= 0 && (raw[email] === '' || raw[email] === null)) result.withoutEmail++;
     for (let i = 0; i < raw.length; i++) params.push(converters[i](raw[i]));
     if (++rows === perInsert) await flush();
   }
@@ -137,6 +141,14 @@ export async function createViewCollection(tx: Transaction, p: PlannedCollection
     const query = viewQuery(p.collection.name, String(p.collection.options.query ?? ''));
     const fields = await tx.transaction((inner) => createView(inner, p.collection.name, query));
     p.collection = { ...p.collection, fields, options: { query } };
+    const inferred = new Map(fields.map((f) => [f.name, f.type]));
+    const changed = p.draft.pb.fields.filter((f) => inferred.has(f.name) && inferred.get(f.name) !== f.type);
+    if (changed.length > 0) {
+      notes.push({
+        what: p.collection.name,
+        why: `a view's fields are what Cairn reads from its columns: ${changed.map((f) => `${f.name} is ${inferred.get(f.name)} (${f.type} in PocketBase)`).join(', ')}`,
+      });
+    }
   } catch (err) {
     notes.push({ what: p.collection.name, why: `view not carried: ${firstMessage(err)}` });
     return false;

@@ -429,4 +429,39 @@ describe('cairn import pocketbase: refusals and dry runs change nothing', () => 
       rmSync(copy, { recursive: true, force: true });
     }
   });
+
+  test("PocketBase's users merged into Cairn's empty default users, a field of Cairn's name taking PocketBase's type", async () => {
+    const copy = mkdtempSync(path.join(tmpdir(), 'cairn-import-role-'));
+    try {
+      cpSync(fixture('current-shifts'), copy, { recursive: true });
+      // Cairn's users has a text `role`; here PocketBase's becomes a multiple select (a JSON column).
+      const db = new Sqlite(path.join(copy, 'data.db'));
+      const row = db.prepare("SELECT fields FROM _collections WHERE name = 'users'").get() as { fields: string };
+      const fields = (JSON.parse(row.fields) as Array<Record<string, unknown>>).map((f) => (f.name === 'role' ? { ...f, maxSelect: 2 } : f));
+      db.prepare("UPDATE _collections SET fields = ? WHERE name = 'users'").run(JSON.stringify(fields));
+      db.prepare("UPDATE users SET role = json_array(role) WHERE role != ''").run();
+      const roles = new Map((db.prepare('SELECT id, role FROM users').all() as { id: string; role: string }[]).map((r) => [r.id, JSON.parse(r.role || '[]')]));
+      db.close();
+      const res = await importCli(dir, copy, '--db', 'reshaped');
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /users \(auth, merged into Cairn's users\)/);
+      const server = await startServer({ dir });
+      try {
+        const users = await allRecords(server, 'reshaped', 'users');
+        assert.equal(users.length, roles.size);
+        for (const user of users) assert.deepEqual(user.role, roles.get(user.id), `role of ${user.id}`);
+        const collection = await server.admin('GET', '/api/collections/users', { db: 'reshaped' });
+        assert.equal(collection.body.system, true, "still Cairn's system users");
+        assert.equal(collection.body.fields.find((f: any) => f.name === 'role').options.maxSelect, 2);
+        // The default auth routes keep working on the merged collection.
+        const account = known('current-shifts').accounts.users[0];
+        const login = await server.request('POST', '/api/collections/users/auth-with-password', { db: 'reshaped', body: { identity: account.email, password: account.password } });
+        assert.equal(login.status, 200, login.text);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 });
