@@ -130,14 +130,14 @@ async function run(deps: ImportDeps, options: ImportOptions, source: PocketBaseS
   const created = !exists && !options.dryRun;
   if (created) await registry.create(options.database);
   try {
-    return await runIn(deps, options, source, started, exists, created);
+    return await importInto(deps, options, source, started, exists, created);
   } catch (err) {
     if (created) await registry.discard(options.database).catch(() => undefined);
     throw err;
   }
 }
 
-async function runIn(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean, created: boolean): Promise<ImportReport> {
+async function importInto(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean, created: boolean): Promise<ImportReport> {
   const { registry } = deps;
   const db = exists || created ? await registry.get(options.database) : undefined;
   const existing = db ? (await deps.collections.all(db)).list : [defaultUsers()];
