@@ -16,7 +16,7 @@ export function registerImportCommands(program: Command): void {
   command
     .command('pocketbase <path>')
     .description("import a PocketBase instance (its pb_data directory or data.db): collections, rules, records, files, administrators, OAuth2 links")
-    .option('--db <name>', 'the Cairn database to import into (default main; created when missing)', 'main')
+    .option('--db <name>', 'the Cairn database to import into (created when missing)', 'main')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
     .option('--dry-run', 'print the report of what would be imported and change nothing')

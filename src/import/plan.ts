@@ -209,7 +209,6 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
       updated: updated || normalized.updated,
     };
     const replaces = merge && lower(name) === 'users' ? merge : undefined;
-    let copied = fields;
     if (replaces) {
       // Cairn's fields PocketBase's users lacks (role, …) stay, with their empty columns.
       const own = new Set(collection.fields.map((f) => lower(f.name)));
@@ -219,9 +218,9 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
         what: name,
         why: `merged into Cairn's default "users" (it held no records): PocketBase's fields, rules and indexes replace Cairn's${kept.length > 0 ? `; Cairn's ${kept.map((f) => `"${f.name}"`).join(', ')} kept` : ''}`,
       });
-      copied = fields;
     }
-    const { columns, files } = columnsOf(d, copied);
+    // Cairn's kept fields are not copied: their columns keep their defaults.
+    const { columns, files } = columnsOf(d, fields);
     planned.push({ draft: d, collection, replaces, columns, files });
   }
 
