@@ -210,7 +210,8 @@ db.transaction(() => {
     });
   }
   // Settings hold SMTP and S3 credentials, sign-in traces hold addresses and devices.
-  for (const table of ['_params', '_mfas', '_otps', '_authOrigins', '_externalAuths']) {
+  // sqlite_stat4 keeps sample index keys (values of the rows), which ANALYZE took from the real data.
+  for (const table of ['_params', '_mfas', '_otps', '_authOrigins', '_externalAuths', 'sqlite_stat4']) {
     if (db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?").get(table)) db.prepare(`DELETE FROM "${table}"`).run();
   }
   // Collection secrets (token signing keys, OAuth2 client secrets) and emails in rules.
