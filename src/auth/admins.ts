@@ -4,7 +4,7 @@ import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
 import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
-import { hashPassword, MAX_PASSWORD_LENGTH, verifyDummy, verifyPassword } from './passwords.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 
 export interface AdminRow {
@@ -195,6 +195,12 @@ export class AdminService {
       throw unauthorized('Invalid credentials.');
     }
     if (!(await verifyPassword(admin.passwordHash, password))) throw unauthorized('Invalid credentials.');
+    if (needsRehash(admin.passwordHash)) {
+      // An administrator imported from PocketBase: bcrypt gives way to Cairn's own hash, as for users.
+      const hash = await hashPassword(password);
+      await this.system.run('UPDATE _admins SET passwordHash = ? WHERE id = ? AND passwordHash = ?', [hash, admin.id, admin.passwordHash]);
+      return { ...admin, passwordHash: hash };
+    }
     return admin;
   }
 }

@@ -6,7 +6,7 @@ import { serializeRecord, type RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
-import { verifyDummy, verifyPassword } from './passwords.ts';
+import { hashPassword, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import type { TokenService } from './tokens.ts';
 
 /** The auth collection `/api/auth/*` works on (the spec's "configured default auth collection"). */
@@ -104,7 +104,18 @@ export class RecordAuthService {
       throw unauthorized('Invalid credentials.');
     }
     if (!(await verifyPassword(String(row.passwordHash), password))) throw unauthorized('Invalid credentials.');
+    if (needsRehash(String(row.passwordHash))) await this.rehash(ctx, collection, row, password);
     return this.result(ctx, collection, row, 'password');
+  }
+
+  /**
+   * Replaces an imported (bcrypt) hash with Cairn's own once the password is known to match. Only if
+   * the hash is still the one checked: a password changed meanwhile is not overwritten. Tokens stay
+   * valid (the password did not change).
+   */
+  private async rehash(ctx: RequestContext, collection: Collection, row: Record<string, unknown>, password: string): Promise<void> {
+    const hash = await hashPassword(password);
+    await ctx.db.run(`UPDATE ${shapeOf(collection).table} SET "passwordHash" = ? WHERE id = ? AND "passwordHash" = ?`, [hash, row.id, row.passwordHash]);
   }
 
   /** A new token for the signed-in record (the old one stays valid until it expires). */

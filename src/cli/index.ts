@@ -5,6 +5,7 @@ import { StorageStartError } from '../storage/index.ts';
 import { HookLoadError } from '../hooks/loader.ts';
 import { VERSION } from '../version.ts';
 import { createAdmin } from './admin.ts';
+import { registerImportCommands } from './import.ts';
 import { registerMigrateCommands } from './migrate.ts';
 import { serve } from './serve.ts';
 import { typegen } from './typegen.ts';
@@ -55,6 +56,7 @@ export function buildCli(): Command {
     });
 
   registerMigrateCommands(program);
+  registerImportCommands(program);
 
   return program;
 }

@@ -1,0 +1,246 @@
+import type { Collection } from '../collections/model.ts';
+import { type NormalizeContext, normalizeCollection } from '../collections/normalize.ts';
+import { conflict, isApiError } from '../errors.ts';
+import { isValidCollectionName } from '../lib/identifiers.ts';
+import { randomId } from '../lib/ids.ts';
+import { toDate } from './values.ts';
+import { type CollectionDraft, draftCollection, type FieldDraft, type Note, type TargetInfo } from './schema.ts';
+import type { Generation, PbCollection } from './source.ts';
+import type { Converter } from './values.ts';
+
+/**
+ * The import decided before anything is written: which PocketBase collections become which Cairn
+ * collections (validated as the collections API validates them), how every column is copied, and
+ * whether the target database can take them (a name it already holds refuses the whole import).
+ */
+
+/** PocketBase's own system collections, and what becomes of them. */
+const SYSTEM_COLLECTIONS: Record<string, string> = {
+  _superusers: 'its records are carried as Cairn administrators',
+  _externalAuths: "its OAuth2 links are carried to Cairn's _external_auths",
+  _mfas: 'multi-factor sign-ins under way are not carried',
+  _otps: 'one-time passwords under way are not carried',
+  _authOrigins: 'the devices accounts signed in from are not carried (no new-location alerts in Cairn)',
+};
+
+export interface ColumnCopy {
+  column: string;
+  source: string;
+  convert: Converter;
+}
+
+export interface PlannedCollection {
+  draft: CollectionDraft;
+  /** The collection as it will be stored (views: fields filled in once the view exists). */
+  collection: Collection;
+  /** Cairn's default `users`, when PocketBase's `users` is merged into it. */
+  replaces?: Collection;
+  /** Column copies, in insert order (`id` first). */
+  columns: ColumnCopy[];
+  /** Positions in `columns` of file fields, with whether they hold several names. */
+  files: Array<{ index: number; multiple: boolean }>;
+}
+
+export interface ImportPlan {
+  generation: Generation;
+  collections: PlannedCollection[];
+  notes: Note[];
+}
+
+export interface PlanTarget {
+  /** The target database's collections (empty for a database the import will create). */
+  collections: readonly Collection[];
+  /** Whether a table or view of that name exists without being a collection (a soft-dropped one). */
+  relationExists(name: string): Promise<boolean>;
+  /** Records in the target's `users` (0 when it has none). */
+  usersRecords: number;
+  /** Checks a rule as the collections API does (rules domain). */
+  checkRule(collection: Collection, rule: string, others: readonly Collection[]): string | undefined;
+}
+
+const RULES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const;
+
+const lower = (s: string) => s.toLowerCase();
+
+/** Every message of a validation error's data, flattened. */
+function messages(data: unknown): string[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const d = data as Record<string, unknown>;
+  if (typeof d.message === 'string' && typeof d.code === 'string') return [d.message];
+  return Object.values(d).flatMap(messages);
+}
+
+function errorText(err: unknown): string {
+  if (isApiError(err)) {
+    const found = messages(err.data);
+    return found.length > 0 ? found.join(' ') : err.message;
+  }
+  return (err as Error).message;
+}
+
+/** Validates one field as part of the collection, dropping options Cairn refuses (then the field). */
+function checkedField(name: string, type: 'base' | 'auth', field: FieldDraft, ctx: NormalizeContext, notes: Note[]): FieldDraft | undefined {
+  const fieldName = String(field.body.name);
+  let body = field.body;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      normalizeCollection({ name, type, fields: [body] }, undefined, ctx);
+      return body === field.body ? field : { ...field, body };
+    } catch (err) {
+      const problems = isApiError(err) ? ((err.data.fields as Record<string, Record<string, unknown>> | undefined)?.[0] ?? {}) : {};
+      const optionProblems = problems.options as Record<string, unknown> | undefined;
+      if (attempt === 0 && optionProblems && Object.keys(problems).length === 1) {
+        const options = { ...(body.options as Record<string, unknown>) };
+        for (const [key, problem] of Object.entries(optionProblems)) {
+          delete options[key];
+          notes.push({ what: `${name}.${fieldName}`, why: `its option ${key} is not carried: ${messages(problem).join(' ')}` });
+        }
+        body = { ...body, options };
+        continue;
+      }
+      notes.push({ what: `${name}.${fieldName}`, why: `not carried: ${errorText(err)}; its values stay behind` });
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function columnsOf(draft: CollectionDraft, fields: readonly FieldDraft[]): { columns: ColumnCopy[]; files: PlannedCollection['files'] } {
+  const columns: ColumnCopy[] = [{ column: 'id', source: 'id', convert: (v) => v }];
+  for (const column of ['created', 'updated']) {
+    const system = draft.system.get(column);
+    // A collection without the field: the time of the import (the source column reads as NULL).
+    const now = new Date().toISOString();
+    columns.push({ column, source: system?.source ?? column, convert: system ? (v) => toDate(v) || now : () => now });
+  }
+  for (const [column, system] of draft.system) if (column !== 'created' && column !== 'updated') columns.push({ column, source: system.source, convert: system.convert });
+  const files: PlannedCollection['files'] = [];
+  for (const field of fields) {
+    if (field.file) files.push({ index: columns.length, multiple: field.file.multiple });
+    columns.push({ column: String(field.body.name), source: field.source, convert: field.convert });
+  }
+  return { columns, files };
+}
+
+/**
+ * Plans the import of PocketBase's collections into a database holding `target.collections`.
+ * Refuses (409) when the database already holds a collection (or table) of an imported name, except
+ * PocketBase's auth `users`, merged into Cairn's default `users` while that holds no records.
+ */
+export async function planImport(pbCollections: readonly PbCollection[], generation: Generation, target: PlanTarget): Promise<ImportPlan> {
+  const notes: Note[] = [];
+  const targets = new Map<string, TargetInfo>();
+  const chosen: PbCollection[] = [];
+  for (const pb of pbCollections) {
+    let skipped: string | undefined;
+    if (pb.system) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
+    else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names start with a letter and hold only letters, digits and "_"';
+    targets.set(pb.id, { name: pb.name, type: pb.type, skipped });
+    if (skipped) {
+      if (!pb.system || !SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}` });
+      continue;
+    }
+    chosen.push(pb);
+  }
+  const drafts = chosen.map((pb) => draftCollection(pb, generation, targets));
+  for (const d of drafts) notes.push(...d.notes);
+
+  // Names the target already holds.
+  const existing = new Map(target.collections.map((c) => [lower(c.name), c]));
+  const clashes: string[] = [];
+  let merge: Collection | undefined;
+  for (const d of drafts) {
+    const held = existing.get(lower(d.pb.name));
+    if (held && lower(d.pb.name) === 'users' && d.type === 'auth' && held.type === 'auth' && target.usersRecords === 0) {
+      merge = held;
+      continue;
+    }
+    if (held || (await target.relationExists(d.pb.name))) clashes.push(d.pb.name);
+  }
+  if (clashes.length > 0) {
+    const usersHeld = clashes.some((n) => lower(n) === 'users');
+    throw conflict(
+      `The target database already holds ${clashes.length === 1 ? 'a collection' : 'collections'} named ${clashes.map((n) => `"${n}"`).join(', ')}: nothing was imported.` +
+        (usersHeld ? ' PocketBase\'s auth "users" is merged into Cairn\'s only while Cairn\'s holds no records (and a base "users" never is).' : '') +
+        ' Import into another database (--db NAME) or remove them first.',
+      { collections: { code: 'validation_collection_name_exists', message: clashes.join(', ') } },
+    );
+  }
+
+  // Validation as the collections API does it; relation targets resolve among the imported collections.
+  const stubs = new Map<string, Collection>();
+  for (const d of drafts) stubs.set(lower(d.pb.name), { id: d.pb.id, name: d.pb.name, type: d.type } as Collection);
+  const ctx: NormalizeContext = {
+    find: (nameOrId) => stubs.get(lower(nameOrId)) ?? [...stubs.values()].find((c) => c.id === nameOrId),
+    validateRule: () => undefined,
+    validateOptions: [],
+  };
+  const takenIds = new Set(target.collections.filter((c) => c !== merge).map((c) => c.id));
+  const planned: PlannedCollection[] = [];
+  for (const d of drafts) {
+    const name = d.pb.name;
+    let id = d.pb.id;
+    if (takenIds.has(id) || !/^[A-Za-z0-9_]{1,100}$/.test(id)) {
+      id = randomId();
+      notes.push({ what: name, why: `its id ${JSON.stringify(d.pb.id)} is already used in the target database: it gets the id "${id}"` });
+    }
+    const created = toDate(d.pb.created) as string;
+    const updated = toDate(d.pb.updated) as string;
+    if (d.type === 'view') {
+      const collection: Collection = {
+        id, name, type: 'view', system: false, fields: [], options: { query: d.query ?? '' },
+        listRule: d.pb.listRule, viewRule: d.pb.viewRule, createRule: null, updateRule: null, deleteRule: null,
+        indexes: [], created: created || new Date().toISOString(), updated: updated || new Date().toISOString(),
+      };
+      planned.push({ draft: d, collection, columns: [], files: [] });
+      continue;
+    }
+    const fields = d.fields.map((f) => checkedField(name, d.type as 'base' | 'auth', f, ctx, notes)).filter((f): f is FieldDraft => f !== undefined);
+    const normalized = normalizeCollection({ name, type: d.type, fields: fields.map((f) => f.body) }, undefined, ctx);
+    let collection: Collection = {
+      ...normalized,
+      id,
+      listRule: d.pb.listRule,
+      viewRule: d.pb.viewRule,
+      createRule: d.pb.createRule,
+      updateRule: d.pb.updateRule,
+      deleteRule: d.pb.deleteRule,
+      created: created || normalized.created,
+      updated: updated || normalized.updated,
+    };
+    const replaces = merge && lower(name) === 'users' ? merge : undefined;
+    if (replaces) {
+      // Cairn's fields PocketBase's users lacks (role, …) stay, with their empty columns.
+      const own = new Set(collection.fields.map((f) => lower(f.name)));
+      const kept = replaces.fields.filter((f) => !own.has(lower(f.name)));
+      collection = { ...collection, system: replaces.system, fields: [...collection.fields, ...kept] };
+      notes.push({
+        what: name,
+        why: `merged into Cairn's default "users" (it held no records): PocketBase's fields, rules and indexes replace Cairn's${kept.length > 0 ? `; Cairn's ${kept.map((f) => `"${f.name}"`).join(', ')} kept` : ''}`,
+      });
+    }
+    // Cairn's kept fields are not copied: their columns keep their defaults.
+    const { columns, files } = columnsOf(d, fields);
+    planned.push({ draft: d, collection, replaces, columns, files });
+  }
+
+  // Rules, checked against every collection the database will hold (views' once their fields exist).
+  const all = [...target.collections.filter((c) => c !== merge), ...planned.map((p) => p.collection)];
+  for (const p of planned) if (p.collection.type !== 'view') checkRules(p, all, target, notes);
+  // Tables first, then views (which read them).
+  planned.sort((a, b) => Number(a.collection.type === 'view') - Number(b.collection.type === 'view'));
+  return { generation, collections: planned, notes };
+}
+
+/** A rule Cairn cannot read is not carried as written: it becomes null (administrators only), never wider. */
+export function checkRules(p: PlannedCollection, all: readonly Collection[], target: Pick<PlanTarget, 'checkRule'>, notes: Note[]): void {
+  for (const rule of RULES) {
+    const text = p.collection[rule];
+    if (typeof text !== 'string' || text.trim() === '') continue;
+    const problem = target.checkRule(p.collection, text, all);
+    if (problem) {
+      p.collection = { ...p.collection, [rule]: null };
+      notes.push({ what: `${p.collection.name}.${rule}`, why: `${JSON.stringify(text)} is not carried (${problem}); it is null: administrators only` });
+    }
+  }
+}

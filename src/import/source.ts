@@ -1,0 +1,247 @@
+import Sqlite from 'better-sqlite3';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { badRequest } from '../errors.ts';
+import { isValidName } from '../lib/identifiers.ts';
+
+/**
+ * Reading a PocketBase data directory (`pb_data`: `data.db` and `storage/`). The file is PocketBase's,
+ * not Cairn's: it is opened read-only with a connection of its own (none of Cairn's pragmas, no WAL
+ * switch), so importing never changes it. Both schema generations are read:
+ *
+ * - `legacy`: PocketBase before 0.23 — `_collections.schema` with options nested per field, auth
+ *   records' `passwordHash` and `username`, administrators in `_admins`.
+ * - `current`: PocketBase 0.23 and later — `_collections.fields` with options flat on the field,
+ *   system fields listed (`id`, `password`, `tokenKey`, `email`, …, `created`/`updated` as `autodate`),
+ *   auth records' `password`, administrators as records of the `_superusers` auth collection.
+ */
+
+export type Generation = 'legacy' | 'current';
+
+/** A field as PocketBase stores it; the options of both generations gathered in `options`. */
+export interface PbField {
+  id: string;
+  name: string;
+  type: string;
+  system: boolean;
+  required: boolean;
+  presentable: boolean;
+  hidden: boolean;
+  unique: boolean;
+  options: Record<string, unknown>;
+}
+
+/** A row of PocketBase's `_collections`. */
+export interface PbCollection {
+  id: string;
+  name: string;
+  type: string;
+  system: boolean;
+  fields: PbField[];
+  indexes: string[];
+  listRule: string | null;
+  viewRule: string | null;
+  createRule: string | null;
+  updateRule: string | null;
+  deleteRule: string | null;
+  options: Record<string, unknown>;
+  created: string;
+  updated: string;
+}
+
+export interface PbAdmin {
+  id: string;
+  email: string;
+  passwordHash: string;
+  avatar: number;
+  created: string;
+  updated: string;
+}
+
+export interface PbExternalAuth {
+  id: string;
+  collectionId: string;
+  recordId: string;
+  provider: string;
+  providerId: string;
+  created: string;
+  updated: string;
+}
+
+/** The keys every field has; in the current generation everything else on a field is an option. */
+const FIELD_KEYS = new Set(['id', 'name', 'type', 'system', 'required', 'presentable', 'hidden', 'unique', 'options']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseJson(text: unknown, fallback: unknown): unknown {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}
+
+function refuse(message: string): Error {
+  return badRequest(message);
+}
+
+function fieldOf(raw: unknown, generation: Generation): PbField | undefined {
+  if (!isObject(raw) || typeof raw.name !== 'string' || typeof raw.type !== 'string') return undefined;
+  let options: Record<string, unknown>;
+  if (generation === 'legacy') options = isObject(raw.options) ? { ...raw.options } : {};
+  else options = Object.fromEntries(Object.entries(raw).filter(([k]) => !FIELD_KEYS.has(k)));
+  return {
+    id: typeof raw.id === 'string' ? raw.id : '',
+    name: raw.name,
+    type: raw.type,
+    system: raw.system === true,
+    required: raw.required === true,
+    presentable: raw.presentable === true,
+    hidden: raw.hidden === true,
+    unique: raw.unique === true,
+    options,
+  };
+}
+
+/** An open PocketBase data file. `close()` it when done. */
+export class PocketBaseSource {
+  private readonly db: Sqlite.Database;
+  readonly generation: Generation;
+  /** The `storage/` directory beside `data.db` (it may not exist: PocketBase may keep files in S3). */
+  readonly storageDir: string;
+
+  private constructor(
+    readonly dataFile: string,
+    db: Sqlite.Database,
+    generation: Generation,
+  ) {
+    this.db = db;
+    this.generation = generation;
+    this.storageDir = path.join(path.dirname(dataFile), 'storage');
+  }
+
+  /**
+   * Opens `input`: a `pb_data` directory or its `data.db`. Refuses (400) a missing path, a file that
+   * is not SQLite, and an SQLite file that is not PocketBase's.
+   */
+  static open(input: string): PocketBaseSource {
+    const resolved = path.resolve(input);
+    if (!existsSync(resolved)) throw refuse(`${input}: no such file or directory.`);
+    const file = statSync(resolved).isDirectory() ? path.join(resolved, 'data.db') : resolved;
+    if (!existsSync(file)) throw refuse(`${input} is a directory without a data.db: give a PocketBase pb_data directory or its data.db.`);
+    let db: Sqlite.Database;
+    try {
+      db = new Sqlite(file, { readonly: true, fileMustExist: true });
+      // Opening is lazy: the first read is what finds out whether this is a database at all.
+      db.prepare('SELECT name FROM sqlite_master LIMIT 1').get();
+    } catch (err) {
+      throw refuse(`${input} is not an SQLite database (${(err as Error).message}), so not a PocketBase data file.`);
+    }
+    try {
+      const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('_collections')").all() as { name: string }[]).map((c) => c.name));
+      let generation: Generation;
+      if (columns.has('fields')) generation = 'current';
+      else if (columns.has('schema') && columns.has('type')) generation = 'legacy';
+      else if (columns.has('schema')) throw refuse(`${input} is from PocketBase before 0.8 (collections without types), which cannot be imported; upgrade it with PocketBase first.`);
+      else throw refuse(`${input} is an SQLite database but not PocketBase's: it has no _collections table.`);
+      return new PocketBaseSource(file, db, generation);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Whether the file has a table of that name. */
+  hasTable(name: string): boolean {
+    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  }
+
+  /** Columns of a PocketBase table, as named there. */
+  columns(table: string): Set<string> {
+    return new Set((this.db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).map((c) => c.name));
+  }
+
+  collections(): PbCollection[] {
+    const columns = this.columns('_collections');
+    const rows = this.db.prepare('SELECT * FROM _collections ORDER BY created, rowid').all() as Record<string, unknown>[];
+    return rows.map((row) => {
+      const rawFields = parseJson(row[this.generation === 'current' ? 'fields' : 'schema'], []);
+      const rule = (k: string) => (typeof row[k] === 'string' ? (row[k] as string) : null);
+      return {
+        id: String(row.id),
+        name: String(row.name),
+        type: String(row.type ?? 'base'),
+        system: row.system === 1 || row.system === true,
+        fields: (Array.isArray(rawFields) ? rawFields : []).map((f) => fieldOf(f, this.generation)).filter((f): f is PbField => f !== undefined),
+        indexes: columns.has('indexes') ? (parseJson(row.indexes, []) as unknown[]).filter((i): i is string => typeof i === 'string') : [],
+        listRule: rule('listRule'),
+        viewRule: rule('viewRule'),
+        createRule: rule('createRule'),
+        updateRule: rule('updateRule'),
+        deleteRule: rule('deleteRule'),
+        options: (() => {
+          const o = parseJson(row.options, {});
+          return isObject(o) ? o : {};
+        })(),
+        created: String(row.created ?? ''),
+        updated: String(row.updated ?? ''),
+      };
+    });
+  }
+
+  /** Administrators: `_admins` (legacy) or the records of `_superusers` (current). */
+  admins(): PbAdmin[] {
+    const table = this.generation === 'current' ? '_superusers' : '_admins';
+    if (!this.hasTable(table)) return [];
+    const hash = this.generation === 'current' ? 'password' : 'passwordHash';
+    const avatar = this.columns(table).has('avatar') ? 'avatar' : '0';
+    return this.db.prepare(`SELECT id, email, ${hash} AS passwordHash, ${avatar} AS avatar, created, updated FROM ${table} ORDER BY created, rowid`).all() as PbAdmin[];
+  }
+
+  /** OAuth2 links: `_externalAuths` (its columns were renamed in 0.23). */
+  externalAuths(): PbExternalAuth[] {
+    if (!this.hasTable('_externalAuths')) return [];
+    const current = this.columns('_externalAuths').has('collectionRef');
+    const [collection, record] = current ? ['collectionRef', 'recordRef'] : ['collectionId', 'recordId'];
+    return this.db
+      .prepare(`SELECT id, ${collection} AS collectionId, ${record} AS recordId, provider, providerId, created, updated FROM _externalAuths ORDER BY created, rowid`)
+      .all() as PbExternalAuth[];
+  }
+
+  /** The number of rows of a collection's table. */
+  count(table: string): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM ${quoted(table)}`).get() as { n: number }).n;
+  }
+
+  /**
+   * The rows of a collection's table in insertion order, as arrays of the named columns (a column the
+   * table lacks reads as NULL), one at a time: a large table is never held in memory.
+   */
+  rows(table: string, columns: readonly string[]): IterableIterator<unknown[]> {
+    const present = this.columns(table);
+    const list = columns.map((c) => (present.has(c) ? quoted(c) : 'NULL')).join(', ');
+    return this.db.prepare(`SELECT ${list} FROM ${quoted(table)} ORDER BY rowid`).raw(true).iterate() as IterableIterator<unknown[]>;
+  }
+
+  /** Where PocketBase keeps a record's file: `storage/<collection id>/<record id>/<name>`. */
+  filePath(collectionId: string, recordId: string, name: string): string {
+    return path.join(this.storageDir, collectionId, recordId, name);
+  }
+
+  fileExists(collectionId: string, recordId: string, name: string): boolean {
+    // Names come from the data file: a name with a path separator or `..` never names a file here.
+    if (/[/\\]|^\.\.?$/.test(name) || /[/\\]|^\.\.?$/.test(collectionId) || /[/\\]|^\.\.?$/.test(recordId)) return false;
+    return existsSync(this.filePath(collectionId, recordId, name));
+  }
+}
+
+/** A table or column name of the PocketBase file, checked before it is quoted into SQL. */
+function quoted(name: string): string {
+  if (!isValidName(name) && !/^_?[A-Za-z][A-Za-z0-9_]{0,62}$/.test(name)) throw new Error(`unexpected PocketBase name ${JSON.stringify(name)}`);
+  return `"${name}"`;
+}
