@@ -2,8 +2,12 @@
 // what `npm start` and the `cairn` command run, then writes dist/.build-stamp. bin/cairn.js compares
 // the stamp with the sources and refuses to run a build older than them (bin/build-check.js).
 // dist/ is emptied first, so a deleted source leaves no module behind.
+//
+// The same compilation emits declarations; only those of the package's public module (dist/index.d.ts
+// and what it imports: hooks/types, the error classes, the middlewares, createCairn) are kept, so the
+// published types are the interface application code sees and nothing internal.
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,5 +18,27 @@ rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 if (result.status !== 0) process.exit(result.status ?? 1);
+
+// Relative imports in a declaration file: `from './x.ts'` and `import('./x.ts')`.
+const RELATIVE = /(\bfrom\s*|\bimport\s*\(\s*)(['"])(\.\.?\/[^'"]+?)\.ts\2/g;
+const publicTypes = new Set();
+const visit = (file) => {
+  if (publicTypes.has(file)) return;
+  publicTypes.add(file);
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(RELATIVE)) visit(path.resolve(path.dirname(file), `${m[3]}.d.ts`));
+  // `./x.js`, as a consumer's TypeScript of any version resolves to `./x.d.ts`.
+  writeFileSync(file, text.replace(RELATIVE, (_all, lead, quote, spec) => `${lead}${quote}${spec}.js${quote}`));
+};
+visit(path.join(dist, 'index.d.ts'));
+const prune = (dir) => {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) prune(full);
+    else if (entry.name.endsWith('.d.ts') && !publicTypes.has(full)) rmSync(full);
+  }
+};
+prune(dist);
+
 // Written last: its time is when the build finished, later than every source it compiled.
 writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);
