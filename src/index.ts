@@ -5,6 +5,7 @@
  */
 import type { HookSetup } from './hooks/types.ts';
 
+export { ApiError } from './errors.ts';
 export { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from './hooks/errors.ts';
 export { requireAuth, requireSuperuser } from './hooks/middlewares.ts';
 export { type Cairn, type CairnOptions, createCairn } from './library.ts';

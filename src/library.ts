@@ -38,7 +38,9 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
   const queued: HookSetup[] = [];
   let host: Host | undefined;
   let starting: Promise<void> | undefined;
+  let stopped = false;
   const running = (): Host => {
+    if (stopped) throw new Error('Cairn is stopped');
     if (!host) throw new Error('Cairn is not started: call start() first');
     return host;
   };
@@ -81,6 +83,8 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
       return starting;
     },
     async stop() {
+      if (starting) await starting.catch(() => undefined);
+      stopped = true;
       await host?.close();
     },
     get url() {

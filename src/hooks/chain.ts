@@ -8,6 +8,8 @@
 
 export interface ChainEvent {
   next(): Promise<void>;
+  /** The source of the handler running (its logs are named after it). */
+  current?: string;
 }
 
 export type Handler<E> = (e: E) => unknown;
@@ -50,13 +52,16 @@ export async function runChain<E extends ChainEvent>(event: E, handlers: readonl
     // While a handler runs, `e.next` is its own next; the caller's comes back when it is done (a
     // second call there must not run what a later handler chose not to).
     const previous = event.next;
+    const caller = event.current;
     event.next = index + 1 === handlers.length ? work : () => (rest ??= from(index + 1));
+    event.current = bound.source;
     try {
       await bound.handler(event);
     } catch (err) {
       throw onError && !(typeof err === 'object' && err !== null && ofWork.has(err)) ? onError(err, bound.source) : err;
     } finally {
       event.next = previous;
+      event.current = caller;
     }
   };
   if (handlers.length === 0) await work();

@@ -1,7 +1,8 @@
 import FindMyWay from 'find-my-way';
 import type { RouteEvent, RouteMiddleware } from './types.ts';
 
-export const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+/** OPTIONS is CORS's (preflights are answered before any route); HEAD is served by GET routes. */
+export const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type RouteMethod = (typeof ROUTE_METHODS)[number];
 
 const SEGMENT_VALUE = /^\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}$/;

@@ -1,6 +1,6 @@
 import type { Collection } from '../collections/model.ts';
 import { type Auth, isSystem, type RequestContext } from '../context.ts';
-import { ApiError, badRequest } from '../errors.ts';
+import { ApiError, badRequest, notFound } from '../errors.ts';
 import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
@@ -74,7 +74,9 @@ export function authView(auth: Auth): HookAuth | null {
  */
 class Event {
   next!: () => Promise<void>;
-  private appMade?: HookApp;
+  /** Set by the chain to the file of the handler running: `e.app.logger` is named after it. */
+  current?: string;
+  private apps?: Map<string, HookApp>;
   private authMade?: HookAuth | null;
 
   constructor(
@@ -90,7 +92,11 @@ class Event {
   }
 
   get app(): HookApp {
-    return (this.appMade ??= hookApp(this.slot, 'event', undefined, this.tx ? { db: this.ctx.dbName, tx: this.tx } : undefined));
+    const source = this.current ?? 'event';
+    this.apps ??= new Map();
+    let app = this.apps.get(source);
+    if (!app) this.apps.set(source, (app = hookApp(this.slot, source, undefined, this.tx ? { db: this.ctx.dbName, tx: this.tx } : undefined)));
+    return app;
   }
 
   get auth(): HookAuth | null {
@@ -362,6 +368,17 @@ export class HookRuntime implements RecordEvents {
     const event = new SignInEvent(this.slot, ctx, collection, record, token, method);
     await runChain(event, handlers, done, asHookError);
   };
+
+  /** Runs a cron job of the hooks now, on this node (`POST /api/hooks/cron/:name`). */
+  async runCron(name: string): Promise<void> {
+    const job = this.set.crons.get(name);
+    if (!job) throw notFound(`No cron job "${name}" among the hooks.`);
+    try {
+      await job.handler();
+    } catch (err) {
+      throw asHookError(err, job.source);
+    }
+  }
 
   status(): HookStatus {
     const set = this.set;

@@ -91,6 +91,8 @@ export const CATALOG: Record<string, OperationInfo> = {
 
   'GET /api/webhooks/logs': { summary: 'Webhook delivery attempts', tag: 'webhooks', access: 'admin', query: [...LIST, 'collection', 'status', 'source', 'eventId'], response: 'object' },
   'POST /api/webhooks/logs/:id/retry': { summary: "Send a logged attempt's event again", tag: 'webhooks', access: 'admin', response: 'object' },
+  'GET /api/hooks': { summary: 'The application hooks loaded: files, handlers, routes, cron jobs, last load error', tag: 'hooks', access: 'admin', response: 'object' },
+  'POST /api/hooks/cron/:name': { summary: 'Run a cron job added by a hook now, on this node', tag: 'hooks', access: 'admin', status: 204 },
   'GET /api/webhooks/cron': { summary: 'List cron jobs', tag: 'webhooks', access: 'admin', query: LIST, response: 'object' },
   'POST /api/webhooks/cron': { summary: 'Create a cron job', tag: 'webhooks', access: 'admin', body: 'object', response: 'object' },
   'GET /api/webhooks/cron/:id': { summary: 'View a cron job', tag: 'webhooks', access: 'admin', response: 'object' },

@@ -290,6 +290,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
         { name: 'x', schedule: '0 0 1 1 *', url: 'http://127.0.0.1:9/', method: 'POST', headers: { 'x-a': 'b\r\nx-injected: 1' } },
       ],
     },
+    { route: 'GET /api/hooks', access: 'admin', noDb: true },
+    { route: 'POST /api/hooks/cron/:name', access: 'admin', noDb: true, params: { name: 'none' } },
     { route: 'GET /api/webhooks/cron/:id', access: 'admin', params: { id: ids.cron } },
     { route: 'PATCH /api/webhooks/cron/:id', access: 'admin', params: { id: ids.cron }, body: CRON_KEYS },
     { route: 'DELETE /api/webhooks/cron/:id', access: 'admin', params: { id: ids.cron } },

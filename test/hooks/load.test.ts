@@ -61,6 +61,13 @@ describe('hooks: loading', () => {
     assert.match(stderr, /default export must be a function/);
   });
 
+  test('an OPTIONS route is refused (CORS answers preflights), named', async () => {
+    const { code, stderr, app } = await serveFails({ 'f.ts': "export default (app: any) => app.routerAdd('OPTIONS', '/api/x', (e: any) => e.noContent());\n" });
+    apps.push(app);
+    assert.equal(code, 1);
+    assert.match(stderr, /unknown method "OPTIONS"/);
+  });
+
   test("a route that shadows one of Cairn's refuses the start, naming both", async () => {
     const { code, stderr, app } = await serveFails({ 'e.ts': "export default (app: any) => app.routerAdd('GET', '/api/collections/{c}/records', (e: any) => e.noContent());\n" });
     apps.push(app);
@@ -139,6 +146,7 @@ export default (app: any) => {
   app.cronRemove('gone');
   app.logger.warn('cron hooks registered', { jobs: 1 });
   app.routerAdd('GET', '/api/fails', () => { throw new Error('a detail for the log only'); });
+  app.onRecordCreate(async (e: any) => { e.app.logger.warn('a tick is being written'); await e.next(); }, 'ticks');
 };
 `,
     });
@@ -171,6 +179,16 @@ export default (app: any) => {
       const own = lines.find((l) => l.msg === 'cron hooks registered');
       assert.equal(own.hook, file);
       assert.equal(own.jobs, 1);
+      // Inside an event, e.app's logger is named after the file of the handler running.
+      assert.equal(lines.find((l) => l.msg === 'a tick is being written')?.hook, file);
+
+      // An administrator runs a job now (this node, no claim); an unknown one is a 404.
+      const before = (await request(server.url, 'GET', '/api/collections/ticks/records?perPage=1', { token })).body.totalItems;
+      assert.equal((await request(server.url, 'POST', '/api/hooks/cron/tick', { token })).status, 204);
+      const after = (await request(server.url, 'GET', '/api/collections/ticks/records?perPage=1', { token })).body.totalItems;
+      assert.ok(after > before);
+      assert.equal((await request(server.url, 'POST', '/api/hooks/cron/nope', { token })).status, 404);
+      assert.equal((await request(server.url, 'POST', '/api/hooks/cron/tick')).status, 401);
     } finally {
       await server.kill();
       rmSync(dir, { recursive: true, force: true });

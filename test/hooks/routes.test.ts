@@ -86,6 +86,8 @@ describe('hooks: routes', () => {
     assert.equal(unknownDb.status, 404);
     assert.equal(unknownDb.body.message, 'Database "nosuch" not found.');
     assert.equal((await server.request('GET', '/api/hello')).status, 404, 'a path no route answers is the usual 404');
+    const head = await fetch(`${server.url}/api/hello/x`, { method: 'HEAD' });
+    assert.equal(head.status, 200, 'HEAD is served by the GET route');
     assert.equal((await server.request('DELETE', '/api/hello/x')).status, 404);
   });
 

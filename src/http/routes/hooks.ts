@@ -35,8 +35,11 @@ class Request implements RouteEvent {
     readonly query: URLSearchParams,
   ) {}
 
+  /** Set by the chain to the file of the handler or middleware running. */
+  current?: string;
+
   get app(): HookApp {
-    return (this.appMade ??= hookApp(this.slot, 'route'));
+    return (this.appMade ??= hookApp(this.slot, this.current ?? 'route'));
   }
 
   get db(): string {
@@ -123,9 +126,14 @@ function routerOf(set: HookSet): HookRouter {
  */
 export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveRoutes: boolean) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/api/hooks', async (req) => {
+    app.get('/api/hooks', { config: { database: false } }, async (req) => {
       requireAdmin(req.ctx);
       return runtime.status();
+    });
+    app.post<{ Params: { name: string } }>('/api/hooks/cron/:name', { config: { database: false } }, async (req, reply) => {
+      requireAdmin(req.ctx);
+      await runtime.runCron(req.params.name);
+      return reply.status(204).send();
     });
     if (!serveRoutes) return;
 
@@ -143,7 +151,8 @@ export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveR
         const raw = req.url;
         const q = raw.indexOf('?');
         const path = q < 0 ? raw : raw.slice(0, q);
-        const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method, path);
+        // HEAD is GET without the body (Fastify leaves the body out).
+        const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method === 'HEAD' ? 'GET' : req.method, path);
         if (!match) throw notFound();
         const ctx = await fullContext(context, req);
         let decoded: string;
