@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { driverEnv, dropDatabaseFor, onPostgres } from '../helpers/postgres.ts';
 import { runCli } from '../helpers/process.ts';
 import { startServer } from '../helpers/server.ts';
 import { everyFieldType, scratchDir, typeCheck } from './helpers.ts';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 const USAGE = `
 import PocketBase from 'pocketbase';
@@ -88,6 +91,51 @@ describe('cairn typegen', () => {
       for (const name of ['PostsRecord', 'PostsCreate', 'PostsUpdate', 'UsersRecord', 'TagsRecord', 'BlogEntriesRecord', 'interface TypedPocketBase']) assert.ok(types.includes(name), name);
       assert.doesNotMatch(types, /passwordHash|tokenKey/);
       assert.deepEqual(typeCheck(scratch, { 'types.ts': types, 'use.ts': USAGE }), []);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  test("where the cairn package is installed, the types also type hooks' e.record by collection name", async () => {
+    const scratch = scratchDir();
+    try {
+      // An application directory with the package installed (here: this repository, built).
+      mkdirSync(path.join(scratch, 'node_modules'));
+      symlinkSync(REPO, path.join(scratch, 'node_modules', 'cairn'), 'dir');
+      const out = path.join(scratch, 'types.ts');
+      const run = await runCli(['typegen', '--dir', dir, '--out', out], env);
+      assert.equal(run.code, 0, run.stderr);
+      const types = readFileSync(out, 'utf8');
+      assert.match(types, /declare module 'cairn' \{\n  interface CollectionRecords \{\n[^}]*    posts: PostsRecord;/);
+      const hooks = `
+import './types';
+import { defineHooks } from 'cairn';
+export default defineHooks((app) => {
+  app.onRecordCreate(async (e) => {
+    const title: string = e.record.title;
+    const views: number = e.record.views;
+    // @ts-expect-error: title is a string
+    const wrong: number = e.record.title;
+    void [title, views, wrong];
+    await e.next();
+  }, 'posts');
+  app.onRecordUpdate(async (e) => {
+    const untyped: unknown = e.record.anything;
+    void untyped;
+    await e.next();
+  });
+});
+`;
+      assert.deepEqual(typeCheck(scratch, { 'types.ts': types, 'hooks.ts': hooks }), []);
+      // Without the package there, the declaration would not compile: it is left out.
+      const bare = scratchDir();
+      try {
+        const plain = await runCli(['typegen', '--dir', dir, '--out', path.join(bare, 'types.ts')], env);
+        assert.equal(plain.code, 0, plain.stderr);
+        assert.doesNotMatch(readFileSync(path.join(bare, 'types.ts'), 'utf8'), /declare module 'cairn'/);
+      } finally {
+        rmSync(bare, { recursive: true, force: true });
+      }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
