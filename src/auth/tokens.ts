@@ -2,20 +2,39 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { unauthorized } from '../errors.ts';
 
-export type TokenType = 'admin' | 'authRecord' | 'apikey';
+/**
+ * `admin` and `authRecord` are PocketBase v0.22's kinds (SDK 0.21 tells administrators by `admin`);
+ * `auth` is v0.23's single kind, which Cairn issues to `_superusers` (the SDK 0.23+ tells superusers
+ * by it and `collectionId`); `apikey` is Cairn's own.
+ */
+export type TokenType = 'admin' | 'authRecord' | 'auth' | 'apikey';
+
+const TOKEN_TYPES = new Set<string>(['admin', 'authRecord', 'auth', 'apikey']);
 
 /** API-key tokens live as long as their key: they are refused once it is disabled, rotated or deleted. */
 export const API_KEY_TOKEN_TTL = 10 * 365 * 86400;
 
-/** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`) plus `db` and
- * `ver`, a fingerprint of the account's tokenKey that revokes the token when the key rotates. */
+/** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`, v0.23's
+ * `refreshable`) plus `db` and `ver`, a fingerprint of the account's tokenKey that revokes the token
+ * when the key rotates. */
 export interface AuthClaims extends JWTPayload {
   id: string;
   type: TokenType;
   collectionId?: string;
   db?: string;
+  /** false for impersonation tokens, which a refresh answers unchanged; absent (v0.22) means true. */
+  refreshable?: boolean;
   ver: string;
   exp: number;
+}
+
+export interface SignClaims {
+  id: string;
+  type: TokenType;
+  collectionId?: string;
+  db?: string;
+  refreshable?: boolean;
+  tokenKey: string;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -48,7 +67,7 @@ export class TokenService {
     readonly ttlSeconds: number,
   ) {}
 
-  async sign(claims: { id: string; type: TokenType; collectionId?: string; db?: string; tokenKey: string }, ttlSeconds = this.ttlSeconds): Promise<string> {
+  async sign(claims: SignClaims, ttlSeconds = this.ttlSeconds): Promise<string> {
     const { tokenKey, ...rest } = claims;
     return new SignJWT({ ...rest, ver: tokenKeyFingerprint(tokenKey) })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -75,7 +94,7 @@ export class TokenService {
       throw unauthorized();
     }
     const claims = payload as AuthClaims;
-    if (typeof claims.id !== 'string' || typeof claims.ver !== 'string' || typeof claims.exp !== 'number' || !['admin', 'authRecord', 'apikey'].includes(claims.type)) {
+    if (typeof claims.id !== 'string' || typeof claims.ver !== 'string' || typeof claims.exp !== 'number' || !TOKEN_TYPES.has(claims.type) || (claims.refreshable !== undefined && typeof claims.refreshable !== 'boolean')) {
       throw unauthorized();
     }
     if (this.verified.size >= CACHE_LIMIT) this.verified.clear();

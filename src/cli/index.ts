@@ -45,7 +45,8 @@ export function buildCli(): Command {
     .option('--db <name>', 'the database (default main)')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .action(async (opts: { db?: string; out?: string; dir?: string }) => {
+    .option('--from <file>', "a PocketBase collections export (JSON, v0.22 or v0.23 shape) instead of a database")
+    .action(async (opts: { db?: string; out?: string; dir?: string; from?: string }) => {
       await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 

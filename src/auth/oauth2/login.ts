@@ -99,6 +99,7 @@ export class OAuth2Service {
   }
 
   async authenticate(ctx: RequestContext, collection: Collection, input: OAuth2Input): Promise<OAuth2Result> {
+    this.recordAuth.requireMethod(collection, 'oauth2');
     const name = optionalText(input.provider, 100);
     const code = optionalText(input.code);
     if (name === '' || code === '') {
@@ -113,7 +114,7 @@ export class OAuth2Service {
     const accessToken = await exchangeCode(provider, code, optionalText(input.redirectUrl), optionalText(input.codeVerifier, 200));
     const profile = await fetchProfile(provider, accessToken);
     const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile);
-    const result = await this.recordAuth.resultFor(ctx, collection, id);
+    const result = await this.recordAuth.resultFor(ctx, collection, id, 'oauth2');
     return {
       ...result,
       meta: { id: profile.id, name: profile.name ?? '', email: profile.email ?? '', avatarUrl: profile.avatarUrl ?? '', isNew, rawUser: profile.raw },
