@@ -8,6 +8,7 @@ import { listCase } from './list.ts';
 import { list100kCase, list100kFilterCase } from './list-100k.ts';
 import { loginCase } from './login.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
+import { loginAdminCase, loginSuperuserCase, viewAsAdminCase, viewAsSuperuserCase } from './superuser.ts';
 import { viewCase } from './view.ts';
 import { viewAsUserCase } from './view-as-user.ts';
 
@@ -19,6 +20,8 @@ export const cases: BenchCase<any>[] = [
   createRealtimeCase,
   viewCase,
   viewAsUserCase,
+  viewAsAdminCase,
+  viewAsSuperuserCase,
   viewAsOwnerCase,
   viewOwnerRuleCase,
   listCase,
@@ -26,6 +29,8 @@ export const cases: BenchCase<any>[] = [
   listOwnerRuleCase,
   list100kCase,
   list100kFilterCase,
+  loginAdminCase,
+  loginSuperuserCase,
 ];
 
 /** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */
