@@ -1,13 +1,12 @@
-import { verify } from '@node-rs/argon2';
-import { hashPassword } from '../../src/auth/passwords.ts';
-import type { BenchCase, CairnClient } from '../case.ts';
-import { collectionIdOf, createPosts, post, type PostRow, postJson, rememberCollection } from './posts.ts';
+import type { BenchCase, CairnClient, SoloCase } from '../case.ts';
+import { round } from '../lib/load.ts';
+import { baselineView, createPosts, post, rememberCollection } from './posts.ts';
 
 /**
  * The administrator's two roads (API contract §17): PocketBase v0.22's `/api/admins` with `admin`
  * tokens (SDK 0.21) and v0.23's `_superusers` with `auth` tokens (SDK 0.23+). Both end in the same
  * account check, so the 0.23 road should cost what the 0.22 one does: its sign-in within 5 %, a view
- * with its token within 3 %. Each 0.23 case is measured relative to its 0.22 twin, in shared rounds.
+ * with its token within 3 %. Each 0.23 case is measured against its 0.22 twin in shared rounds.
  */
 
 const VIEWS = 'bench_view_admin';
@@ -15,7 +14,7 @@ const RECORDS = 1000;
 const EMAIL = 'bench-superuser@example.com';
 const PASSWORD = 'bench-superuser-password';
 
-/** A second administrator the login cases sign in as; made once, for whichever case prepares first. */
+/** The administrator the cases sign in as; made once, by whichever case prepares first. */
 let account: Promise<void> | undefined;
 function ensureAccount(cairn: CairnClient): Promise<void> {
   account ??= cairn.admin('POST', '/api/admins', { email: EMAIL, password: PASSWORD, passwordConfirm: PASSWORD }).then(() => undefined);
@@ -58,13 +57,7 @@ function viewCase(name: string, token: 'admin' | 'superuser', description: strin
 
     baseline(app, db) {
       if (app.hasRoute({ method: 'GET', url: `/api/collections/${VIEWS}/records/:id` })) return;
-      const collectionId = collectionIdOf(db, VIEWS);
-      const select = db.prepare(`SELECT id, created, updated, title, body, views, published FROM ${VIEWS} WHERE id = ?`);
-      app.get<{ Params: { id: string } }>(`/api/collections/${VIEWS}/records/:id`, async (req, reply) => {
-        const row = select.get(req.params.id) as PostRow | undefined;
-        if (!row) return reply.status(404).send({ code: 404, message: 'Not found.', data: {} });
-        return postJson(row, collectionId, VIEWS);
-      });
+      baselineView(app, db, VIEWS);
     },
 
     request: ({ ids, token }) => ({ method: 'GET', paths: ids.map((id) => `/api/collections/${VIEWS}/records/${id}`), headers: { authorization: token }, expectStatus: 200 }),
@@ -74,44 +67,58 @@ function viewCase(name: string, token: 'admin' | 'superuser', description: strin
 export const viewAsAdminCase = viewCase('view-as-admin', 'admin', `view a record by id with a 0.22 administrator token (${RECORDS} records cycled)`);
 export const viewAsSuperuserCase = viewCase('view-as-superuser', 'superuser', `view a record by id with a 0.23 superuser token (${RECORDS} records cycled)`);
 
-interface LoginState {
-  hash: string;
+interface LoginRounds {
+  requests: number;
+  seconds: number;
+  cpuSeconds: number;
 }
 
-function loginCase(name: string, path: string, description: string, relativeTo?: BenchCase['relativeTo']): BenchCase<LoginState> {
-  return {
-    name,
-    description,
-    ...(relativeTo ? { relativeTo } : { target: 0.8 }),
-
-    async prepare(ctx) {
-      await ensureAccount(ctx.cairn);
-      // A hash made by Cairn's own function: the same argon2 parameters (so the same cost) as the account's.
-      const hash = await hashPassword(PASSWORD);
-      ctx.baseline.exec('CREATE TABLE IF NOT EXISTS bench_login (hash TEXT NOT NULL)');
-      ctx.baseline.prepare('DELETE FROM bench_login').run();
-      ctx.baseline.prepare('INSERT INTO bench_login (hash) VALUES (?)').run(hash);
-      return { hash };
-    },
-
-    // A bare sign-in: read the hash, verify the password with @node-rs/argon2 (off the event loop, as
-    // Cairn does), answer a token-shaped string.
-    baseline(app, db) {
-      const select = db.prepare('SELECT hash FROM bench_login');
-      app.post(path, async (req, reply) => {
-        const { password } = req.body as { password: string };
-        const row = select.get() as { hash: string } | undefined;
-        if (!row || !(await verify(row.hash, password))) return reply.status(401).send({ code: 401, message: 'Invalid credentials.', data: {} });
-        return { token: 'x.y.z', record: { id: 'x', email: EMAIL } };
-      });
-    },
-
-    request: () => ({ method: 'POST', paths: [path], body: { identity: EMAIL, password: PASSWORD }, expectStatus: 200 }),
-  };
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
-export const loginAdminCase = loginCase('login-admin', '/api/admins/auth-with-password', 'administrator sign-in through PocketBase 0.22 (/api/admins/auth-with-password)');
-export const loginSuperuserCase = loginCase('login-superuser', '/api/collections/_superusers/auth-with-password', 'superuser sign-in through PocketBase 0.23 (_superusers/auth-with-password)', {
-  name: 'login-admin',
-  target: 0.95,
-});
+/**
+ * Superuser sign-in through PocketBase 0.23 (`_superusers/auth-with-password`) against the
+ * administrator sign-in through 0.22 (`/api/admins/auth-with-password`), on Cairn alone, in
+ * alternating rounds (A B B A …) so that load from elsewhere on the machine hits both alike. A
+ * sign-in is almost all argon2 verification on libuv's pool: rounds of a few seconds, since at 50
+ * connections a busy machine answers the first sign-ins of a round only after a second or more.
+ */
+export const loginSuperuserCase: SoloCase<undefined> = {
+  name: 'login-superuser',
+  description: 'superuser sign-in (0.23, _superusers) against administrator sign-in (0.22, /api/admins), alternating rounds',
+
+  async prepare(ctx) {
+    await ensureAccount(ctx.cairn);
+    return undefined;
+  },
+
+  async measure(_state, { cairn, load }) {
+    const seconds = Math.max(3, load.duration / 2);
+    const target = (path: string) => ({
+      url: cairn.url,
+      request: { method: 'POST' as const, paths: [path], body: { identity: EMAIL, password: PASSWORD }, expectStatus: 200 },
+      cpuSeconds: cairn.cpuSeconds,
+    });
+    const targets = { v022: target('/api/admins/auth-with-password'), v023: target('/api/collections/_superusers/auth-with-password') };
+    const totals: Record<keyof typeof targets, LoginRounds> = { v022: { requests: 0, seconds: 0, cpuSeconds: 0 }, v023: { requests: 0, seconds: 0, cpuSeconds: 0 } };
+    for (const t of Object.values(targets)) await round(t, load.connections, 1, 0);
+    for (let i = 0; i < 4; i++) {
+      for (const key of i % 2 === 0 ? (['v022', 'v023'] as const) : (['v023', 'v022'] as const)) {
+        const r = await round(targets[key], load.connections, seconds, 0);
+        if (r.failures > 0) throw new Error(`login-superuser: ${r.failures} unexpected answers (${JSON.stringify(r.statuses)})`);
+        totals[key].requests += r.requests;
+        totals[key].seconds += r.seconds;
+        totals[key].cpuSeconds += r.cpuSeconds ?? NaN;
+      }
+    }
+    const rate = (t: LoginRounds) => t.requests / t.seconds;
+    const cpuUs = (t: LoginRounds) => (t.cpuSeconds / t.requests) * 1e6;
+    const ratio = rate(totals.v023) / rate(totals.v022);
+    return [
+      `login-superuser: ${fmt(rate(totals.v023), 1)} superuser sign-ins/s (0.23) against ${fmt(rate(totals.v022), 1)} administrator sign-ins/s (0.22), ${load.connections} connections, ` +
+        `4 alternating rounds of ${fmt(seconds, 1)} s each: ${fmt(ratio * 100)}% (target ≥ 95%: ${ratio >= 0.95 ? 'met' : '**below**'}); ` +
+        `CPU µs/sign-in ${fmt(cpuUs(totals.v022))} (0.22) → ${fmt(cpuUs(totals.v023))} (0.23).`,
+    ];
+  },
+};

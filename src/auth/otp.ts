@@ -12,6 +12,7 @@ import type { SettingsService } from '../settings/service.ts';
 import type { SchemaStep } from '../storage/index.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { otpMail } from './mail/templates.ts';
+import { bodyOf } from './body.ts';
 
 /** One-time sign-in codes, in the database of their accounts; only a keyed hash of each code is kept. */
 export const otpsTableStep: SchemaStep = {
@@ -35,10 +36,6 @@ export const OTP_MAX_ATTEMPTS = 5;
 /** PocketBase's ceiling for `otp.duration`: rows older than that are void whatever the settings. */
 const MAX_OTP_SECONDS = 86400;
 
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
-}
 
 /** `180` → "3 minutes", for the mail. */
 export function durationText(seconds: number): string {

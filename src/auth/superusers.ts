@@ -8,6 +8,7 @@ import { type Database, join, raw, type Sql, sql } from '../storage/index.ts';
 import type { AdminRow, AdminService } from './admins.ts';
 import { bearerOf } from './authenticate.ts';
 import type { TokenService } from './tokens.ts';
+import { bodyOf } from './body.ts';
 
 /** A superuser as PocketBase ≥ 0.23 returns records of `_superusers` (never the hash or token key). */
 export function superuserJson(a: AdminRow): Record<string, unknown> {
@@ -37,10 +38,6 @@ export interface SuperuserAuth {
   record: Record<string, unknown>;
 }
 
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
-}
 
 /**
  * `_superusers` (PocketBase ≥ 0.23): Cairn's administrators (`AdminService`, system.db `_admins`) as

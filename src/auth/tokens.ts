@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { type JWTPayload, jwtVerify } from 'jose';
 import { unauthorized } from '../errors.ts';
+import { signHs256 } from '../lib/jwt.ts';
 
 /**
  * `admin` and `authRecord` are PocketBase v0.22's kinds (SDK 0.21 tells administrators by `admin`);
@@ -55,9 +56,9 @@ export function tokenKeyFingerprint(tokenKey: string): string {
 }
 
 /**
- * Signs and verifies auth tokens (HS256 via jose). Verified signatures are cached by token text, so
- * a client repeating its token skips the (asynchronous) signature check; expiry and revocation are
- * still checked on every request.
+ * Signs (HS256, synchronously) and verifies (jose) auth tokens. Verified signatures are cached by token
+ * text, so a client repeating its token skips the (asynchronous) signature check; expiry and
+ * revocation are still checked on every request.
  */
 export class TokenService {
   private readonly verified = new Map<string, AuthClaims>();
@@ -67,16 +68,16 @@ export class TokenService {
     readonly ttlSeconds: number,
   ) {}
 
+  /**
+   * Signs synchronously (node:crypto's HMAC, src/lib/jwt.ts): jose's signing goes through WebCrypto on
+   * libuv's thread pool, where it queued behind the password verifications of a sign-in storm, so that
+   * every sign-in of a burst was answered only once all of their verifications were done.
+   */
   async sign(claims: SignClaims, ttlSeconds = this.ttlSeconds): Promise<string> {
     const { tokenKey, ...rest } = claims;
-    return new SignJWT({ ...rest, ver: tokenKeyFingerprint(tokenKey) })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(claims.id)
-      .setIssuedAt()
-      // A unique id, so a token refreshed within the same second still differs from the old one.
-      .setJti(randomUUID())
-      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-      .sign(this.key);
+    const now = Math.floor(Date.now() / 1000);
+    // A unique id, so a token refreshed within the same second still differs from the old one.
+    return signHs256({ ...rest, ver: tokenKeyFingerprint(tokenKey), sub: claims.id, iat: now, jti: randomUUID(), exp: now + ttlSeconds }, this.key);
   }
 
   /** The claims of a valid, unexpired token; 401 for anything else (forged, `alg: none`, expired, malformed). */

@@ -1,6 +1,6 @@
 import { sameJson } from '../lib/canonical-json.ts';
 import { AUTH_SETTING_KEYS, type AuthSettings, authSettingsOf } from './auth-settings.ts';
-import type { Collection, FieldDef } from './model.ts';
+import { blankCollection, type Collection, type FieldDef } from './model.ts';
 
 /**
  * The one place where PocketBase's two collection shapes meet (API contract §4 and §17):
@@ -205,21 +205,6 @@ export function collectionsFromExport(data: unknown): Collection[] {
       const flag = (k: string) => f[k] === true;
       return { id: typeof f.id === 'string' ? f.id : `${raw.name}_${f.name}`, name: f.name, type: f.type, required: flag('required'), unique: flag('unique'), hidden: flag('hidden'), system: flag('system'), presentable: flag('presentable'), default: null, options: isPlainObject(f.options) ? f.options : {} };
     });
-    return {
-      id: typeof raw.id === 'string' ? raw.id : raw.name,
-      name: raw.name,
-      type,
-      system: raw.system === true,
-      fields,
-      options: {},
-      listRule: null,
-      viewRule: null,
-      createRule: null,
-      updateRule: null,
-      deleteRule: null,
-      indexes: [],
-      created: '',
-      updated: '',
-    };
+    return blankCollection(type, { id: typeof raw.id === 'string' ? raw.id : raw.name, name: raw.name, system: raw.system === true, fields });
   });
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_AUTH_SETTINGS } from './auth-settings.ts';
-import type { Collection } from './model.ts';
+import { blankCollection, type Collection } from './model.ts';
 
 /**
  * PocketBase ≥ 0.23's `_superusers`: the system auth collection whose records are Cairn's
@@ -16,19 +16,6 @@ export function isSuperusers(nameOrId: string): boolean {
 }
 
 /** The collection as the collections API shows it: password sign-in by email, every rule closed. */
-export const SUPERUSERS_COLLECTION: Collection = Object.freeze({
-  id: SUPERUSERS_ID,
-  name: SUPERUSERS_NAME,
-  type: 'auth',
-  system: true,
-  fields: [],
-  options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false } },
-  listRule: null,
-  viewRule: null,
-  createRule: null,
-  updateRule: null,
-  deleteRule: null,
-  indexes: [],
-  created: '',
-  updated: '',
-}) as Collection;
+export const SUPERUSERS_COLLECTION: Collection = Object.freeze(
+  blankCollection('auth', { id: SUPERUSERS_ID, name: SUPERUSERS_NAME, system: true, options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false } } }),
+);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
-import type { Collection, CollectionType } from '../../collections/model.ts';
+import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
 import { collectionJson, type CollectionJsonDefaults } from '../../collections/pocketbase-shapes.ts';
 import type { CollectionService } from '../../collections/service.ts';
 import { isSuperusers, SUPERUSERS_COLLECTION } from '../../collections/superusers.ts';
@@ -14,22 +14,7 @@ type NameParams = { Params: { name: string } };
 
 /** A new collection of each type as the create form starts from (PocketBase's scaffolds). */
 function scaffold(type: CollectionType): Collection {
-  return {
-    id: '',
-    name: '',
-    type,
-    system: false,
-    fields: [],
-    options: type === 'auth' ? { ...DEFAULT_AUTH_SETTINGS } : type === 'view' ? { query: '' } : {},
-    listRule: null,
-    viewRule: null,
-    createRule: null,
-    updateRule: null,
-    deleteRule: null,
-    indexes: [],
-    created: '',
-    updated: '',
-  };
+  return blankCollection(type, { options: type === 'auth' ? { ...DEFAULT_AUTH_SETTINGS } : type === 'view' ? { query: '' } : {} });
 }
 
 /** `_superusers` is Cairn's administrators: listed with every database's collections, never changed here. */
