@@ -10,6 +10,7 @@ import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import { bearerOf } from './authenticate.ts';
+import { impersonationSeconds } from './body.ts';
 import type { AuthMethod, MfaService } from './mfa.ts';
 import { verifyDummy, verifyPassword } from './passwords.ts';
 import type { TokenService } from './tokens.ts';
@@ -18,9 +19,6 @@ export type { AuthMethod } from './mfa.ts';
 
 /** The auth collection `/api/auth/*` works on (the spec's "configured default auth collection"). */
 export const DEFAULT_AUTH_COLLECTION = 'users';
-
-/** Longest impersonation token PocketBase's settings allow (about three years), in seconds. */
-const MAX_IMPERSONATION_SECONDS = 94670856;
 
 export interface AuthResult {
   token: string;
@@ -184,12 +182,7 @@ export class RecordAuthService {
   async impersonate(ctx: RequestContext, collection: Collection, id: string, input: unknown): Promise<AuthResult> {
     if (ctx.auth.type === 'guest') throw unauthorized();
     if (ctx.auth.type !== 'admin') throw forbidden('Only superusers can impersonate.');
-    const body = input === undefined || input === null ? {} : input;
-    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-    const duration = (body as Row).duration ?? 0;
-    if (typeof duration !== 'number' || !Number.isInteger(duration) || duration < 0 || duration > MAX_IMPERSONATION_SECONDS) {
-      throw validationFailed({ duration: { code: 'validation_invalid_value', message: `Must be an integer from 0 (the collection's token lifetime) to ${MAX_IMPERSONATION_SECONDS} seconds.` } });
-    }
+    const duration = impersonationSeconds(input);
     const row = await this.loadRow(ctx, collection, 'id', id);
     if (!row) throw notFound();
     return this.result(ctx, collection, row, 'impersonate', { ttlSeconds: duration, refreshable: false });

@@ -1,6 +1,6 @@
 import { SUPERUSERS_ID, SUPERUSERS_NAME } from '../collections/superusers.ts';
 import type { RequestContext } from '../context.ts';
-import { badRequest, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
 import { filterProblem, pagination, param } from '../records/query-params.ts';
 import { compileFilter, compileSort, FilterError, type ResolvedOperand, type Resolver, type ValueType } from '../rules/index.ts';
 import { MAX_FILTER_LENGTH } from '../rules/parser.ts';
@@ -8,7 +8,7 @@ import { type Database, join, raw, type Sql, sql } from '../storage/index.ts';
 import type { AdminRow, AdminService } from './admins.ts';
 import { bearerOf } from './authenticate.ts';
 import type { TokenService } from './tokens.ts';
-import { bodyOf } from './body.ts';
+import { bodyOf, impersonationSeconds } from './body.ts';
 
 /** A superuser as PocketBase ≥ 0.23 returns records of `_superusers` (never the hash or token key). */
 export function superuserJson(a: AdminRow): Record<string, unknown> {
@@ -66,7 +66,7 @@ export class SuperuserService {
 
   /** A new token for the signed-in superuser; a static (impersonation) token is answered as it is. */
   async refresh(ctx: RequestContext): Promise<SuperuserAuth> {
-    if (ctx.auth.type !== 'admin' || ctx.auth.id === 'system') throw unauthorized();
+    if (ctx.auth.type !== 'admin') throw unauthorized();
     const header = ctx.request.headers.authorization;
     const token = ctx.auth.staticToken ? bearerOf(Array.isArray(header) ? header[0] : header) : undefined;
     return this.result(await this.admins.get(ctx.auth.id), { token });
@@ -76,10 +76,7 @@ export class SuperuserService {
   async impersonate(ctx: RequestContext, id: string, body: unknown): Promise<SuperuserAuth> {
     if (ctx.auth.type === 'guest') throw unauthorized();
     if (ctx.auth.type !== 'admin') throw forbidden('Only superusers can impersonate.');
-    const duration = (bodyOf(body ?? {}).duration ?? 0) as unknown;
-    if (typeof duration !== 'number' || !Number.isInteger(duration) || duration < 0 || duration > 94670856) {
-      throw validationFailed({ duration: { code: 'validation_invalid_value', message: 'Must be an integer from 0 (the default token lifetime) to 94670856 seconds.' } });
-    }
+    const duration = impersonationSeconds(body);
     const admin = await this.admins.find(id);
     if (!admin) throw notFound();
     return this.result(admin, { ttlSeconds: duration, refreshable: false });
