@@ -60,7 +60,7 @@ export class RecordAuthService {
     return collection;
   }
 
-  /** Refuses a sign-in method the collection has turned off (its `passwordAuth`, `oauth2`, `otp` settings). */
+  /** Refuses a sign-in method the collection has turned off (`passwordAuth`, `oauth2`; OTP: src/auth/otp.ts). */
   requireMethod(collection: Collection, method: 'password' | 'oauth2'): void {
     const settings = authSettingsOf(collection);
     if (method === 'password' && !settings.passwordAuth.enabled) throw forbidden('The collection is not configured to allow password authentication.');
