@@ -10,7 +10,10 @@ import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { smtpSection } from './auth/mail/smtp-settings.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
+import { MfaService } from './auth/mfa.ts';
+import { OtpService } from './auth/otp.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
+import { SuperuserService } from './auth/superusers.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
 import { registerFieldType } from './collections/fields/registry.ts';
@@ -33,6 +36,7 @@ import { redisCounters } from './http/plugins/rate-limit-stores.ts';
 import type { RateCounters } from './ratelimit/counters.ts';
 import { DatabaseCounters } from './ratelimit/database.ts';
 import { adminRoutes } from './http/routes/admins.ts';
+import { superuserRoutes } from './http/routes/superusers.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
@@ -98,8 +102,12 @@ export interface Services {
   batch: BatchService;
   tokens: TokenService;
   admins: AdminService;
+  /** The administrators as PocketBase ≥ 0.23's `_superusers` records. */
+  superusers: SuperuserService;
   authenticator: Authenticator;
   recordAuth: RecordAuthService;
+  /** One-time sign-in codes by mail. */
+  otp: OtpService;
   apiKeys: ApiKeyService;
   settings: SettingsService;
   webhooks: WebhookService;
@@ -192,7 +200,8 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });
-  const recordAuth = new RecordAuthService(tokens, collections, records);
+  const superusers = new SuperuserService(registry.system, admins, tokens);
+  const recordAuth = new RecordAuthService(tokens, collections, records, new MfaService(collections));
   recordAuth.onSignIn = hooks?.signIn;
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
@@ -200,6 +209,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
   const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
+  const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
@@ -237,8 +247,10 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     batch,
     tokens,
     admins,
+    superusers,
     authenticator,
     recordAuth,
+    otp,
     apiKeys,
     settings,
     webhooks,
@@ -344,11 +356,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   });
   await app.register(healthRoutes(services.registry, config.nodeId));
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
-  await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2 }));
+  await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
+  await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));
   await app.register(keyRoutes(services.apiKeys));
   await app.register(settingsRoutes(services.settings, services.mailer));
   await app.register(databaseRoutes(services.registry));
-  await app.register(collectionRoutes(services.collections));
+  await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }));
   await app.register(ruleRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
   await app.register(batchRoutes(services.batch, services.fileStore));

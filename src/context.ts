@@ -9,6 +9,8 @@ export interface AdminAuth {
   type: 'admin';
   id: string;
   email: string;
+  /** Signed in with a static token (impersonation), which a refresh does not renew. */
+  staticToken?: boolean;
 }
 
 export interface RecordAuth {
@@ -18,6 +20,8 @@ export interface RecordAuth {
   collectionName: string;
   /** The authenticated record as stored (secrets included; never serialized as is). */
   record: Record<string, unknown>;
+  /** Signed in with a static token (impersonation), which a refresh does not renew. */
+  staticToken?: boolean;
 }
 
 export interface ApiKeyAuth {

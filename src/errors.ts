@@ -16,17 +16,20 @@ export class ApiError extends Error {
   readonly data: ErrorData;
   /** Extra response headers, e.g. Retry-After on 429. */
   readonly headers?: Record<string, string>;
+  /** Keys beside `code`, `message` and `data` that a client reads from the body (MFA's `mfaId`). */
+  readonly extra?: Record<string, string>;
 
-  constructor(status: number, message: string, data: ErrorData = {}, headers?: Record<string, string>) {
+  constructor(status: number, message: string, data: ErrorData = {}, headers?: Record<string, string>, extra?: Record<string, string>) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.data = data;
     this.headers = headers;
+    this.extra = extra;
   }
 
   toJSON(): { code: number; message: string; data: ErrorData } {
-    return { code: this.status, message: this.message, data: this.data };
+    return { ...this.extra, code: this.status, message: this.message, data: this.data };
   }
 }
 
@@ -55,6 +58,13 @@ export const unsupportedMediaType = (message = 'Unsupported Media Type.') => new
 
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, 'Too many requests.', {}, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+/**
+ * A first factor that succeeded where the collection asks for a second one (PocketBase ≥ 0.23's MFA):
+ * a 401 whose body also carries the `mfaId` the second sign-in must send.
+ */
+export const mfaRequired = (mfaId: string) =>
+  new ApiError(401, 'Multi-factor authentication required: sign in again with another method and this mfaId.', {}, undefined, { mfaId });
 
 export const internal = () => new ApiError(500, 'Something went wrong while processing your request.');
 

@@ -1,7 +1,9 @@
 import { adminsTableStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
+import { mfasTableStep } from './auth/mfa.ts';
 import { oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
+import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
@@ -63,5 +65,7 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     logsEventSeqStep,
     logsNodeStep,
     workflowRunLeasesStep,
+    otpsTableStep,
+    mfasTableStep,
   ];
 }

@@ -1,8 +1,7 @@
 import { CONSTANT } from '../hooks/lib/constant.ts';
 import type { BenchCase } from '../case.ts';
 import { baselineCreate } from './create.ts';
-import { createPosts, post, rememberCollection } from './posts.ts';
-import { baselineView } from './view.ts';
+import { baselineView, createPosts, post, rememberCollection } from './posts.ts';
 
 const HOOKED = 'bench_create_hooked';
 const ENRICHED = 'bench_view_enriched';

@@ -9,6 +9,7 @@ import { listCase } from './list.ts';
 import { list100kCase, list100kFilterCase } from './list-100k.ts';
 import { loginCase } from './login.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
+import { loginSuperuserCase, viewAsAdminCase, viewAsSuperuserCase } from './superuser.ts';
 import { viewCase } from './view.ts';
 import { viewAsUserCase } from './view-as-user.ts';
 
@@ -22,6 +23,8 @@ export const cases: BenchCase<any>[] = [
   viewCase,
   viewEnrichedCase,
   viewAsUserCase,
+  viewAsAdminCase,
+  viewAsSuperuserCase,
   viewAsOwnerCase,
   viewOwnerRuleCase,
   listCase,
@@ -33,4 +36,4 @@ export const cases: BenchCase<any>[] = [
 ];
 
 /** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */
-export const soloCases: SoloCase<any>[] = [createSustainedCase, loginCase];
+export const soloCases: SoloCase<any>[] = [createSustainedCase, loginCase, loginSuperuserCase];

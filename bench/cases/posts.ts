@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
 import type { CairnClient } from '../case.ts';
 
 /**
@@ -62,4 +63,18 @@ export function collectionIdOf(db: BetterSqlite3.Database, name: string): string
   const row = db.prepare('SELECT id FROM bench_collections WHERE name = ?').get(name) as { id: string } | undefined;
   if (!row) throw new Error(`bench collection ${name} was not prepared`);
   return row.id;
+}
+
+/**
+ * The baseline's view by id of a posts collection: the same SELECT, the record JSON built by hand;
+ * `shape` changes the answer (enrich cases).
+ */
+export function baselineView(app: FastifyInstance, db: BetterSqlite3.Database, name: string, shape = (record: ReturnType<typeof postJson>): object => record): void {
+  const collectionId = collectionIdOf(db, name);
+  const select = db.prepare(`SELECT id, created, updated, title, body, views, published FROM ${name} WHERE id = ?`);
+  app.get<{ Params: { id: string } }>(`/api/collections/${name}/records/:id`, async (req, reply) => {
+    const row = select.get(req.params.id) as PostRow | undefined;
+    if (!row) return reply.status(404).send({ code: 404, message: 'Not found.', data: {} });
+    return shape(postJson(row, collectionId, name));
+  });
 }

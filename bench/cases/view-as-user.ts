@@ -1,5 +1,5 @@
 import type { BenchCase } from '../case.ts';
-import { collectionIdOf, createPosts, post, type PostRow, postJson, rememberCollection } from './posts.ts';
+import { baselineView, createPosts, post, rememberCollection } from './posts.ts';
 
 const NAME = 'bench_view_user';
 const RECORDS = 1000;
@@ -35,13 +35,7 @@ export const viewAsUserCase: BenchCase<State> = {
   },
 
   baseline(app, db) {
-    const collectionId = collectionIdOf(db, NAME);
-    const select = db.prepare(`SELECT id, created, updated, title, body, views, published FROM ${NAME} WHERE id = ?`);
-    app.get<{ Params: { id: string } }>(`/api/collections/${NAME}/records/:id`, async (req, reply) => {
-      const row = select.get(req.params.id) as PostRow | undefined;
-      if (!row) return reply.status(404).send({ code: 404, message: 'Not found.', data: {} });
-      return postJson(row, collectionId, NAME);
-    });
+    baselineView(app, db, NAME);
   },
 
   request: ({ ids, token }) => ({

@@ -1,5 +1,5 @@
 import { isEmail } from '../collections/fields/email.ts';
-import { badRequest, validationFailed } from '../errors.ts';
+import { validationFailed } from '../errors.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Database } from '../storage/index.ts';
@@ -8,6 +8,7 @@ import { PASSWORD_RESET_TTL_SECONDS } from './email-flows.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { flowMail } from './mail/templates.ts';
 import { consumeToken, issueToken, peekToken, revokeTokens } from './one-time-tokens.ts';
+import { bodyOf } from './body.ts';
 
 /** Stands for the administrators in `_auth_tokens` of system.db, where no collection id exists. */
 const ADMINS = '_admins';
@@ -15,10 +16,6 @@ const ADMINS = '_admins';
 const invalidToken = () =>
   validationFailed({ token: { code: 'validation_invalid_token', message: 'Invalid or expired token.' } }, 'Invalid or expired token.');
 
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
-}
 
 /**
  * PocketBase's administrator password reset (`/api/admins/request-password-reset`,

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { CollectionService } from '../collections/service.ts';
+import { SUPERUSERS_ID } from '../collections/superusers.ts';
 import { type Auth, GUEST } from '../context.ts';
 import { unauthorized } from '../errors.ts';
 import { serializeRecord } from '../records/serialize.ts';
@@ -63,10 +64,12 @@ export class Authenticator {
    * own database. 401 otherwise.
    */
   async fromClaims(claims: AuthClaims, dbName: string, db: Database | undefined, bearer = ''): Promise<Auth> {
-    if (claims.type === 'admin') {
+    // Administrators carry v0.22's `admin` tokens or v0.23's `auth` tokens of `_superusers`: either
+    // kind acts as an administrator on every database.
+    if (claims.type === 'admin' || (claims.type === 'auth' && claims.collectionId === SUPERUSERS_ID)) {
       const admin = await this.admins.find(claims.id);
       if (!admin || tokenKeyFingerprint(admin.tokenKey) !== claims.ver) throw unauthorized();
-      return { type: 'admin', id: admin.id, email: admin.email };
+      return claims.refreshable === false ? { type: 'admin', id: admin.id, email: admin.email, staticToken: true } : { type: 'admin', id: admin.id, email: admin.email };
     }
     // User tokens and API-key tokens belong to the database they were issued in.
     if (claims.db !== dbName) throw unauthorized();
@@ -84,12 +87,14 @@ export class Authenticator {
     const shape = shapeOf(collection);
     const row = await db.get<Record<string, unknown>>(`SELECT ${shape.selectList}, t0."tokenKey" FROM ${shape.table} t0 WHERE t0.id = ?`, [claims.id]);
     if (!row || tokenKeyFingerprint(String(row.tokenKey)) !== claims.ver) throw unauthorized();
-    return {
+    const auth: Auth = {
       type: 'record',
       id: claims.id,
       collectionId: collection.id,
       collectionName: collection.name,
       record: serializeRecord(row, shape, PRIVILEGED_VIEWER),
     };
+    if (claims.refreshable === false) auth.staticToken = true;
+    return auth;
   }
 }

@@ -1,7 +1,7 @@
 import { isEmail } from '../collections/fields/email.ts';
 import type { Collection } from '../collections/model.ts';
 import { type RequestContext, systemContext } from '../context.ts';
-import { badRequest, type FieldError, validationFailed } from '../errors.ts';
+import { type FieldError, validationFailed } from '../errors.ts';
 import { checkPassword } from '../records/auth-fields.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
@@ -10,6 +10,7 @@ import type { SettingsService } from '../settings/service.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { flowMail } from './mail/templates.ts';
 import { consumeToken, issueToken, type OneTimePurpose, peekToken, revokeTokens } from './one-time-tokens.ts';
+import { bodyOf } from './body.ts';
 
 /** PocketBase's defaults: a verification link lasts a week, a reset link half an hour. */
 export const VERIFICATION_TTL_SECONDS = 7 * 86400;
@@ -18,10 +19,6 @@ export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
 const invalidToken = () =>
   validationFailed({ token: { code: 'validation_invalid_token', message: 'Invalid or expired token.' } }, 'Invalid or expired token.');
 
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-  return body as Record<string, unknown>;
-}
 
 function emailOf(body: Record<string, unknown>): string {
   const email = typeof body.email === 'string' ? body.email.trim() : '';

@@ -1,13 +1,21 @@
+import { authSettingsOf } from '../collections/auth-settings.ts';
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
+import { isSuperusers } from '../collections/superusers.ts';
 import type { RecordAuth, RequestContext } from '../context.ts';
-import { badRequest, forbidden, unauthorized, validationFailed } from '../errors.ts';
+import { badRequest, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
+import { quoteIdent } from '../lib/identifiers.ts';
 import { serializeRecord, type RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
+import { bearerOf } from './authenticate.ts';
+import { impersonationSeconds } from './body.ts';
+import type { AuthMethod, MfaService } from './mfa.ts';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import type { TokenService } from './tokens.ts';
+
+export type { AuthMethod } from './mfa.ts';
 
 /** The auth collection `/api/auth/*` works on (the spec's "configured default auth collection"). */
 export const DEFAULT_AUTH_COLLECTION = 'users';
@@ -20,19 +28,28 @@ export interface AuthResult {
   record: RecordJson;
 }
 
-/** How a record signed in: `password`, `oauth2`, `otp`, `refresh`, … (PocketBase's names). */
-export type SignInMethod = string;
+/** How `result` makes the token. */
+export interface TokenOptions {
+  /** A token to answer as is (a refresh of a static token renews nothing). */
+  token?: string;
+  /** Lifetime in seconds instead of the collection's `authToken.duration`. */
+  ttlSeconds?: number;
+  /** false for static tokens (impersonation), which a refresh does not renew. */
+  refreshable?: boolean;
+}
 
 /**
  * Runs before a sign-in's token is sent (application hooks' `onRecordAuthRequest`); throwing refuses
  * the sign-in. `record` is the record as its owner sees it.
  */
-export type SignInHook = (ctx: RequestContext, collection: Collection, record: RecordJson, token: string, method: SignInMethod) => Promise<void>;
+export type SignInHook = (ctx: RequestContext, collection: Collection, record: RecordJson, token: string, method: AuthMethod) => Promise<void>;
 
 /** Keys a registration may set; `role` and `verified` are not among them. */
 const REGISTRATION_KEYS = ['email', 'password', 'passwordConfirm', 'name', 'avatar', 'emailVisibility'];
 
-/** Sign-in, refresh and registration for records of auth collections. */
+type Row = Record<string, unknown>;
+
+/** Sign-in, refresh, impersonation and registration for records of auth collections. */
 export class RecordAuthService {
   /** Set by the hooks domain when application code listens to sign-ins. */
   onSignIn?: SignInHook;
@@ -41,28 +58,46 @@ export class RecordAuthService {
     private readonly tokens: TokenService,
     private readonly collections: CollectionService,
     private readonly records: RecordService,
+    private readonly mfa: MfaService,
   ) {}
 
   async authCollection(ctx: RequestContext, name: string): Promise<Collection> {
+    // Superusers sign in with a password only, through their own routes (src/http/routes/superusers.ts).
+    if (isSuperusers(name)) throw forbidden('_superusers supports password sign-in, refresh and password reset only.');
     const collection = await this.collections.get(ctx.db, name);
     if (collection.type !== 'auth') throw badRequest(`"${collection.name}" is not an auth collection.`);
     return collection;
   }
 
+  /** Refuses a sign-in method the collection has turned off (`passwordAuth`, `oauth2`; OTP: src/auth/otp.ts). */
+  requireMethod(collection: Collection, method: 'password' | 'oauth2'): void {
+    const settings = authSettingsOf(collection);
+    if (method === 'password' && !settings.passwordAuth.enabled) throw forbidden('The collection is not configured to allow password authentication.');
+    if (method === 'oauth2' && !settings.oauth2.enabled) throw forbidden('The collection is not configured to allow OAuth2 authentication.');
+  }
+
   /**
-   * The auth result for a record row: a fresh token and the record as its owner sees it. Every
-   * sign-in of a record ends here, whatever its method, so what applies to all of them is decided
-   * in this one place (the `onRecordAuthRequest` hooks).
+   * The answer of every successful sign-in (`method`: password, OAuth2, OTP, the completion of an MFA,
+   * refresh, impersonation): a token and the record as its owner sees it. Here the collection's MFA
+   * decides first whether this sign-in is only a first factor (a 401 with an `mfaId`, src/auth/mfa.ts):
+   * this is the one place a sign-in becomes a session, and where application hooks see it
+   * (`onSignIn`: `onRecordAuthRequest`).
    */
-  async result(ctx: RequestContext, collection: Collection, row: Record<string, unknown>, method: SignInMethod): Promise<AuthResult> {
-    const token = await this.tokens.sign({ id: row.id as string, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, tokenKey: String(row.tokenKey) });
+  async result(ctx: RequestContext, collection: Collection, row: Row, method: AuthMethod, options: TokenOptions = {}): Promise<AuthResult> {
+    await this.mfa.check(ctx, collection, row.id as string, method);
+    const token =
+      options.token ??
+      (await this.tokens.sign(
+        { id: row.id as string, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, refreshable: options.refreshable ?? true, tokenKey: String(row.tokenKey) },
+        options.ttlSeconds || authSettingsOf(collection).authToken.duration || this.tokens.ttlSeconds,
+      ));
     const user = await this.ownRecord(ctx, collection, row);
     if (this.onSignIn) await this.onSignIn(ctx, collection, user, token, method);
     return { token, user, record: user };
   }
 
   /** The auth result for a record known by id (after OAuth2 sign-in, which found or created it). */
-  async resultFor(ctx: RequestContext, collection: Collection, id: string, method: SignInMethod): Promise<AuthResult> {
+  async resultFor(ctx: RequestContext, collection: Collection, id: string, method: AuthMethod): Promise<AuthResult> {
     const row = await this.loadRow(ctx, collection, 'id', id);
     if (!row) throw unauthorized();
     return this.result(ctx, collection, row, method);
@@ -73,7 +108,7 @@ export class RecordAuthService {
    * view rule; the request's `expand` is resolved as that record, so related records follow their
    * own collections' view rules.
    */
-  private async ownRecord(ctx: RequestContext, collection: Collection, row: Record<string, unknown>): Promise<RecordJson> {
+  private async ownRecord(ctx: RequestContext, collection: Collection, row: Row): Promise<RecordJson> {
     const shape = shapeOf(collection);
     const id = row.id as string;
     const user = serializeRecord(row, shape, { privileged: false, authRecordId: id, authCollectionId: collection.id });
@@ -85,20 +120,43 @@ export class RecordAuthService {
     return out as RecordJson;
   }
 
-  private async loadRow(ctx: RequestContext, collection: Collection, where: string, value: string): Promise<Record<string, unknown> | undefined> {
+  private async loadRow(ctx: RequestContext, collection: Collection, column: string, value: string): Promise<Row | undefined> {
     const shape = shapeOf(collection);
-    return ctx.db.get(`SELECT ${shape.selectList}, t0."passwordHash", t0."tokenKey" FROM ${shape.table} t0 WHERE t0.${where} = ?`, [value]);
+    return ctx.db.get(`SELECT ${shape.selectList}, t0."passwordHash", t0."tokenKey" FROM ${shape.table} t0 WHERE t0.${quoteIdent(column)} = ?`, [value]);
   }
 
-  /** Email and password sign-in. Unknown emails cost the same hashing work as wrong passwords. */
-  async authWithPassword(ctx: RequestContext, collection: Collection, identity: unknown, password: unknown): Promise<AuthResult> {
+  /**
+   * The record an identity names: through `identityField` when the body names one of the
+   * collection's identity fields, else each identity field in order (`email` only for what looks
+   * like an address), as PocketBase ≥ 0.23 looks it up.
+   */
+  private async findByIdentity(ctx: RequestContext, collection: Collection, identity: string, identityField: unknown): Promise<Row | undefined> {
+    const fields = authSettingsOf(collection).passwordAuth.identityFields;
+    if (identityField !== undefined && identityField !== '') {
+      if (typeof identityField !== 'string' || !fields.includes(identityField)) {
+        throw validationFailed({ identityField: { code: 'validation_invalid_identity_field', message: `Must be one of ${fields.map((f) => `"${f}"`).join(', ')}.` } }, 'Failed to authenticate.');
+      }
+      return this.loadRow(ctx, collection, identityField, identity);
+    }
+    const looksLikeEmail = identity.includes('@');
+    for (const field of fields) {
+      if (field === 'email' && !looksLikeEmail && fields.length > 1) continue;
+      const row = await this.loadRow(ctx, collection, field, identity);
+      if (row) return row;
+    }
+    return undefined;
+  }
+
+  /** Identity and password sign-in. Unknown identities cost the same hashing work as wrong passwords. */
+  async authWithPassword(ctx: RequestContext, collection: Collection, identity: unknown, password: unknown, identityField?: unknown): Promise<AuthResult> {
+    this.requireMethod(collection, 'password');
     if (typeof identity !== 'string' || identity.trim() === '' || typeof password !== 'string' || password === '') {
       const data: Record<string, { code: string; message: string }> = {};
       if (typeof identity !== 'string' || identity.trim() === '') data.identity = { code: 'validation_required', message: 'Cannot be blank.' };
       if (typeof password !== 'string' || password === '') data.password = { code: 'validation_required', message: 'Cannot be blank.' };
       throw validationFailed(data, 'Failed to authenticate.');
     }
-    const row = await this.loadRow(ctx, collection, 'email', identity.trim());
+    const row = await this.findByIdentity(ctx, collection, identity.trim(), identityField);
     if (!row) {
       await verifyDummy(password);
       throw unauthorized('Invalid credentials.');
@@ -118,7 +176,15 @@ export class RecordAuthService {
     await ctx.db.run(`UPDATE ${shapeOf(collection).table} SET "passwordHash" = ? WHERE id = ? AND "passwordHash" = ?`, [hash, row.id, row.passwordHash]);
   }
 
-  /** A new token for the signed-in record (the old one stays valid until it expires). */
+  /** The sign-in that follows a checked one-time code (src/auth/otp.ts). */
+  async authWithOtp(ctx: RequestContext, collection: Collection, recordId: string): Promise<AuthResult> {
+    return this.resultFor(ctx, collection, recordId, 'otp');
+  }
+
+  /**
+   * A new token for the signed-in record (the old one stays valid until it expires). A static token
+   * (impersonation) is answered as it is, with the record: PocketBase does not renew them.
+   */
   async refresh(ctx: RequestContext, collection?: Collection): Promise<AuthResult> {
     const auth = ctx.auth;
     if (auth.type !== 'record') throw unauthorized();
@@ -126,7 +192,23 @@ export class RecordAuthService {
     if (own.id !== auth.collectionId) throw forbidden('The token belongs to another collection.');
     const row = await this.loadRow(ctx, own, 'id', auth.id);
     if (!row) throw unauthorized();
-    return this.result(ctx, own, row, 'refresh');
+    const header = ctx.request.headers.authorization;
+    const token = auth.staticToken ? bearerOf(Array.isArray(header) ? header[0] : header) : undefined;
+    return this.result(ctx, own, row, 'refresh', { token });
+  }
+
+  /**
+   * A superuser's token for a record of the collection (PocketBase ≥ 0.23's impersonation): static
+   * (never renewed by a refresh), for `duration` seconds or the collection's token lifetime. The
+   * request log keeps the request with the superuser's id.
+   */
+  async impersonate(ctx: RequestContext, collection: Collection, id: string, input: unknown): Promise<AuthResult> {
+    if (ctx.auth.type === 'guest') throw unauthorized();
+    if (ctx.auth.type !== 'admin') throw forbidden('Only superusers can impersonate.');
+    const duration = impersonationSeconds(input);
+    const row = await this.loadRow(ctx, collection, 'id', id);
+    if (!row) throw notFound();
+    return this.result(ctx, collection, row, 'impersonate', { ttlSeconds: duration, refreshable: false });
   }
 
   /** The signed-in record, as its owner sees it. */

@@ -44,6 +44,6 @@ export async function loadInstanceSecret(dir: string, fromEnv: string | undefine
  * A key for one purpose, derived from the instance secret. Auth tokens and webhook tokens use
  * different keys, so a webhook receiver holding its verification key cannot mint login tokens.
  */
-export function deriveKey(secret: string, purpose: 'auth' | 'webhook' | 'file' | 'email' | 'apikey'): Uint8Array {
+export function deriveKey(secret: string, purpose: 'auth' | 'webhook' | 'file' | 'email' | 'apikey' | 'otp'): Uint8Array {
   return createHmac('sha256', secret).update(`cairn:${purpose}`).digest();
 }

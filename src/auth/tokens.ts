@@ -1,21 +1,41 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { type JWTPayload, jwtVerify } from 'jose';
 import { unauthorized } from '../errors.ts';
+import { signHs256 } from '../lib/jwt.ts';
 
-export type TokenType = 'admin' | 'authRecord' | 'apikey';
+/**
+ * `admin` and `authRecord` are PocketBase v0.22's kinds (SDK 0.21 tells administrators by `admin`);
+ * `auth` is v0.23's single kind, which Cairn issues to `_superusers` (the SDK 0.23+ tells superusers
+ * by it and `collectionId`); `apikey` is Cairn's own.
+ */
+export type TokenType = 'admin' | 'authRecord' | 'auth' | 'apikey';
+
+const TOKEN_TYPES = new Set<string>(['admin', 'authRecord', 'auth', 'apikey']);
 
 /** API-key tokens live as long as their key: they are refused once it is disabled, rotated or deleted. */
 export const API_KEY_TOKEN_TTL = 10 * 365 * 86400;
 
-/** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`) plus `db` and
- * `ver`, a fingerprint of the account's tokenKey that revokes the token when the key rotates. */
+/** Claims of Cairn's auth tokens: PocketBase's (`id`, `type`, `collectionId`, `exp`, v0.23's
+ * `refreshable`) plus `db` and `ver`, a fingerprint of the account's tokenKey that revokes the token
+ * when the key rotates. */
 export interface AuthClaims extends JWTPayload {
   id: string;
   type: TokenType;
   collectionId?: string;
   db?: string;
+  /** false for impersonation tokens, which a refresh answers unchanged; absent (v0.22) means true. */
+  refreshable?: boolean;
   ver: string;
   exp: number;
+}
+
+export interface SignClaims {
+  id: string;
+  type: TokenType;
+  collectionId?: string;
+  db?: string;
+  refreshable?: boolean;
+  tokenKey: string;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -36,9 +56,9 @@ export function tokenKeyFingerprint(tokenKey: string): string {
 }
 
 /**
- * Signs and verifies auth tokens (HS256 via jose). Verified signatures are cached by token text, so
- * a client repeating its token skips the (asynchronous) signature check; expiry and revocation are
- * still checked on every request.
+ * Signs (HS256, synchronously) and verifies (jose) auth tokens. Verified signatures are cached by token
+ * text, so a client repeating its token skips the (asynchronous) signature check; expiry and
+ * revocation are still checked on every request.
  */
 export class TokenService {
   private readonly verified = new Map<string, AuthClaims>();
@@ -48,16 +68,16 @@ export class TokenService {
     readonly ttlSeconds: number,
   ) {}
 
-  async sign(claims: { id: string; type: TokenType; collectionId?: string; db?: string; tokenKey: string }, ttlSeconds = this.ttlSeconds): Promise<string> {
+  /**
+   * Signs synchronously (node:crypto's HMAC, src/lib/jwt.ts): jose's signing goes through WebCrypto on
+   * libuv's thread pool, where it queued behind the password verifications of a sign-in storm, so that
+   * every sign-in of a burst was answered only once all of their verifications were done.
+   */
+  async sign(claims: SignClaims, ttlSeconds = this.ttlSeconds): Promise<string> {
     const { tokenKey, ...rest } = claims;
-    return new SignJWT({ ...rest, ver: tokenKeyFingerprint(tokenKey) })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(claims.id)
-      .setIssuedAt()
-      // A unique id, so a token refreshed within the same second still differs from the old one.
-      .setJti(randomUUID())
-      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-      .sign(this.key);
+    const now = Math.floor(Date.now() / 1000);
+    // A unique id, so a token refreshed within the same second still differs from the old one.
+    return signHs256({ ...rest, ver: tokenKeyFingerprint(tokenKey), sub: claims.id, iat: now, jti: randomUUID(), exp: now + ttlSeconds }, this.key);
   }
 
   /** The claims of a valid, unexpired token; 401 for anything else (forged, `alg: none`, expired, malformed). */
@@ -75,7 +95,7 @@ export class TokenService {
       throw unauthorized();
     }
     const claims = payload as AuthClaims;
-    if (typeof claims.id !== 'string' || typeof claims.ver !== 'string' || typeof claims.exp !== 'number' || !['admin', 'authRecord', 'apikey'].includes(claims.type)) {
+    if (typeof claims.id !== 'string' || typeof claims.ver !== 'string' || typeof claims.exp !== 'number' || !TOKEN_TYPES.has(claims.type) || (claims.refreshable !== undefined && typeof claims.refreshable !== 'boolean')) {
       throw unauthorized();
     }
     if (this.verified.size >= CACHE_LIMIT) this.verified.clear();

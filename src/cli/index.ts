@@ -49,9 +49,10 @@ export function buildCli(): Command {
     .option('--db <name>', 'the database (default main)')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+    .option('--from <file>', "a PocketBase collections export (JSON, v0.22 or v0.23 shape) instead of a database")
     .option('--hooks', "also type application hooks' records (declare module 'cairn'); default: when the cairn package is installed there")
     .option('--no-hooks', "leave the hooks' types out")
-    .action(async (opts: { db?: string; out?: string; dir?: string; hooks?: boolean }) => {
+    .action(async (opts: { db?: string; out?: string; dir?: string; from?: string; hooks?: boolean }) => {
       await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 

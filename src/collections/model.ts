@@ -45,6 +45,27 @@ export interface Collection {
   updated: string;
 }
 
+/** A collection with no fields and every rule closed, for those made in code (scaffolds, `_superusers`). */
+export function blankCollection(type: CollectionType, overrides: Partial<Collection> = {}): Collection {
+  return {
+    id: '',
+    name: '',
+    type,
+    system: false,
+    fields: [],
+    options: {},
+    listRule: null,
+    viewRule: null,
+    createRule: null,
+    updateRule: null,
+    deleteRule: null,
+    indexes: [],
+    created: '',
+    updated: '',
+    ...overrides,
+  };
+}
+
 /** Columns every record table has. */
 export const BASE_SYSTEM_FIELDS = ['id', 'created', 'updated'] as const;
 

@@ -2,10 +2,13 @@ import { type FieldError, validationFailed } from '../errors.ts';
 import { randomId, uuid } from '../lib/ids.ts';
 import { isValidCollectionName, isValidName } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
+import { AUTH_SETTING_KEYS, authSettingsOf, DEFAULT_AUTH_SETTINGS, normalizeAuthSettings } from './auth-settings.ts';
 import { fieldType, fieldTypeNames } from './fields/registry.ts';
 import { relationField } from './fields/relation.ts';
 import type { OptionProblems } from './fields/types.ts';
 import { type Collection, type CollectionType, type FieldDef, RESERVED_FIELD_NAMES, RULE_NAMES } from './model.ts';
+import { collectionInput } from './pocketbase-shapes.ts';
+import { SUPERUSERS_ID } from './superusers.ts';
 import { parseIndex } from './table-sync.ts';
 
 const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth'];
@@ -107,10 +110,8 @@ function normalizeField(
   if (!isPlainObject(rawOptions)) {
     errors.options = err('validation_invalid_options', 'Must be an object.');
   } else if (type) {
-    // PocketBase v0.23+ clients put options on the field itself; accept both shapes.
-    const merged = { ...pickOptionKeys(raw), ...rawOptions };
     const problems: OptionProblems = new Map();
-    options = type.normalizeOptions(merged, problems);
+    options = type.normalizeOptions(rawOptions, problems);
     if (type === relationField && problems.size === 0) resolveRelationTarget(options, collectionName, ctx, problems);
     if (problems.size > 0) {
       errors.options = Object.fromEntries([...problems].map(([k, msg]) => [k, err('validation_invalid_option', msg)]));
@@ -142,14 +143,6 @@ function normalizeField(
   return { field };
 }
 
-const FLAT_OPTION_KEYS = ['min', 'max', 'pattern', 'values', 'maxSelect', 'minSelect', 'collectionId', 'toCollection', 'cascadeDelete', 'maxSize', 'mimeTypes', 'protected', 'onlyDomains', 'exceptDomains', 'noDecimal', 'thumbs', 'displayFields', 'convertUrls'];
-
-function pickOptionKeys(raw: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of FLAT_OPTION_KEYS) if (raw[k] !== undefined) out[k] = raw[k];
-  return out;
-}
-
 function resolveRelationTarget(options: Record<string, unknown>, collectionName: string, ctx: NormalizeContext, problems: OptionProblems): void {
   const wanted = (options.toCollection as string) || (options.collectionId as string);
   if (wanted.toLowerCase() === collectionName.toLowerCase()) {
@@ -170,10 +163,12 @@ function resolveRelationTarget(options: Record<string, unknown>, collectionName:
 }
 
 /**
- * Validates a create (no `existing`) or update body and returns the collection to store. Throws a
- * 400 with per-property errors, fields nested by position as PocketBase reports them.
+ * Validates a create (no `existing`) or update body, in either of PocketBase's shapes
+ * (pocketbase-shapes.ts), and returns the collection to store. Throws a 400 with per-property errors,
+ * fields nested by position as PocketBase reports them.
  */
-export function normalizeCollection(body: unknown, existing: Collection | undefined, ctx: NormalizeContext): Collection {
+export function normalizeCollection(input: unknown, existing: Collection | undefined, ctx: NormalizeContext): Collection {
+  const body = collectionInput(input, existing);
   if (!isPlainObject(body)) throw validationFailed({}, 'The request body must be a JSON object.');
   const errors: Errors = {};
   const now = nowIso();
@@ -188,6 +183,9 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
     } else if (!isValidCollectionName(body.name)) {
       // SQLite keeps these table names for itself.
       errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" are reserved.');
+    } else if (body.name === SUPERUSERS_ID) {
+      // PocketBase's id of `_superusers`, which paths may use for it.
+      errors.name = err('validation_reserved_name', `"${SUPERUSERS_ID}" is the id of _superusers.`);
     } else {
       name = body.name;
     }
@@ -233,7 +231,15 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
     }
   }
 
-  const options = parseOptions(body.options, errors) ?? existing?.options ?? {};
+  let options = parseOptions(body.options, errors) ?? existing?.options ?? {};
+  if (type === 'auth') {
+    // Checked against the fields as they will be saved: unique text fields can be identities.
+    const settings = normalizeAuthSettings(options, existing?.type === 'auth' ? authSettingsOf(existing) : DEFAULT_AUTH_SETTINGS, { fields }, errors as Record<string, FieldError>);
+    options = { ...options, ...settings };
+  } else if (AUTH_SETTING_KEYS.some((k) => options[k] !== undefined)) {
+    options = { ...options };
+    for (const key of AUTH_SETTING_KEYS) delete options[key];
+  }
 
   let indexes = existing?.indexes ?? [];
   if (body.indexes !== undefined) {
@@ -287,6 +293,11 @@ export function normalizeCollection(body: unknown, existing: Collection | undefi
       if (typeof text !== 'string' || text.trim() === '') continue;
       const problem = ctx.validateRule(collection, text, ctx.all ?? []);
       if (problem) errors[rule] = err('validation_invalid_rule', problem);
+    }
+    const mfaRule = type === 'auth' ? authSettingsOf(collection).mfa.rule : '';
+    if (mfaRule.trim() !== '') {
+      const problem = ctx.validateRule(collection, mfaRule, ctx.all ?? []);
+      if (problem) errors['mfa.rule'] = err('validation_invalid_rule', problem);
     }
     for (const validate of ctx.validateOptions) {
       const problems = validate(collection);

@@ -15,3 +15,13 @@ export function requireAdmin(ctx: RequestContext): void {
 export function requireAuth(ctx: RequestContext): void {
   if (ctx.auth.type === 'guest') throw unauthorized();
 }
+
+/**
+ * What only an administrator's own session may do (PocketBase ≥ 0.23's superuser-only actions, such as
+ * impersonation): 401 without credentials, 403 for everyone else, `admin`-role API keys included.
+ */
+export function requireSuperuser(ctx: RequestContext, action: string): void {
+  if (ctx.auth.type === 'admin') return;
+  if (ctx.auth.type === 'guest') throw unauthorized();
+  throw forbidden(`Only superusers can ${action}.`);
+}

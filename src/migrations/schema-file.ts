@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Document, LineCounter, Node } from 'yaml';
 import type * as Yaml from 'yaml';
+import { FIELD_OPTION_KEYS, fieldInput } from '../collections/pocketbase-shapes.ts';
 import { ApiError } from '../errors.ts';
 import { isValidCollectionName, isValidDatabaseName, isValidName } from '../lib/identifiers.ts';
 import {
@@ -36,7 +37,8 @@ function yaml(): typeof Yaml {
 type Path = (string | number)[];
 
 const TOP_KEYS = ['version', 'name', 'created_at', 'description', 'databases'];
-const FIELD_KEYS = ['id', 'name', 'type', 'required', 'unique', 'hidden', 'system', 'presentable', 'default', 'options'];
+// A column's options nested in `options` (PocketBase v0.22) or as keys of the column (v0.23).
+const FIELD_KEYS = ['id', 'name', 'type', 'required', 'unique', 'hidden', 'system', 'presentable', 'default', 'options', ...FIELD_OPTION_KEYS];
 const MAX_NAME = 100;
 const MAX_SQL = 10_000;
 
@@ -123,6 +125,7 @@ function fieldSpec(value: unknown, path: Path): FieldSpec {
   }
   if (raw.default !== undefined) spec.default = raw.default;
   if (raw.options !== undefined && raw.options !== null) spec.options = map(raw.options, [...path, 'options'], 'The column options');
+  if (FIELD_OPTION_KEYS.some((k) => raw[k] !== undefined)) spec.options = fieldInput({ ...raw, options: spec.options }).options as Record<string, unknown>;
   return spec;
 }
 

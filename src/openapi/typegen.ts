@@ -45,8 +45,9 @@ export function tsType(schema: JsonSchema, indent = ''): string {
 }
 
 export interface TypegenOptions {
-  /** The database the types describe (named in the header). */
-  database: string;
+  /** What the types describe, named in the header: a database, or the export file they were read from. */
+  database?: string;
+  from?: string;
   /**
    * Whether to type application hooks too: a `declare module 'cairn'` that fills its
    * `CollectionRecords`, so `e.record` is typed by collection name in handlers. Only where the
@@ -60,7 +61,7 @@ export function generateTypes(collections: readonly Collection[], options: Typeg
   const sorted = [...collections].sort((a, b) => a.name.localeCompare(b.name));
   const out: string[] = [
     '/**',
-    ` * Types of the collections of the Cairn database "${options.database}", written by \`cairn typegen\`.`,
+    ` * Types of the collections of ${options.from ? `the PocketBase export "${options.from}"` : `the Cairn database "${options.database}"`}, written by \`cairn typegen\`.`,
     ' * Regenerate them after changing the collections; do not edit by hand.',
     ' */',
     '',

@@ -16,7 +16,9 @@ export interface FieldsTree {
   excerpt?: Excerpt;
 }
 
-const EXCERPT = /^([^:]+):excerpt\((\d+)(?:,\s*(true|false))?\)$/;
+const EXCERPT = /^([^:]+):excerpt\(\s*([^,()]*?)\s*(?:,\s*([^,()]*?)\s*)?\)$/;
+/** Go's strconv.ParseBool spellings, which PocketBase's `withEllipsis` takes. */
+const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const KEY = /^(\*|[A-Za-z0-9_@-]+)$/;
 
 function splitTopLevel(text: string): string[] {
@@ -49,7 +51,9 @@ export function parseFieldsParam(text: string): FieldsTree | undefined {
     const m = EXCERPT.exec(part);
     if (m) {
       path = m[1];
-      excerpt = { max: Math.min(Number(m[2]), 100000), ellipsis: m[3] === 'true' };
+      const max = /^\d{1,9}$/.test(m[2]) ? Number(m[2]) : 0;
+      if (max <= 0) throw badRequest(`Invalid fields parameter entry ${JSON.stringify(part)}: excerpt(max, withEllipsis?) needs a max above 0.`);
+      excerpt = { max: Math.min(max, 100000), ellipsis: m[3] !== undefined && TRUE.has(m[3]) };
     }
     const segments = path.split('.');
     if (segments.some((s) => !KEY.test(s))) throw badRequest(`Invalid fields parameter entry ${JSON.stringify(part)}.`);
@@ -74,12 +78,53 @@ export function parseFieldsParam(text: string): FieldsTree | undefined {
   return root;
 }
 
+// As PocketBase's excerpt reads HTML: these elements' content is not text, inline elements join their
+// neighbours, every other element separates words.
+const EXCLUDED = new Set(['head', 'style', 'script', 'iframe', 'embed', 'applet', 'object', 'svg', 'img', 'picture', 'dialog', 'template', 'button', 'form', 'textarea', 'input', 'select', 'option']);
+const VOID = new Set(['img', 'input', 'embed', 'br', 'hr', 'wbr', 'meta', 'link', 'source', 'area', 'col', 'base', 'track', 'param']);
+const INLINE = new Set(['a', 'abbr', 'acronym', 'b', 'bdo', 'big', 'br', 'button', 'cite', 'code', 'em', 'i', 'label', 'q', 'small', 'span', 'strong', 'strike', 'sub', 'sup', 'time']);
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+const TOKEN = /<!--[\s\S]*?(?:-->|$)|<(\/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*>|[^<]+|</g;
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,6});/gi, (whole, name: string) => {
+    if (name[0] !== '#') return ENTITIES[name.toLowerCase()] ?? whole;
+    const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
+/** The plain text of an HTML value, whitespace collapsed. */
+function plainText(html: string): string {
+  let out = '';
+  let skipping: string | undefined;
+  for (const m of html.matchAll(TOKEN)) {
+    const [token, closing, rawName] = m;
+    if (token.startsWith('<!--')) continue;
+    if (rawName === undefined) {
+      if (skipping === undefined) out += decodeEntities(token);
+      continue;
+    }
+    const name = rawName.toLowerCase();
+    if (skipping !== undefined) {
+      if (closing && name === skipping) skipping = undefined;
+      continue;
+    }
+    if (EXCLUDED.has(name)) {
+      if (!closing && !VOID.has(name) && !token.endsWith('/>')) skipping = name;
+      continue;
+    }
+    if (!INLINE.has(name)) out += ' ';
+  }
+  return out.replace(/\s+/g, ' ').trim();
+}
+
 function excerptOf(value: unknown, e: Excerpt): unknown {
   if (typeof value !== 'string') return value;
-  const text = value.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = plainText(value);
   const chars = [...text];
   if (chars.length <= e.max) return text;
-  return chars.slice(0, e.max).join('') + (e.ellipsis ? '...' : '');
+  return chars.slice(0, e.max).join('').trimEnd() + (e.ellipsis ? '...' : '');
 }
 
 export function pickFields(value: unknown, tree: FieldsTree): unknown {

@@ -1,4 +1,4 @@
-import type { ComparisonOperator, Expr, Operand } from './ast.ts';
+import type { ComparisonOperator, Expr, Identifier, Literal, Operand } from './ast.ts';
 import { FilterError } from './errors.ts';
 import { type Token, tokenize } from './lexer.ts';
 
@@ -86,5 +86,40 @@ export function parseFilter(text: string): Expr {
   const expr = parseOr(0);
   const rest = peek();
   if (rest.type !== 'eof') throw new FilterError(`unexpected ${describe(rest)}`, rest.position);
-  return expr;
+  return desugarChanged(expr);
+}
+
+const CHANGED = /^@request\.(?:body|data)\.([A-Za-z0-9_]+):changed$/;
+
+/**
+ * PocketBase ≥ 0.23's `:changed` modifier, written in terms of the rest of the language as PocketBase
+ * defines it: `@request.body.f:changed = true` holds when the request sends `f` with a value other
+ * than the record's, i.e. `(@request.body.f:isset = true && @request.body.f != f)`; `= false` is its
+ * negation. Only `=` and `!=` against `true` or `false` mean something.
+ */
+function desugarChanged(expr: Expr): Expr {
+  if (expr.type !== 'comparison') {
+    const left = desugarChanged(expr.left);
+    const right = desugarChanged(expr.right);
+    return left === expr.left && right === expr.right ? expr : { ...expr, left, right };
+  }
+  const changedSide = [expr.left, expr.right].find((op): op is Identifier => op.type === 'identifier' && op.name.endsWith(':changed'));
+  if (!changedSide) return expr;
+  const name = changedSide.name;
+  const m = CHANGED.exec(name);
+  if (!m) throw new FilterError(`":changed" applies to @request.body.<field> only, not ${JSON.stringify(name)}`, changedSide.position);
+  const other = changedSide === expr.left ? expr.right : expr.left;
+  const truth = other.type === 'literal' && typeof other.value === 'boolean' ? other.value : other.type === 'literal' && (other.value === 'true' || other.value === 'false') ? other.value === 'true' : undefined;
+  if (truth === undefined || (expr.operator !== '=' && expr.operator !== '!=')) {
+    throw new FilterError(`${JSON.stringify(name)} is compared with "= true", "= false", "!= true" or "!= false"`, expr.position);
+  }
+  const changed = expr.operator === '=' ? truth : !truth;
+  const position = expr.position;
+  const body: Identifier = { type: 'identifier', name: `@request.body.${m[1]}`, position };
+  const isset: Identifier = { type: 'identifier', name: `@request.body.${m[1]}:isset`, position };
+  const field: Identifier = { type: 'identifier', name: m[1], position };
+  const bool = (value: boolean): Literal => ({ type: 'literal', value, position });
+  return changed
+    ? { type: 'and', left: { type: 'comparison', operator: '=', left: isset, right: bool(true), position }, right: { type: 'comparison', operator: '!=', left: body, right: field, position } }
+    : { type: 'or', left: { type: 'comparison', operator: '=', left: isset, right: bool(false), position }, right: { type: 'comparison', operator: '=', left: body, right: field, position } };
 }

@@ -80,6 +80,8 @@ async function populate(server: TestServer): Promise<Fixture> {
   };
 
   await ok(server.admin('POST', '/api/databases', { body: { name: 'other' } }));
+  // One-time codes on, so the OTP routes are swept past their "not enabled" refusal.
+  await ok(server.admin('PATCH', '/api/collections/users', { body: { otp: { enabled: true } } }));
   const user = await createUser(server, 'sweep-user@example.com', 'user-password-1', { name: 'Sweep' });
   const otherDbUser = await createUser(server, 'sweep-user@example.com', 'user-password-1', {}, 'other');
   const gone = await createUser(server, 'gone-user@example.com');
@@ -193,6 +195,7 @@ async function populate(server: TestServer): Promise<Fixture> {
     for (const r of await main.all<{ passwordHash: string; tokenKey: string }>('SELECT passwordHash, tokenKey FROM users')) out.push(r.passwordHash, r.tokenKey);
     for (const r of await main.all<{ keyHash: string; tokenKey: string }>('SELECT keyHash, tokenKey FROM _api_keys')) out.push(r.keyHash, r.tokenKey);
     for (const r of await main.all<{ secretHash: string }>('SELECT secretHash FROM _workflows')) out.push(r.secretHash);
+    for (const r of await main.all<{ hash: string }>('SELECT hash FROM _otps')) out.push(r.hash);
     return out.filter((s) => typeof s === 'string' && s.length >= 8);
   };
 

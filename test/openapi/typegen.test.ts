@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -149,5 +149,98 @@ export default defineHooks((app) => {
     const missing = await runCli(['typegen', '--dir', dir, '--db', 'nope'], env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /Database "nope" not found/);
+  });
+});
+
+/** PocketBase's "Export collections" JSON in its 0.23 shape: system fields listed, options flat. */
+const EXPORT_023 = [
+  {
+    id: 'pbc_3142635823',
+    name: '_superusers',
+    type: 'auth',
+    system: true,
+    fields: [
+      { name: 'id', type: 'text', system: true, primaryKey: true },
+      { name: 'password', type: 'password', system: true, hidden: true },
+      { name: 'email', type: 'email', system: true },
+      { name: 'created', type: 'autodate', system: true },
+    ],
+  },
+  {
+    id: 'pbc_1',
+    name: 'articles',
+    type: 'base',
+    fields: [
+      { name: 'id', type: 'text', system: true, primaryKey: true },
+      { name: 'title', type: 'text', required: true, max: 100 },
+      { name: 'state', type: 'select', values: ['draft', 'live'], maxSelect: 1 },
+      { name: 'labels', type: 'select', values: ['x', 'y'], maxSelect: 2 },
+      { name: 'writers', type: 'relation', collectionId: '_pb_users_auth_', maxSelect: 5 },
+      { name: 'updated', type: 'autodate', onUpdate: true, system: true },
+    ],
+  },
+];
+
+/** The same collection as PocketBase 0.22 exports it: `schema`, options nested. */
+const EXPORT_022 = [
+  {
+    id: 'abc123def456ghi',
+    name: 'articles',
+    type: 'base',
+    schema: [
+      { name: 'title', type: 'text', required: true, options: { max: 100 } },
+      { name: 'state', type: 'select', options: { values: ['draft', 'live'], maxSelect: 1 } },
+      { name: 'labels', type: 'select', options: { values: ['x', 'y'], maxSelect: 2 } },
+      { name: 'writers', type: 'relation', options: { collectionId: '_pb_users_auth_', maxSelect: 5 } },
+    ],
+  },
+];
+
+const EXPORT_USAGE = `
+import PocketBase from 'pocketbase';
+import type { ArticlesCreate, ArticlesRecord, TypedPocketBase } from './types';
+
+const pb = new PocketBase('http://127.0.0.1:8090') as TypedPocketBase;
+
+export async function use(): Promise<void> {
+  const a: ArticlesRecord = await pb.collection('articles').getOne('x');
+  const state: 'draft' | 'live' | '' = a.state;
+  const labels: Array<'x' | 'y'> = a.labels;
+  const writers: string[] = a.writers;
+  // @ts-expect-error: no such field
+  a.updated2;
+  const create: ArticlesCreate = { title: 't' };
+  void [state, labels, writers, create];
+}
+`;
+
+describe('cairn typegen --from a PocketBase export', () => {
+  test('reads both shapes alike; the types compile with SDK 0.21 and SDK 0.28', async () => {
+    const scratch = scratchDir();
+    try {
+      const outputs: string[] = [];
+      for (const [name, data] of [['export-023.json', EXPORT_023], ['export-022.json', EXPORT_022]] as const) {
+        const file = path.join(scratch, name);
+        writeFileSync(file, JSON.stringify(data));
+        const run = await runCli(['typegen', '--from', file]);
+        assert.equal(run.code, 0, run.stderr);
+        assert.match(run.stdout, new RegExp(`PocketBase export "${name}"`));
+        outputs.push(run.stdout.replace(/^.*PocketBase export.*$/m, ''));
+      }
+      const articles = (text: string) => /export type ArticlesRecord = [\s\S]*?\n};/.exec(text)![0];
+      assert.equal(articles(outputs[0]), articles(outputs[1]), 'the same record type from either shape');
+      assert.match(outputs[0], /SuperusersRecord/);
+      assert.doesNotMatch(articles(outputs[0]), /updated2|password/);
+      assert.deepEqual(typeCheck(scratch, { 'types.ts': outputs[0], 'use.ts': EXPORT_USAGE }), []);
+      const for028 = (text: string) => text.replaceAll("from 'pocketbase'", "from 'pocketbase-0.28'");
+      assert.deepEqual(typeCheck(scratch, { 'types.ts': for028(outputs[0]), 'use.ts': for028(EXPORT_USAGE) }), []);
+
+      writeFileSync(path.join(scratch, 'bad.json'), '{"nope": 1}');
+      const bad = await runCli(['typegen', '--from', path.join(scratch, 'bad.json')]);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /expected a JSON array of collections/);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

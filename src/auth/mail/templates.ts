@@ -52,3 +52,15 @@ export function flowMail(purpose: MailPurpose, meta: MetaSettings, to: string, t
     `<p>The link is valid for ${escapeHtml(validFor)} and can be used once.<br>${escapeHtml(copy.outro)}</p><p>${escapeHtml(app)}</p>`;
   return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: copy.subject.replace('{app}', app), text, html };
 }
+
+/** The mail of a one-time sign-in code (PocketBase ≥ 0.23's OTP): the code and how long it lasts. */
+export function otpMail(meta: MetaSettings, to: string, code: string, validFor: string): Mail {
+  const app = meta.appName;
+  const intro = `Your one-time code to sign in to ${app}:`;
+  const outro = 'If you did not ask to sign in, ignore this email: nobody can sign in without the code.';
+  const text = `Hello,\n\n${intro}\n\nCode: ${code}\n\nThe code is valid for ${validFor} and can be used once.\n${outro}\n\n${app}\n`;
+  const html =
+    `<p>Hello,</p><p>${escapeHtml(intro)}</p><p><strong>Code: <code>${escapeHtml(code)}</code></strong></p>` +
+    `<p>The code is valid for ${escapeHtml(validFor)} and can be used once.<br>${escapeHtml(outro)}</p><p>${escapeHtml(app)}</p>`;
+  return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `Your ${app} sign-in code`, text, html };
+}

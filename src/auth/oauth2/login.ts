@@ -99,6 +99,7 @@ export class OAuth2Service {
   }
 
   async authenticate(ctx: RequestContext, collection: Collection, input: OAuth2Input): Promise<OAuth2Result> {
+    this.recordAuth.requireMethod(collection, 'oauth2');
     const name = optionalText(input.provider, 100);
     const code = optionalText(input.code);
     if (name === '' || code === '') {

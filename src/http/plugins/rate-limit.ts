@@ -8,7 +8,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * Sign-in, sign-up, password reset and verification: stricter per-IP limits, plus a limit per
-     * identity (the `email`/`identity` in the body) so one account cannot be guessed at from many IPs.
+     * identity (the `email`/`identity`/`otpId` in the body) so one account cannot be guessed at from
+     * many IPs.
      */
     identityLimit?: boolean;
   }
@@ -43,7 +44,7 @@ export interface RateLimitOptions {
 
 function identityOf(req: FastifyRequest): string | undefined {
   const body = req.body as Record<string, unknown> | undefined;
-  const id = body?.email ?? body?.identity;
+  const id = body?.email ?? body?.identity ?? body?.otpId;
   return typeof id === 'string' && id.trim() !== '' ? id.trim().toLowerCase().slice(0, 320) : undefined;
 }
 

@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
+import { authMethodsJson } from '../../auth/auth-methods.ts';
 import type { EmailFlows } from '../../auth/email-flows.ts';
 import type { OAuth2Input, OAuth2Service } from '../../auth/oauth2/login.ts';
+import type { OtpService } from '../../auth/otp.ts';
 import { DEFAULT_AUTH_COLLECTION, type RecordAuthService } from '../../auth/record-auth.ts';
+import { authSettingsOf } from '../../collections/auth-settings.ts';
 import type { Collection } from '../../collections/model.ts';
 import type { RequestContext } from '../../context.ts';
 import { unauthorized } from '../../errors.ts';
+import { param } from '../../records/query-params.ts';
+import { parseFieldsParam, pickFields } from '../../records/fields-param.ts';
+import { requireSuperuser } from '../guards.ts';
 import { identityLimited } from '../plugins/rate-limit.ts';
 
 type Body = Record<string, unknown> | undefined;
@@ -14,6 +20,7 @@ export interface AuthRouteDeps {
   recordAuth: RecordAuthService;
   flows: EmailFlows;
   oauth2: OAuth2Service;
+  otp: OtpService;
 }
 
 
@@ -23,7 +30,7 @@ function redirectUrlOf(query: unknown): string | undefined {
 }
 
 /** The spec's /api/auth/* endpoints and PocketBase's per-collection auth endpoints. */
-export function authRoutes({ recordAuth, flows, oauth2 }: AuthRouteDeps) {
+export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
   return async (app: FastifyInstance): Promise<void> => {
     app.post('/api/auth/login', identityLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
@@ -53,7 +60,23 @@ export function authRoutes({ recordAuth, flows, oauth2 }: AuthRouteDeps) {
     app.post<CollectionParams>('/api/collections/:collection/auth-with-password', identityLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
-      return recordAuth.authWithPassword(req.ctx, collection, body?.identity ?? body?.email, body?.password);
+      return recordAuth.authWithPassword(req.ctx, collection, body?.identity ?? body?.email, body?.password, body?.identityField);
+    });
+
+    app.post<CollectionParams>('/api/collections/:collection/request-otp', identityLimited, async (req) => {
+      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      return otp.request(req.ctx, collection, req.body ?? {});
+    });
+
+    app.post<CollectionParams>('/api/collections/:collection/auth-with-otp', identityLimited, async (req) => {
+      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      return recordAuth.authWithOtp(req.ctx, collection, await otp.verify(req.ctx, collection, req.body ?? {}));
+    });
+
+    app.post<{ Params: { collection: string; id: string } }>('/api/collections/:collection/impersonate/:id', async (req) => {
+      requireSuperuser(req.ctx, 'impersonate');
+      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      return recordAuth.impersonate(req.ctx, collection, req.params.id, req.body);
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-with-oauth2', identityLimited, async (req) => {
@@ -67,17 +90,11 @@ export function authRoutes({ recordAuth, flows, oauth2 }: AuthRouteDeps) {
     });
 
     app.get<CollectionParams>('/api/collections/:collection/auth-methods', async (req) => {
-      await recordAuth.authCollection(req.ctx, req.params.collection);
-      const providers = await oauth2.list(redirectUrlOf(req.query));
-      // PocketBase v0.22's shape, which its SDK 0.21 reads, plus the spec's.
-      return {
-        usernamePassword: false,
-        emailPassword: true,
-        onlyVerified: false,
-        authProviders: providers,
-        password: { enabled: true },
-        oauth2: { enabled: providers.length > 0, providers },
-      };
+      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      const methods = authMethodsJson(authSettingsOf(collection), await oauth2.list(redirectUrlOf(req.query)));
+      // SDK 0.23+ asks for v0.23's keys only (`fields=mfa,otp,password,oauth2`).
+      const fields = parseFieldsParam(param((req.query as Record<string, unknown>).fields));
+      return fields ? pickFields(methods, fields) : methods;
     });
 
     // The email flows answer 204 as PocketBase does; the request endpoints whether or not the address is known.
