@@ -203,6 +203,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const superusers = new SuperuserService(registry.system, admins, tokens);
   const recordAuth = new RecordAuthService(tokens, collections, records, new MfaService(collections));
   recordAuth.onSignIn = hooks?.signIn;
+  superusers.onSignIn = hooks?.signIn;
   const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);

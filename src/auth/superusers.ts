@@ -1,4 +1,7 @@
-import { SUPERUSERS_ID, SUPERUSERS_NAME } from '../collections/superusers.ts';
+import { SUPERUSERS_COLLECTION, SUPERUSERS_ID, SUPERUSERS_NAME } from '../collections/superusers.ts';
+import type { RecordJson } from '../records/serialize.ts';
+import type { AuthMethod } from './mfa.ts';
+import type { SignInHook } from './record-auth.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.ts';
 import { filterProblem, pagination, param } from '../records/query-params.ts';
@@ -46,22 +49,32 @@ export interface SuperuserAuth {
  * serves the same accounts to SDK 0.21 with v0.22's `admin` tokens; both kinds act as administrators.
  */
 export class SuperuserService {
+  /** Set by the hooks domain: `onRecordAuthRequest` handlers see superusers' sign-ins too, as in PocketBase. */
+  onSignIn?: SignInHook;
+
   constructor(
     private readonly system: Database,
     private readonly admins: AdminService,
     private readonly tokens: TokenService,
   ) {}
 
-  private async result(admin: AdminRow, options: { ttlSeconds?: number; refreshable?: boolean; token?: string } = {}): Promise<SuperuserAuth> {
+  private async result(
+    ctx: RequestContext,
+    admin: AdminRow,
+    method: AuthMethod,
+    options: { ttlSeconds?: number; refreshable?: boolean; token?: string } = {},
+  ): Promise<SuperuserAuth> {
     const token =
       options.token ??
       (await this.tokens.sign({ id: admin.id, type: 'auth', collectionId: SUPERUSERS_ID, refreshable: options.refreshable ?? true, tokenKey: admin.tokenKey }, options.ttlSeconds || this.tokens.ttlSeconds));
-    return { token, record: superuserJson(admin) };
+    const record = superuserJson(admin);
+    if (this.onSignIn) await this.onSignIn(ctx, SUPERUSERS_COLLECTION, record as RecordJson, token, method);
+    return { token, record };
   }
 
-  async authWithPassword(body: unknown): Promise<SuperuserAuth> {
+  async authWithPassword(ctx: RequestContext, body: unknown): Promise<SuperuserAuth> {
     const input = (body ?? {}) as Record<string, unknown>;
-    return this.result(await this.admins.authenticate(input.identity ?? input.email, input.password));
+    return this.result(ctx, await this.admins.authenticate(input.identity ?? input.email, input.password), 'password');
   }
 
   /** A new token for the signed-in superuser; a static (impersonation) token is answered as it is. */
@@ -69,7 +82,7 @@ export class SuperuserService {
     if (ctx.auth.type !== 'admin') throw unauthorized();
     const header = ctx.request.headers.authorization;
     const token = ctx.auth.staticToken ? bearerOf(Array.isArray(header) ? header[0] : header) : undefined;
-    return this.result(await this.admins.get(ctx.auth.id), { token });
+    return this.result(ctx, await this.admins.get(ctx.auth.id), 'refresh', { token });
   }
 
   /** A static token of another superuser (impersonation), for superusers only. */
@@ -79,7 +92,7 @@ export class SuperuserService {
     const duration = impersonationSeconds(body);
     const admin = await this.admins.find(id);
     if (!admin) throw notFound();
-    return this.result(admin, { ttlSeconds: duration, refreshable: false });
+    return this.result(ctx, admin, 'impersonate', { ttlSeconds: duration, refreshable: false });
   }
 
   /** The records list of `_superusers`: page, perPage, sort, filter and skipTotal over its fields. */

@@ -506,12 +506,13 @@ describe('the dashboard in a real browser', () => {
     await menuButton.click();
     const cron = sidebar.getByRole('link', { name: 'Cron jobs' });
     await cron.waitFor();
-    assert.equal(await page.getByRole('link', { name: 'Collections', exact: true }).and(page.locator(':focus')).count(), 1, 'the current page link has the focus');
+    // The menu focuses its current link once it has rendered open (an effect after the paint).
+    await waitFor(async () => (await page.getByRole('link', { name: 'Collections', exact: true }).and(page.locator(':focus')).count()) === 1, { what: 'the current page link to have the focus' });
     await look('menu on a phone');
     await setView(page, PHONE);
     await page.keyboard.press('Escape');
     await sidebar.waitFor({ state: 'hidden' });
-    assert.equal(await page.getByRole('button', { name: 'Open menu' }).and(page.locator(':focus')).count(), 1, 'Escape gives the focus back');
+    await waitFor(async () => (await page.getByRole('button', { name: 'Open menu' }).and(page.locator(':focus')).count()) === 1, { what: 'Escape to give the focus back' });
 
     await page.getByRole('button', { name: 'Open menu' }).click();
     await cron.click();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { type AppDir, appDir } from './app-dir.ts';
@@ -59,6 +59,11 @@ export default defineHooks((app) => {
     if (e.record.verified && !e.original?.verified) await e.app.records(e.db).create('audit', { what: 'verified ' + e.record.email });
     await e.next();
   }, 'users');
+
+  app.onRecordAuthRequest(async (e) => {
+    await e.app.records().create('audit', { what: 'superuser ' + e.method + ' ' + e.collection.name });
+    await e.next();
+  }, '_superusers');
 
   app.onRecordAuthRequest(async (e) => {
     if (String(e.record.email).startsWith('blocked')) throw new ForbiddenError('This account is blocked.');
@@ -287,6 +292,11 @@ describe('hooks: record events', () => {
     const verified = await server.admin('PATCH', `/api/collections/users/records/${reg.body.id}`, { body: { verified: true } });
     assert.equal(verified.status, 200);
     assert.ok((await audit()).includes('verified hooked@example.com'));
+
+    // Superusers' sign-ins (PocketBase 0.23's _superusers) go through the same hook.
+    const su = await server.request('POST', '/api/collections/_superusers/auth-with-password', { body: { identity: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    assert.equal(su.status, 200, su.text);
+    assert.ok((await audit()).includes('superuser password _superusers'));
 
     await server.request('POST', '/api/auth/register', { body: { email: 'blocked@example.com', password: 'password-123', passwordConfirm: 'password-123' } });
     const refused = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'blocked@example.com', password: 'password-123' } });

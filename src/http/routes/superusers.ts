@@ -22,7 +22,7 @@ const noDbLimited = { config: { database: false, ...identityLimited.config } } a
  */
 export function superuserRoutes(superusers: SuperuserService, passwordReset: AdminPasswordReset) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post(`${BASE}/auth-with-password`, noDbLimited, async (req) => superusers.authWithPassword(req.body ?? {}));
+    app.post(`${BASE}/auth-with-password`, noDbLimited, async (req) => superusers.authWithPassword(req.ctx, req.body ?? {}));
 
     app.post(`${BASE}/auth-refresh`, noDb, async (req) => superusers.refresh(req.ctx));
 
