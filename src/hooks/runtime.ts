@@ -302,12 +302,20 @@ export class HookRuntime implements RecordEvents {
   around(action: RecordChange['action'], collection: Collection): AroundWrite | undefined {
     const handlers = this.set.for(WRITE_EVENTS[action], collection);
     if (handlers.length === 0) return undefined;
-    return async (input, write) => {
-      const event = new WriteEvent(this.slot, input, input.original);
-      const reached = await this.watchdog.watch(runChain(event, handlers, write, asHookError), handlers, `${action} of a "${collection.name}" record`);
-      if (!reached) throw badRequest('The request was cancelled by a hook.');
-    };
+    // One function per handler list (per collection version and loaded set), made on first use.
+    let around = this.arounds.get(handlers);
+    if (!around) {
+      const what = `${action} of a "${collection.name}" record`;
+      around = async (input, write) => {
+        const event = new WriteEvent(this.slot, input, input.original);
+        if (!(await this.watchdog.watch(runChain(event, handlers, write, asHookError), handlers, what))) throw badRequest('The request was cancelled by a hook.');
+      };
+      this.arounds.set(handlers, around);
+    }
+    return around;
   }
+
+  private readonly arounds = new WeakMap<readonly Bound<unknown>[], AroundWrite>();
 
   enriches(collection: Collection): boolean {
     return this.set.has('onRecordEnrich') && this.set.for('onRecordEnrich', collection).length > 0;
