@@ -61,6 +61,7 @@ await admin('GET', '/api/migrations/generate?name=initial%20schema&description=u
 const list = await admin('GET', '/api/migrations');
 await admin('POST', `/api/migrations/${list.body.items[0].version}/apply`);
 await admin('PATCH', '/api/collections/posts', { body: { indexes: ['CREATE INDEX idx_posts_status ON posts (status)'] } });
+await admin('PATCH', '/api/collections/users', { body: { otp: { enabled: true, duration: 300, length: 6 }, mfa: { enabled: true, rule: 'role = "admin"' } } });
 
 async function shoot(page: Page, name: string) {
   await page.mouse.move(0, 0); // no row highlighted by a pointer left where a button was
@@ -102,6 +103,17 @@ await page.getByLabel('List rule', { exact: true }).fill('status = "live" || aut
 await page.getByRole('button', { name: 'Save changes' }).click();
 await page.locator('.error-text').first().waitFor();
 await shoot(page, 'collection-rules');
+await page.goto(`${server.url}/_/#/collections/users/edit`);
+await page.getByRole('tab', { name: 'Authentication' }).click();
+await page.getByRole('group', { name: 'One-time codes (OTP)' }).scrollIntoViewIfNeeded();
+await shoot(page, 'collection-auth');
+await page.goto(`${server.url}/_/#/users`);
+await page.getByRole('button', { name: 'Sign in as Ada Lovelace' }).click();
+await page.getByLabel('Token lifetime (seconds)').fill('3600');
+await page.getByRole('button', { name: 'Create token' }).click();
+await page.getByLabel('Token of Ada Lovelace').waitFor();
+await shoot(page, 'impersonate');
+await page.keyboard.press('Escape');
 await page.goto(`${server.url}/_/#/webhooks`);
 await page.getByRole('button', { name: /^Retry event/ }).first().waitFor();
 await shoot(page, 'webhook-logs');
@@ -151,6 +163,21 @@ await page.getByRole('button', { name: /^Retry event/ }).first().waitFor();
 await shoot(page, 'phone-webhook-logs');
 await page.getByRole('button', { name: 'Open menu' }).click();
 await shoot(page, 'phone-menu');
+await page.keyboard.press('Escape');
+await page.goto(`${server.url}/_/#/collections/users/edit`);
+await page.getByRole('tab', { name: 'Authentication' }).click();
+await page.getByRole('group', { name: 'Multi-factor authentication (MFA)' }).scrollIntoViewIfNeeded();
+await shoot(page, 'phone-collection-auth');
+await page.goto(`${server.url}/_/#/users`);
+await page.getByRole('button', { name: 'Sign in as Grace Hopper' }).click();
+await page.getByLabel('Token lifetime (seconds)').fill('-1');
+await page.getByRole('button', { name: 'Create token' }).click();
+await page.locator('.error-text').first().waitFor();
+await shoot(page, 'phone-impersonate-error');
+await page.getByLabel('Token lifetime (seconds)').fill('');
+await page.getByRole('button', { name: 'Create token' }).click();
+await page.getByLabel('Token of Grace Hopper').waitFor();
+await shoot(page, 'phone-impersonate');
 await phone.close();
 
 const phoneDark = await session('dark', 390, 844);

@@ -73,14 +73,19 @@ function readSession(): Session | null {
   }
 }
 
-/** Whether a JWT's `exp` has passed (the server stays the judge; this only avoids a doomed request). */
-function tokenExpired(token: string): boolean {
+/** A JWT's claims, read without checking it (the server stays the judge); undefined when it is not one. */
+export function tokenClaims(token: string): { exp?: number; iat?: number; refreshable?: boolean } | undefined {
   try {
-    const payload = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: number };
-    return typeof payload.exp === 'number' && payload.exp * 1000 <= Date.now();
+    return JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
   } catch {
-    return true;
+    return undefined;
   }
+}
+
+/** Whether a JWT's `exp` has passed (only to avoid a doomed request). */
+function tokenExpired(token: string): boolean {
+  const claims = tokenClaims(token);
+  return !claims || (typeof claims.exp === 'number' && claims.exp * 1000 <= Date.now());
 }
 
 export const session = new Store<Session | null>(readSession());
@@ -163,15 +168,19 @@ export async function api<T = any>(method: string, path: string, options: Reques
 
 /**
  * The message of a field error in an error's data, by path: `listRule`, `fields.2.options.max`,
- * `options.triggers.0.url`. Undefined when the server said nothing about that path.
+ * `options.triggers.0.url`, or a key that is itself dotted (`data["mfa.rule"]`, as the auth
+ * settings' errors are named). Undefined when the server said nothing about that path.
  */
 export function fieldError(err: unknown, path: string): string | undefined {
   if (!(err instanceof ApiError)) return undefined;
-  let node: unknown = err.data;
-  for (const key of path.split('.')) {
+  const find = (node: unknown, keys: string[]): unknown => {
+    if (keys.length === 0) return node;
     if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
+    const n = node as Record<string, unknown>;
+    const whole = keys.join('.');
+    return whole in n ? n[whole] : find(n[keys[0]], keys.slice(1));
+  };
+  const node = find(err.data, path.split('.'));
   if (typeof node === 'object' && node !== null && typeof (node as { message?: unknown }).message === 'string') return (node as { message: string }).message;
   return undefined;
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Admin, database, session, signIn, signOut } from './api.ts';
+import { SUPERUSERS } from './model.ts';
 import { AdminsPage } from './pages/admins.tsx';
 import { BackupsPage } from './pages/backups.tsx';
 import { AdminResetConfirm, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, SetupPage } from './pages/auth.tsx';
@@ -57,6 +58,7 @@ function SignedOut() {
 function SignedIn({ admin, path, query }: { admin: Admin; path: string; query: URLSearchParams }) {
   const db = useStore(database);
   const [checked, setChecked] = useState(false);
+  const superusers = path === `/collections/${SUPERUSERS}` || path === `/collections/${SUPERUSERS}/edit`;
 
   // The stored token may be revoked (password changed elsewhere): refreshing proves it and renews it.
   useEffect(() => {
@@ -68,6 +70,8 @@ function SignedIn({ admin, path, query }: { admin: Admin; path: string; query: U
 
   useEffect(() => {
     if (path === '/' || path === '/login' || path === '/setup') navigate('/collections', true);
+    // `_superusers` (PocketBase ≥ 0.23's administrators) has a fixed definition: its records are the Administrators screen's.
+    if (superusers) navigate('/admins', true);
   }, [path]);
 
   if (!checked) return <Loading label="Checking your session…" />;
@@ -75,6 +79,7 @@ function SignedIn({ admin, path, query }: { admin: Admin; path: string; query: U
   let page;
   let params: Record<string, string> | undefined;
   if (path === '/collections') page = <CollectionsPage key={db} />;
+  else if (superusers) page = <Loading />;
   else if (path === '/collections/new') page = <CollectionEditor key={`${db}/new`} />;
   else if ((params = match('/collections/:name/edit', path))) page = <CollectionEditor key={`${db}/${params.name}`} name={params.name} />;
   else if ((params = match('/collections/:name', path))) page = <RecordsPage key={`${db}/${params.name}`} collection={params.name} query={query} />;

@@ -22,7 +22,24 @@ export interface Trigger {
   enabled?: boolean;
 }
 
-export interface Collection {
+/** An auth collection's sign-in settings (PocketBase ≥ 0.23's names; docs/auth.md "Auth collection settings"). */
+export interface AuthSettings {
+  passwordAuth: { enabled: boolean; identityFields: string[] };
+  oauth2: { enabled: boolean };
+  otp: { enabled: boolean; duration: number; length: number };
+  mfa: { enabled: boolean; duration: number; rule: string };
+  authToken: { duration: number };
+}
+
+export const AUTH_SETTINGS = ['passwordAuth', 'oauth2', 'otp', 'mfa', 'authToken'] as const;
+
+/**
+ * PocketBase ≥ 0.23's collection of administrators, listed among every database's collections. Its
+ * definition is fixed (changing it is a 400): the console manages its records on the Administrators screen.
+ */
+export const SUPERUSERS = '_superusers';
+
+export interface Collection extends Partial<AuthSettings> {
   id: string;
   name: string;
   type: 'base' | 'auth' | 'view';

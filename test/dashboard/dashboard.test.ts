@@ -155,6 +155,8 @@ describe('the dashboard in a real browser', () => {
     const relation = page.getByRole('group', { name: /^Field 2/ });
     await relation.getByLabel('Name').fill('author');
     await relation.getByLabel('Related collection').selectOption('users');
+    const targets = await relation.getByLabel('Related collection').locator('option').allInnerTexts();
+    assert.ok(targets.includes('users') && !targets.includes('_superusers'), `no relation to the administrators: ${targets}`);
     await page.getByLabel('New field type').selectOption('file');
     await page.getByRole('button', { name: 'Add field' }).click();
     const file = page.getByRole('group', { name: /^Field 3/ });
@@ -248,6 +250,144 @@ describe('the dashboard in a real browser', () => {
     await waitFor(async () => (await admin('GET', '/api/collections/posts')).body.listRule === 'title != ""', { what: 'the rule to be saved' });
     assert.equal(await page.getByLabel('List rule', { exact: true }).getAttribute('aria-invalid'), null);
     await look('rules');
+  });
+
+  test('auth settings: OTP and MFA on users, saved through the API and read back; a bad MFA rule shows its message at the rule', async () => {
+    const before = (await admin('GET', '/api/collections/users')).body;
+    const expected = await admin('PATCH', '/api/collections/users', { body: { mfa: { rule: 'nope = 1' } } });
+    assert.equal(expected.status, 400);
+    await nav('Collections');
+    await page.getByRole('link', { name: 'Edit collection users' }).click();
+    await page.getByRole('tab', { name: 'Authentication' }).click();
+    const section = page.getByRole('region', { name: 'Authentication' });
+    assert.equal(await section.getByLabel('Sign in with a password').isChecked(), true);
+    assert.equal(await section.getByLabel('Identity fields').inputValue(), 'email');
+    assert.equal(await section.getByLabel('Token lifetime (seconds)').inputValue(), String(before.authToken.duration));
+    await section.getByLabel('Sign in with a code sent by mail').check();
+    await section.getByLabel('Code lifetime (seconds)').fill('300');
+    await section.getByLabel('Code length (digits)').fill('6');
+    await section.getByLabel('Ask for a second method').check();
+    await section.getByLabel('Time for the second method (seconds)').fill('600');
+    await section.getByLabel('MFA rule').fill('nope = 1');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    assert.equal(await describedError(page, 'MFA rule'), expected.body.data['mfa.rule'].message);
+    assert.deepEqual((await admin('GET', '/api/collections/users')).body.otp, before.otp, 'nothing was saved');
+    await look('auth settings, with a bad MFA rule');
+
+    // The server's range message shows at its field too, and the tab says how many problems it holds.
+    await section.getByLabel('Code length (digits)').fill('2');
+    await section.getByLabel('MFA rule').fill('name = "Ada"');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    assert.match(await describedError(page, 'Code length (digits)'), /4 to 20/);
+    assert.equal(await page.getByLabel('MFA rule').getAttribute('aria-invalid'), null);
+    await page.getByRole('tab', { name: /^Authentication\s*1$/ }).waitFor();
+
+    await section.getByLabel('Code length (digits)').fill('6');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await waitFor(async () => (await admin('GET', '/api/collections/users')).body.otp.enabled === true, { what: 'the settings to be saved' });
+    const after = (await admin('GET', '/api/collections/users')).body;
+    assert.deepEqual(after.otp, { enabled: true, duration: 300, length: 6 });
+    assert.deepEqual(after.mfa, { enabled: true, duration: 600, rule: 'name = "Ada"' });
+    assert.deepEqual([after.options.otp, after.options.mfa], [after.otp, after.mfa], 'both shapes carry the same values');
+    // Lossless: everything the form did not change is as it was.
+    const rest = (c: any) => ({ ...c, otp: undefined, mfa: undefined, updated: undefined, options: { ...c.options, otp: undefined, mfa: undefined } });
+    assert.deepEqual(rest(after), rest(before));
+    const methods = (await server.request('GET', '/api/collections/users/auth-methods')).body;
+    assert.deepEqual([methods.otp, methods.mfa], [{ enabled: true, duration: 300 }, { enabled: true, duration: 600 }]);
+    // The rule matches Ada: her password alone is now the first of two factors.
+    const first = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'ada@example.com', password: 'ada-password-1' } });
+    assert.equal(first.status, 401, first.text);
+    assert.match(first.body.mfaId, /^\w+$/);
+    await look('auth settings');
+
+    // Turned off again from the console (the later steps sign Ada in with her password alone).
+    await section.getByLabel('Ask for a second method').uncheck();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await waitFor(async () => (await admin('GET', '/api/collections/users')).body.mfa.enabled === false, { what: 'MFA to be turned off' });
+    assert.equal((await admin('GET', '/api/collections/users')).body.mfa.rule, 'name = "Ada"');
+  });
+
+  test('sign in as a user: the token shown is theirs, cannot be refreshed, and is not the console\'s session', async () => {
+    const ada = (await admin('GET', '/api/collections/users/records?filter=' + encodeURIComponent('email = "ada@example.com"'))).body.items[0];
+    await nav('Users');
+    await page.getByRole('button', { name: 'Sign in as Ada' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sign in as Ada' });
+    await dialog.getByLabel('Token lifetime (seconds)').fill('99999999999');
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    assert.match(await describedError(page, 'Token lifetime (seconds)'), /from 0/);
+    await look('sign in as, with an error');
+
+    await dialog.getByLabel('Token lifetime (seconds)').fill('600');
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    const shown = dialog.getByLabel('Token of Ada');
+    await shown.waitFor();
+    const token = await shown.inputValue();
+    await dialog.getByText('cannot be refreshed').first().waitFor();
+    await dialog.getByText(/Valid until .*\(10 minutes\)/).waitFor();
+    await look('impersonation token');
+    await dialog.getByRole('button', { name: 'Copy token' }).click();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), token);
+
+    // Used from outside the browser, the token is Ada's: the users' list rule shows her own record only.
+    const mine = await curl(`${server.url}/api/collections/users/records`, token);
+    assert.equal(mine.status, 200);
+    assert.deepEqual(mine.body.items.map((u: any) => u.id), [ada.id]);
+    assert.equal((await curl(`${server.url}/api/collections/posts`, token)).status, 403, 'not an administrator');
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    assert.equal(claims.refreshable, false);
+    assert.ok(Math.abs(claims.exp - claims.iat - 600) <= 1, `a 600 s token: ${JSON.stringify(claims)}`);
+    const refreshed = await server.request('POST', '/api/collections/users/auth-refresh', { token });
+    assert.equal(refreshed.body.token, token, 'a refresh answers the same token');
+
+    // The console kept its own session, and the token is nowhere in the page's storage.
+    const stored = JSON.parse((await page.evaluate('localStorage.getItem("pocketbase_auth")')) as string);
+    assert.equal(stored.model.email, EMAIL);
+    assert.equal((await server.request('GET', '/api/admins/me', { token: stored.token })).status, 200);
+    assert.ok(!((await page.evaluate('JSON.stringify(localStorage) + JSON.stringify(sessionStorage)')) as string).includes(token));
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // The same from the user's panel.
+    await page.getByRole('button', { name: /^Open record Ada/ }).click();
+    await page.getByRole('dialog', { name: 'Edit users record' }).getByRole('button', { name: 'Sign in as this user' }).click();
+    await dialog.getByLabel('Token lifetime (seconds)').waitFor();
+    assert.equal(await page.getByRole('dialog', { name: 'Edit users record' }).count(), 0, 'the token dialog replaced the panel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('_superusers is the Administrators screen, not an editable collection', async () => {
+    const listed = (await admin('GET', '/api/collections?perPage=500')).body.items.map((c: any) => c.name);
+    assert.ok(listed.includes('_superusers'), 'the API lists it');
+    await nav('Collections');
+    const row = page.getByRole('row', { name: /_superusers/ });
+    await row.getByText('system').waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Edit collection _superusers' }).count(), 0);
+    const rows = await page.getByRole('rowheader').allInnerTexts();
+    assert.match(rows[rows.length - 1], /^_superusers/, `system collection last: ${rows}`);
+    await page.getByRole('link', { name: 'Manage administrators (_superusers)' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Administrators' }).waitFor();
+    // An old link or a typed address to its editor lands there too.
+    await page.goto(`${server.url}/_/#/collections/_superusers/edit`);
+    await page.getByRole('heading', { level: 1, name: 'Administrators' }).waitFor();
+    assert.match(page.url(), /#\/admins$/);
+
+    // An administrator made here is a superuser of PocketBase ≥ 0.23's API.
+    await page.getByRole('button', { name: 'New administrator' }).click();
+    const form = page.getByRole('dialog', { name: 'New administrator' });
+    await form.getByLabel('Email').fill('ops@example.com');
+    await form.getByLabel('Password', { exact: true }).fill('ops-password-1');
+    await form.getByLabel('Confirm password').fill('ops-password-1');
+    await form.getByRole('button', { name: 'Create administrator' }).click();
+    await page.getByRole('rowheader', { name: 'ops@example.com' }).waitFor();
+    const superusers = await admin('GET', '/api/collections/_superusers/records');
+    assert.ok(superusers.body.items.some((r: any) => r.email === 'ops@example.com'));
+    const login = await server.request('POST', '/api/collections/_superusers/auth-with-password', { body: { identity: 'ops@example.com', password: 'ops-password-1' } });
+    assert.equal(login.status, 200, login.text);
+    assert.equal(login.body.record.collectionName, '_superusers');
+    await page.getByRole('button', { name: 'Delete administrator ops@example.com' }).click();
+    await page.getByRole('dialog', { name: 'Delete administrator ops@example.com?' }).getByRole('button', { name: 'Delete administrator' }).click();
+    await page.getByRole('rowheader', { name: 'ops@example.com' }).waitFor({ state: 'detached' });
   });
 
   test('create an API key, use it with curl, copy, rotate and disable it', async () => {
@@ -506,8 +646,9 @@ describe('the dashboard in a real browser', () => {
     await menuButton.click();
     const cron = sidebar.getByRole('link', { name: 'Cron jobs' });
     await cron.waitFor();
-    // The menu focuses its current link once it has rendered open (an effect after the paint).
-    await waitFor(async () => (await page.getByRole('link', { name: 'Collections', exact: true }).and(page.locator(':focus')).count()) === 1, { what: 'the current page link to have the focus' });
+    // The menu moves the focus in an effect, after the paint that shows it: poll, do not race it.
+    const current = page.getByRole('link', { name: 'Collections', exact: true }).and(page.locator(':focus'));
+    await waitFor(async () => (await current.count()) === 1, { what: 'the current page link to have the focus' });
     await look('menu on a phone');
     await setView(page, PHONE);
     await page.keyboard.press('Escape');

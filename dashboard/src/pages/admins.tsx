@@ -20,7 +20,14 @@ export function AdminsPage({ me }: { me: Admin }) {
     });
   return (
     <>
-      <PageHeader title="Administrators" subtitle="Instance-wide accounts that manage every database.">
+      <PageHeader
+        title="Administrators"
+        subtitle={
+          <>
+            Instance-wide accounts that manage every database: the records of the system collection <code>_superusers</code> (PocketBase ≥ 0.23's superusers).
+          </>
+        }
+      >
         <Button variant="primary" onClick={() => setEditing('new')}>
           New administrator
         </Button>

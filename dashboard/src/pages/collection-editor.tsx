@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { allFieldErrors, api, ApiError, fieldError } from '../api.ts';
-import { type Collection, FIELD_TYPES, type FieldDef, RULES, type RuleKey, type Trigger } from '../model.ts';
+import { AUTH_SETTINGS, type AuthSettings, type Collection, FIELD_TYPES, type FieldDef, RULES, type RuleKey, SUPERUSERS, type Trigger } from '../model.ts';
 import { navigate } from '../router.ts';
+import { formatDuration } from '../ui/format.ts';
 import { useAction, useLoad } from '../ui/hooks.ts';
 import { Badge, Button, CheckField, ErrorBox, Form, Loading, PageHeader, SelectField, Tabs, TextArea, TextField } from '../ui/kit.tsx';
 import { confirm, notify } from '../ui/overlays.tsx';
@@ -160,17 +161,80 @@ function triggerToDraft(t: Trigger): TriggerDraft {
   };
 }
 
-type Tab = 'fields' | 'rules' | 'triggers' | 'indexes';
+/** An auth collection's settings as the form edits them: numbers and lists as typed. */
+interface AuthDraft {
+  passwordEnabled: boolean;
+  identityFields: string;
+  oauth2Enabled: boolean;
+  otpEnabled: boolean;
+  otpDuration: string;
+  otpLength: string;
+  mfaEnabled: boolean;
+  mfaDuration: string;
+  mfaRule: string;
+  tokenDuration: string;
+}
+
+/** The settings of a collection as the API answers them: at the top level (≥ 0.23), else in `options`. */
+function authSettingsOf(c: Collection | undefined): Partial<AuthSettings> {
+  return Object.fromEntries(AUTH_SETTINGS.map((k) => [k, c?.[k] ?? c?.options[k]]));
+}
+
+function authToDraft(a: Partial<AuthSettings>): AuthDraft {
+  const text = (n: number | undefined) => (n === undefined || n === null ? '' : String(n));
+  return {
+    passwordEnabled: a.passwordAuth?.enabled ?? true,
+    identityFields: (a.passwordAuth?.identityFields ?? ['email']).join(', '),
+    oauth2Enabled: a.oauth2?.enabled ?? true,
+    otpEnabled: a.otp?.enabled ?? false,
+    otpDuration: text(a.otp?.duration),
+    otpLength: text(a.otp?.length),
+    mfaEnabled: a.mfa?.enabled ?? false,
+    mfaDuration: text(a.mfa?.duration),
+    mfaRule: a.mfa?.rule ?? '',
+    tokenDuration: text(a.authToken?.duration),
+  };
+}
+
+/**
+ * The settings to send, each complete and over the stored one (sub-keys the form does not show are
+ * kept). An emptied number is sent as null, so the server's range message shows at its field.
+ */
+function authFromDraft(d: AuthDraft, stored: Partial<AuthSettings>): Record<string, unknown> {
+  const num = (t: string) => (t.trim() === '' ? null : Number(t));
+  return {
+    passwordAuth: { ...stored.passwordAuth, enabled: d.passwordEnabled, identityFields: d.identityFields.split(',').map((s) => s.trim()).filter((s) => s !== '') },
+    oauth2: { ...stored.oauth2, enabled: d.oauth2Enabled },
+    otp: { ...stored.otp, enabled: d.otpEnabled, duration: num(d.otpDuration), length: num(d.otpLength) },
+    mfa: { ...stored.mfa, enabled: d.mfaEnabled, duration: num(d.mfaDuration), rule: d.mfaRule.trim() },
+    authToken: { ...stored.authToken, duration: num(d.tokenDuration) },
+  };
+}
+
+/** Whether an error of allFieldErrors() ("mfa.rule: …", "options.otp.length: …") is about an auth setting. */
+const isAuthError = (error: string) => {
+  const path = error.split(':')[0].replace(/^options\./, '');
+  return AUTH_SETTINGS.some((k) => path === k || path.startsWith(`${k}.`));
+};
+
+type Tab = 'fields' | 'rules' | 'auth' | 'triggers' | 'indexes';
 
 /** New collection (no name) or the editor of an existing one. */
 export function CollectionEditor({ name }: { name?: string }) {
-  const existing = useLoad(() => (name ? api<Collection>('GET', `/api/collections/${encodeURIComponent(name)}`) : Promise.resolve(undefined)), [name]);
-  if (name && existing.loading && !existing.data) return <Loading />;
-  if (name && !existing.data) return <ErrorBox error={existing.error} />;
-  return <Editor collection={existing.data} />;
+  // A new collection starts from the server's scaffold, so an auth collection shows the settings it would get.
+  const loaded = useLoad(
+    async () =>
+      name
+        ? { collection: await api<Collection>('GET', `/api/collections/${encodeURIComponent(name)}`) }
+        : { scaffold: (await api<Record<string, Collection>>('GET', '/api/collections/meta/scaffolds')).auth },
+    [name],
+  );
+  if (loaded.loading && !loaded.data) return <Loading />;
+  if (!loaded.data) return <ErrorBox error={loaded.error} />;
+  return <Editor collection={loaded.data.collection} scaffold={loaded.data.scaffold} />;
 }
 
-function Editor({ collection }: { collection?: Collection }) {
+function Editor({ collection, scaffold }: { collection?: Collection; scaffold?: Collection }) {
   const others = useCollections();
   const [tab, setTab] = useState<Tab>('fields');
   const [name, setName] = useState(collection?.name ?? '');
@@ -185,6 +249,7 @@ function Editor({ collection }: { collection?: Collection }) {
   }));
   const [triggers, setTriggers] = useState<TriggerDraft[]>(() => (collection?.options.triggers ?? []).map(triggerToDraft));
   const [indexes, setIndexes] = useState((collection?.indexes ?? []).join('\n'));
+  const [auth, setAuth] = useState(() => authToDraft(authSettingsOf(collection ?? scaffold)));
   const [addType, setAddType] = useState('text');
   const [localError, setLocalError] = useState<string>();
 
@@ -203,12 +268,16 @@ function Editor({ collection }: { collection?: Collection }) {
       }
       parsedTriggers.push({ action: t.action, url: t.url.trim(), method: t.method, ...(headers ? { headers } : {}), ...(t.secret.trim() ? { secret: t.secret.trim() } : {}), enabled: t.enabled });
     }
-    const { triggers: _old, ...otherOptions } = collection?.options ?? {};
+    // The auth settings go at the top level only: a copy left in `options` would be a second,
+    // stale value of the same setting.
+    const otherOptions = Object.fromEntries(Object.entries(collection?.options ?? {}).filter(([k]) => k !== 'triggers' && !AUTH_SETTINGS.includes(k as never)));
     const body: Record<string, unknown> = {
       fields: fields.map(fieldFromDraft),
       ...rules,
-      options: { ...otherOptions, triggers: parsedTriggers },
+      // An empty list is sent only to clear stored triggers, so saving changes nothing else.
+      options: { ...otherOptions, ...(parsedTriggers.length > 0 || collection?.options.triggers ? { triggers: parsedTriggers } : {}) },
       indexes: indexes.split('\n').map((s) => s.trim()).filter((s) => s !== ''),
+      ...(type === 'auth' ? authFromDraft(auth, authSettingsOf(collection ?? scaffold)) : {}),
     };
     if (!collection) Object.assign(body, { name: name.trim(), type });
     const saved = collection
@@ -219,6 +288,7 @@ function Editor({ collection }: { collection?: Collection }) {
     else {
       setFields(saved.fields.map(fieldToDraft));
       setTriggers((saved.options.triggers ?? []).map(triggerToDraft));
+      setAuth(authToDraft(authSettingsOf(saved)));
     }
   });
 
@@ -227,6 +297,7 @@ function Editor({ collection }: { collection?: Collection }) {
     const data = save.error instanceof ApiError ? save.error.data : {};
     if (data.fields || data.schema) setTab('fields');
     else if (RULES.some((r) => data[r.key])) setTab('rules');
+    else if (allFieldErrors(save.error).some(isAuthError)) setTab('auth');
     else if ((data.options as Record<string, unknown> | undefined)?.triggers) setTab('triggers');
     else if (data.indexes) setTab('indexes');
   }, [save.error]);
@@ -259,7 +330,8 @@ function Editor({ collection }: { collection?: Collection }) {
   const fieldsKey = save.error instanceof ApiError && save.error.data.schema ? 'schema' : 'fields';
   const errorCount = (prefix: string) => allFieldErrors(save.error).filter((e) => e.startsWith(prefix)).length;
   const updateField = (key: number, patch: Partial<FieldDraft>) => setFields((list) => list.map((f) => (f.key === key ? { ...f, ...patch } : f)));
-  const collectionNames = (others.data ?? []).filter((c) => c.type !== 'view').map((c) => c.name);
+  const collectionNames = (others.data ?? []).filter((c) => c.type !== 'view' && c.name !== SUPERUSERS).map((c) => c.name);
+  const identityCandidates = ['email', ...fields.filter((f) => f.type === 'text' && f.unique && f.name).map((f) => f.name)];
 
   return (
     <Form class="editor" onSubmit={() => void save.run()}>
@@ -320,6 +392,7 @@ function Editor({ collection }: { collection?: Collection }) {
         tabs={[
           { id: 'fields', label: 'Fields', count: errorCount(fieldsKey) || undefined },
           { id: 'rules', label: 'API rules', count: RULES.filter((r) => fieldError(save.error, r.key)).length || undefined },
+          ...(type === 'auth' ? [{ id: 'auth' as const, label: 'Authentication', count: allFieldErrors(save.error).filter(isAuthError).length || undefined }] : []),
           { id: 'triggers', label: 'Webhook triggers', count: triggers.length || undefined },
           { id: 'indexes', label: 'Indexes', count: errorCount('indexes') || undefined },
         ]}
@@ -329,7 +402,8 @@ function Editor({ collection }: { collection?: Collection }) {
         <section aria-label="Fields" class="stack">
           {type === 'auth' && (
             <p class="note">
-              Auth collections also have the system fields <code>email</code>, <code>emailVisibility</code>, <code>verified</code> and a password, managed by Cairn.
+              Auth collections also have the system fields <code>email</code>, <code>emailVisibility</code>, <code>verified</code> and a password, managed by Cairn. How
+              users sign in is under <strong>Authentication</strong>.
             </p>
           )}
           {fields.length === 0 && <p class="muted">No fields yet.</p>}
@@ -378,6 +452,10 @@ function Editor({ collection }: { collection?: Collection }) {
             );
           })}
         </section>
+      )}
+
+      {tab === 'auth' && type === 'auth' && (
+        <AuthSettingsEditor draft={auth} onChange={(patch) => setAuth({ ...auth, ...patch })} error={(path) => fieldError(save.error, path)} identityCandidates={identityCandidates} />
       )}
 
       {tab === 'triggers' && (
@@ -522,5 +600,95 @@ function FieldEditor(props: {
       </Button>
       {f.saved && <p class="hint">Removing a saved field keeps its column and data in the table; adding it back restores them.</p>}
     </fieldset>
+  );
+}
+
+/** A duration's hint: the value in words when it is a number, else what the field is for. */
+function durationHint(text: string, what: string): string {
+  const n = Number(text);
+  return text.trim() !== '' && Number.isFinite(n) && n > 0 ? `${formatDuration(n)}. ${what}` : what;
+}
+
+/** The Authentication tab of an auth collection: how its users sign in (docs/auth.md "Auth collection settings"). */
+function AuthSettingsEditor(props: { draft: AuthDraft; onChange: (patch: Partial<AuthDraft>) => void; error: (path: string) => string | undefined; identityCandidates: string[] }) {
+  const { draft: d, onChange, error } = props;
+  return (
+    <section aria-label="Authentication" class="stack">
+      <fieldset class="card">
+        <legend>Password</legend>
+        <CheckField label="Sign in with a password" checked={d.passwordEnabled} onValue={(v) => onChange({ passwordEnabled: v })} error={error('passwordAuth.enabled')} />
+        <TextField
+          label="Identity fields"
+          value={d.identityFields}
+          onValue={(v) => onChange({ identityFields: v })}
+          hint={`Comma-separated, looked up in this order when a user signs in: email and unique text fields (here: ${props.identityCandidates.join(', ')}).`}
+          error={error('passwordAuth.identityFields') ?? error('passwordAuth')}
+        />
+      </fieldset>
+      <fieldset class="card">
+        <legend>OAuth2</legend>
+        <CheckField
+          label="Sign in with OAuth2"
+          checked={d.oauth2Enabled}
+          onValue={(v) => onChange({ oauth2Enabled: v })}
+          hint="Through the providers configured in Settings."
+          error={error('oauth2.enabled') ?? error('oauth2')}
+        />
+      </fieldset>
+      <fieldset class="card">
+        <legend>One-time codes (OTP)</legend>
+        <CheckField label="Sign in with a code sent by mail" checked={d.otpEnabled} onValue={(v) => onChange({ otpEnabled: v })} error={error('otp.enabled')} />
+        <div class="grid-2">
+          <TextField
+            label="Code lifetime (seconds)"
+            type="number"
+            value={d.otpDuration}
+            onValue={(v) => onChange({ otpDuration: v })}
+            hint={durationHint(d.otpDuration, 'From 10 s to a day.')}
+            error={error('otp.duration')}
+          />
+          <TextField label="Code length (digits)" type="number" value={d.otpLength} onValue={(v) => onChange({ otpLength: v })} hint="From 4 to 20." error={error('otp.length')} />
+        </div>
+      </fieldset>
+      <fieldset class="card">
+        <legend>Multi-factor authentication (MFA)</legend>
+        <CheckField
+          label="Ask for a second method"
+          checked={d.mfaEnabled}
+          onValue={(v) => onChange({ mfaEnabled: v })}
+          hint="After a password, OAuth2 or code sign-in, the user signs in again with another of them."
+          error={error('mfa.enabled')}
+        />
+        <TextField
+          label="Time for the second method (seconds)"
+          type="number"
+          value={d.mfaDuration}
+          onValue={(v) => onChange({ mfaDuration: v })}
+          hint={durationHint(d.mfaDuration, 'From 10 s to a day.')}
+          error={error('mfa.duration')}
+        />
+        <TextArea
+          label="MFA rule"
+          mono
+          rows={2}
+          value={d.mfaRule}
+          onValue={(v) => onChange({ mfaRule: v })}
+          placeholder='e.g. role = "admin"'
+          hint="Which accounts need a second method, as a rule over the account; empty: every account."
+          error={error('mfa.rule')}
+        />
+      </fieldset>
+      <fieldset class="card">
+        <legend>Tokens</legend>
+        <TextField
+          label="Token lifetime (seconds)"
+          type="number"
+          value={d.tokenDuration}
+          onValue={(v) => onChange({ tokenDuration: v })}
+          hint={durationHint(d.tokenDuration, 'How long a sign-in lasts before the app must refresh it.')}
+          error={error('authToken.duration') ?? error('authToken')}
+        />
+      </fieldset>
+    </section>
   );
 }

@@ -1,5 +1,5 @@
 import { api, type Page } from '../api.ts';
-import type { Collection } from '../model.ts';
+import { type Collection, SUPERUSERS } from '../model.ts';
 import { useLoad } from '../ui/hooks.ts';
 import { Badge, PageHeader } from '../ui/kit.tsx';
 import { DataList } from '../ui/list.tsx';
@@ -14,8 +14,14 @@ export function useCollections() {
   return useLoad(() => api<Page<Collection>>('GET', '/api/collections', { query: { perPage: 500 } }).then((p) => p.items), []);
 }
 
+/** Where a collection's row leads: its records, or for `_superusers` the Administrators screen (docs/dashboard.md). */
+const recordsHref = (c: Collection) => (c.name === SUPERUSERS ? '#/admins' : `#/collections/${encodeURIComponent(c.name)}`);
+
 export function CollectionsPage() {
-  const list = useCollections();
+  const loaded = useCollections();
+  // The system collection of administrators comes last, as PocketBase's own console groups system collections.
+  const items = loaded.data && [...loaded.data.filter((c) => c.name !== SUPERUSERS), ...loaded.data.filter((c) => c.name === SUPERUSERS)];
+  const list = { ...loaded, data: items };
   return (
     <>
       <PageHeader title="Collections" subtitle="Tables of records, with their fields, access rules and webhook triggers.">
@@ -42,10 +48,11 @@ export function CollectionsPage() {
             sort: (c) => c.name,
             cell: (c) => (
               <>
-                <a href={`#/collections/${encodeURIComponent(c.name)}`} class="strong">
+                <a href={recordsHref(c)} class="strong">
                   {c.name}
                 </a>{' '}
                 {c.system && <Badge>system</Badge>}
+                {c.name === SUPERUSERS && <span class="muted small"> administrators</span>}
               </>
             ),
           },
@@ -55,7 +62,11 @@ export function CollectionsPage() {
           { id: 'view', label: 'View', cell: (c) => ruleSummary(c.viewRule) },
           { id: 'triggers', label: 'Triggers', cell: (c) => c.options.triggers?.length ?? 0 },
         ]}
-        actions={(c) => [{ label: 'Edit', href: `#/collections/${encodeURIComponent(c.name)}/edit`, variant: 'ghost' }]}
+        actions={(c) => [
+          c.name === SUPERUSERS
+            ? { label: 'Manage', name: 'Manage administrators (_superusers)', href: '#/admins', variant: 'ghost' }
+            : { label: 'Edit', href: `#/collections/${encodeURIComponent(c.name)}/edit`, variant: 'ghost' },
+        ]}
       />
     </>
   );

@@ -36,7 +36,8 @@ function fromInput(f: FieldDef, v: any): unknown {
 }
 
 /** Creates or edits one record in a side panel. */
-export function RecordPanel({ collection, recordId, onClose, onChanged }: { collection: Collection; recordId?: string; onClose: () => void; onChanged: () => void }) {
+export function RecordPanel(props: { collection: Collection; recordId?: string; onClose: () => void; onChanged: () => void; onImpersonate: (r: RecordData) => void }) {
+  const { collection, recordId, onClose, onChanged } = props;
   const record = useLoad(
     () => (recordId ? api<RecordData>('GET', `/api/collections/${encodeURIComponent(collection.name)}/records/${recordId}`) : Promise.resolve(undefined)),
     [recordId],
@@ -63,13 +64,26 @@ export function RecordPanel({ collection, recordId, onClose, onChanged }: { coll
             onClose();
           }}
           onCancel={onClose}
+          onImpersonate={(r) => {
+            // The token's dialog replaces the panel: a dialog over a dialog would be two modals for one task.
+            onClose();
+            props.onImpersonate(r);
+          }}
         />
       )}
     </Modal>
   );
 }
 
-function RecordForm({ collection, record, onSaved, onDeleted, onCancel }: { collection: Collection; record?: RecordData; onSaved: (r: RecordData) => void; onDeleted: () => void; onCancel: () => void }) {
+function RecordForm(props: {
+  collection: Collection;
+  record?: RecordData;
+  onSaved: (r: RecordData) => void;
+  onDeleted: () => void;
+  onCancel: () => void;
+  onImpersonate: (r: RecordData) => void;
+}) {
+  const { collection, record, onSaved, onDeleted, onCancel } = props;
   const isAuth = collection.type === 'auth';
   const [values, setValues] = useState<Values>(() => {
     const v: Values = {};
@@ -171,6 +185,9 @@ function RecordForm({ collection, record, onSaved, onDeleted, onCancel }: { coll
               </Button>
               <Button small onClick={() => void sendMail('request-password-reset')}>
                 Send password reset mail
+              </Button>
+              <Button small onClick={() => props.onImpersonate(record)}>
+                Sign in as this user
               </Button>
             </div>
           )}

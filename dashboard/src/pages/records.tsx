@@ -5,6 +5,7 @@ import { cellText, formatDate } from '../ui/format.ts';
 import { useLoad, useStore } from '../ui/hooks.ts';
 import { Badge, Button, ErrorBox, Loading, PageHeader, TextField } from '../ui/kit.tsx';
 import { DataList, FilterForm } from '../ui/list.tsx';
+import { ImpersonateDialog } from './impersonate.tsx';
 import { RecordPanel } from './record-form.tsx';
 
 const MAX_COLUMNS = 6;
@@ -38,6 +39,7 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
   const [page, setPage] = useState(1);
   const [perPage, setPerPage] = useState('30');
   const [editing, setEditing] = useState<string | 'new' | undefined>(openId);
+  const [impersonating, setImpersonating] = useState<RecordData>();
   const relationNames = collection.fields.filter((f) => f.type === 'relation').map((f) => f.name);
   const expand = expandText.trim();
 
@@ -132,6 +134,8 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
           },
         }}
         onRowClick={(r) => open(r.id)}
+        rowName={(r) => recordTitle(r, collection)}
+        actions={isUsers ? (r) => [{ label: 'Sign in as', onClick: () => setImpersonating(r) }] : undefined}
         columns={columns.map((col) => ({
           id: col.name,
           label: col.name,
@@ -163,8 +167,10 @@ function Browser({ collection, openId }: { collection: Collection; openId?: stri
           recordId={editing === 'new' ? undefined : editing}
           onClose={() => open(undefined)}
           onChanged={() => list.reload()}
+          onImpersonate={setImpersonating}
         />
       )}
+      {impersonating && <ImpersonateDialog collection={collection} record={impersonating} onClose={() => setImpersonating(undefined)} />}
     </>
   );
 }

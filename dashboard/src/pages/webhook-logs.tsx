@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api.ts';
+import { SUPERUSERS } from '../model.ts';
 import { formatDate, fromNow } from '../ui/format.ts';
 import { useLoad, useTasks } from '../ui/hooks.ts';
 import { Badge, Button, CheckField, PageHeader, SelectField } from '../ui/kit.tsx';
@@ -71,7 +72,7 @@ export function WebhookLogsPage() {
         <Button onClick={list.reload}>Refresh</Button>
       </PageHeader>
       <div class="toolbar">
-        <SelectField label="Collection" value={collection} onValue={filterBy(setCollection)} options={[{ value: '', label: 'All collections' }, ...(collections.data ?? []).map((c) => ({ value: c.name, label: c.name }))]} />
+        <SelectField label="Collection" value={collection} onValue={filterBy(setCollection)} options={[{ value: '', label: 'All collections' }, ...(collections.data ?? []).filter((c) => c.name !== SUPERUSERS).map((c) => ({ value: c.name, label: c.name }))]} />
         <SelectField label="Status" value={status} onValue={filterBy(setStatus)} options={[{ value: '', label: 'Any status' }, ...STATUSES]} />
         <SelectField label="Source" value={source} onValue={filterBy(setSource)} options={[{ value: '', label: 'Any source' }, ...SOURCES]} />
       </div>

@@ -35,3 +35,16 @@ export function cellText(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+const UNITS: Array<[string, number]> = [
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+
+/** A number of seconds in words, in its largest unit: "3 minutes", "1.5 hours", "30 days". */
+export function formatDuration(seconds: number): string {
+  const [unit, size] = UNITS.find(([, size]) => seconds >= size) ?? UNITS[UNITS.length - 1];
+  return new Intl.NumberFormat(undefined, { style: 'unit', unit, unitDisplay: 'long', maximumFractionDigits: 1 }).format(seconds / size);
+}
