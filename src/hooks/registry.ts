@@ -1,5 +1,5 @@
 import type { Collection } from '../collections/model.ts';
-import { type Bound, type Handler, matches } from './chain.ts';
+import { type Bound, type Handler, matches } from '../lib/chain.ts';
 import { parseSchedule, type Schedule, ScheduleError } from '../jobs/schedule.ts';
 import { compileRoutePath, type HookRoute, routeMethod } from './routes.ts';
 import type { RouteEvent, RouteMiddleware } from './types.ts';

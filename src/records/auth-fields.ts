@@ -143,7 +143,7 @@ export const HOOK_AUTH_KEYS = ['email', 'emailVisibility', 'verified', 'password
  * the write's transaction.
  */
 export async function settleAuthChanges(
-  changes: Map<string, unknown>,
+  changes: ReadonlyMap<string, unknown>,
   record: Record<string, unknown>,
   prepared: AuthPrepared,
   create: boolean,

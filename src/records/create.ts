@@ -94,7 +94,7 @@ function draftOf(s: WriteScope, input: Record<string, unknown>, planned: CreateV
  * administrator's, since hook code is trusted), on top of what the request prepared. Throws the
  * validation errors left.
  */
-async function settleCreate(s: WriteScope, changes: Map<string, unknown>, record: Record<string, unknown>, planned: CreateValues, fieldErrors: Record<string, FieldError>): Promise<CreateValues> {
+async function settleCreate(s: WriteScope, changes: ReadonlyMap<string, unknown>, record: Record<string, unknown>, planned: CreateValues, fieldErrors: Record<string, FieldError>): Promise<CreateValues> {
   const { collection, shape } = s;
   const errors = { ...fieldErrors };
   let values = planned.values;
@@ -124,6 +124,14 @@ async function settleCreate(s: WriteScope, changes: Map<string, unknown>, record
   Object.assign(errors, auth?.errors);
   if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
   return { id, values, auth };
+}
+
+/** What a create writes when its hooks changed nothing: what the request prepared, if it was valid. */
+function unchanged(planned: CreateValues, fieldErrors: Record<string, FieldError>): CreateValues {
+  const errors = planned.auth && Object.keys(planned.auth.errors).length > 0 ? { ...fieldErrors, ...planned.auth.errors } : fieldErrors;
+  if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+  if (planned.auth && !planned.auth.columns.has('passwordHash')) throw validationFailed({ password: { code: 'validation_required', message: 'Cannot be blank.' } }, 'Failed to create record.');
+  return planned;
 }
 
 /** `prepareCreate` with its scope loaded (upsert decides between create and update with one scope). */
@@ -191,7 +199,14 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
           await insert(tx, planned);
           return;
         }
-        await runHooked(around, s, tx, draftOf(s, input, planned), undefined, async (changes, record) => insert(tx, await settleCreate(s, changes, record, planned, errors)));
+        await runHooked(
+          around,
+          s,
+          tx,
+          () => draftOf(s, input, planned),
+          undefined,
+          (changes, record) => (changes.size === 0 ? insert(tx, unchanged(planned, errors)) : settleCreate(s, changes, record!, planned, errors).then((settled) => insert(tx, settled))),
+        );
       } catch (err) {
         throw uniqueViolation(err, collection, tx.dialect);
       }

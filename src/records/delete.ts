@@ -44,10 +44,9 @@ async function deleteWithReferences(s: WriteScope, tx: Transaction, row: Row, vi
   visited.add(key);
   const around = deps.events?.around('delete', collection);
   if (!around) return removeRecord(s, tx, row, visited);
-  const record = serializeRecord(row, s.shape, PRIVILEGED_VIEWER);
-  await runHooked(around, s, tx, record, undefined, async () => {
+  await runHooked(around, s, tx, () => serializeRecord(row, s.shape, PRIVILEGED_VIEWER), undefined, async () => {
     await removeRecord(s, tx, row, visited);
-    return record;
+    return serializeRecord(row, s.shape, PRIVILEGED_VIEWER);
   });
 }
 

@@ -48,10 +48,14 @@ export interface WriteEventInput {
   ctx: RequestContext;
   tx: Transaction;
   collection: Collection;
-  /** The values to write: hooks may change them before the write runs; it then holds the stored record. */
-  record: Record<string, unknown>;
-  /** The record before an update. */
-  original?: RecordJson;
+  /**
+   * The values to write, made on first use (a handler that never reads `e.record` costs the write
+   * nothing): hooks may change them, or replace the object, before the write runs; after it, the
+   * stored record.
+   */
+  record: { get(): Record<string, unknown>; set(record: Record<string, unknown>): void };
+  /** The record before an update, made on first use. */
+  original?: () => RecordJson;
 }
 
 /** Runs `write` as the last link of the handlers bound to one write of one collection. */

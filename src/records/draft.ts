@@ -39,7 +39,8 @@ export class Draft {
   private readonly keys: string[];
   private readonly given: Snapshot[];
 
-  constructor(readonly record: Record<string, unknown>) {
+  /** A handler may also put another object here; its keys are compared with those given. */
+  constructor(public record: Record<string, unknown>) {
     this.keys = Object.keys(record);
     this.given = this.keys.map((key) => snapshot(record[key]));
   }

@@ -104,11 +104,19 @@ export async function applyUpdate(
   }
   const refusals = refusalsOf({ ...errors, ...planned.auth?.errors });
   if (refusals) throw validationFailed(refusals, 'Failed to update record.');
-  const original = serializeRecord(before, shape, PRIVILEGED_VIEWER);
-  const record: Record<string, unknown> = { ...original };
-  for (const [name, value] of planned.values) record[name] = value;
-  for (const key of ['email', 'emailVisibility', 'verified']) if (planned.auth?.columns.has(key)) record[key] = planned.auth.columns.get(key);
-  await runHooked(around, s, tx, record, original, async (changes, record) => {
+  let original: RecordJson | undefined;
+  const originalOf = () => (original ??= serializeRecord(before, shape, PRIVILEGED_VIEWER));
+  const makeRecord = () => {
+    const record: Record<string, unknown> = { ...originalOf() };
+    for (const [name, value] of planned.values) record[name] = value;
+    for (const key of ['email', 'emailVisibility', 'verified']) if (planned.auth?.columns.has(key)) record[key] = planned.auth.columns.get(key);
+    return record;
+  };
+  await runHooked(around, s, tx, makeRecord, originalOf, async (changes, record) => {
+    if (changes.size === 0) {
+      Object.assign(errors, planned.auth?.errors);
+      return write(planned.values, planned.auth, errors);
+    }
     // What the hooks changed is prepared again (as an administrator's: hook code is trusted).
     const left = { ...errors };
     let values = planned.values;
@@ -122,7 +130,7 @@ export async function applyUpdate(
       Object.assign(left, again.errors);
     }
     let auth = planned.auth;
-    if (collection.type === 'auth') auth = await settleAuthChanges(changes, record, auth ?? { columns: new Map(), errors: {} }, false, deps.minPasswordLength);
+    if (collection.type === 'auth') auth = await settleAuthChanges(changes, record!, auth ?? { columns: new Map(), errors: {} }, false, deps.minPasswordLength);
     Object.assign(left, auth?.errors);
     return write(values, auth, left);
   });

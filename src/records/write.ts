@@ -8,6 +8,7 @@ import { type Database, list, raw, type Row, sql, type Transaction } from '../st
 import type { AuthPrepared } from './auth-fields.ts';
 import type { AroundWrite, RecordDeps, RecordEvent } from './deps.ts';
 import { Draft } from './draft.ts';
+import { markWorkError } from '../lib/chain.ts';
 import { param } from './query-params.ts';
 import { finishRecords, type OutputOptions } from './read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
@@ -147,22 +148,41 @@ export async function emit(deps: RecordDeps, tx: Transaction, event: RecordEvent
   for (const hook of deps.changeHooks) await hook(tx, event);
 }
 
+const NO_CHANGES: ReadonlyMap<string, unknown> = new Map();
+
 /**
- * Runs `write` as the last link of `around` (the application hooks bound to this write): they see
- * `record` (the values to write) first, and the stored record after their `next()`. `write` gets the
- * keys they changed and returns the stored record.
+ * Runs `write` as the last link of `around` (the application hooks bound to this write): they see the
+ * record `makeRecord` makes (the values to write) on first use, and the stored record after their
+ * `next()`. `write` gets the keys they changed (none when no handler looked at the record) and the
+ * record as they left it, and returns the stored record.
  */
 export async function runHooked(
   around: AroundWrite,
   s: Pick<WriteScope, 'ctx' | 'collection'>,
   tx: Transaction,
-  record: Record<string, unknown>,
-  original: RecordJson | undefined,
-  write: (changes: Map<string, unknown>, record: Record<string, unknown>) => Promise<RecordJson>,
+  makeRecord: () => Record<string, unknown>,
+  original: (() => RecordJson) | undefined,
+  write: (changes: ReadonlyMap<string, unknown>, record: Record<string, unknown> | undefined) => Promise<RecordJson>,
 ): Promise<void> {
-  const draft = new Draft(record);
-  await around({ ctx: s.ctx, tx, collection: s.collection, record: draft.record, original }, async () => {
-    draft.settle(await write(draft.changes(), draft.record));
+  let draft: Draft | undefined;
+  let stored: RecordJson | undefined;
+  const record = {
+    get: (): Record<string, unknown> => (draft ? draft.record : stored ?? (draft = new Draft(makeRecord())).record),
+    set: (value: Record<string, unknown>): void => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('e.record must be an object');
+      (draft ??= new Draft(makeRecord())).record = value;
+    },
+  };
+  await around({ ctx: s.ctx, tx, collection: s.collection, record, original }, async () => {
+    try {
+      const result = await write(draft ? draft.changes() : NO_CHANGES, draft?.record);
+      if (draft) draft.settle(result);
+      else stored = result;
+    } catch (err) {
+      // The write's own failure (a validation error, a database fault) is not the hooks'.
+      markWorkError(err);
+      throw err;
+    }
   });
 }
 

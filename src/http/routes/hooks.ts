@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parse as parseQuery } from 'node:querystring';
 import type { RequestContext } from '../../context.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { runChain } from '../../hooks/chain.ts';
+import { runChain } from '../../lib/chain.ts';
 import { hookApp, type ServiceSlot } from '../../hooks/facade.ts';
 import { asHookError } from '../../hooks/fault.ts';
 import { HookRouter, type RouteMatch } from '../../hooks/routes.ts';

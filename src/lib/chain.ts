@@ -26,6 +26,7 @@ export interface Bound<E> {
 
 const ofWork = new WeakSet<object>();
 
+
 /** Whether `bound` applies to an event tagged with any of `tags`. */
 export function matches(bound: Bound<unknown>, tags: readonly string[]): boolean {
   if (bound.tags === undefined) return true;
@@ -33,20 +34,30 @@ export function matches(bound: Bound<unknown>, tags: readonly string[]): boolean
   return false;
 }
 
+/** Marks an error as the work's own (the chain's finalizer), which handlers pass on as it is. */
+export function markWorkError(err: unknown): void {
+  if (typeof err === 'object' && err !== null) ofWork.add(err);
+}
+
+const RESOLVED = Promise.resolve();
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /**
  * Runs `handlers` around `finalizer`. Resolves once the first handler and the finalizer (when it was
- * reached) have settled, with whether the finalizer was reached. Each `next()` runs the rest of the
- * chain once, however often it is called; an error of a handler passes `onError` (the work's own
- * errors pass as they are).
+ * reached) have settled; the caller's finalizer knows whether it ran. Each `next()` runs the rest of
+ * the chain once, however often it is called; an error of a handler passes `onError`. The
+ * finalizer's own errors pass as they are when it marks them (`markWorkError`). Written with plain
+ * promises rather than async functions, one `then` per handler: every write of a hooked collection
+ * pays for each promise.
  */
-export async function runChain<E extends ChainEvent>(event: E, handlers: readonly Bound<E>[], finalizer: () => Promise<void>, onError?: (err: unknown, source: string) => unknown): Promise<boolean> {
+export function runChain<E extends ChainEvent>(event: E, handlers: readonly Bound<E>[], finalizer: () => Promise<void>, onError?: (err: unknown, source: string) => unknown): Promise<void> {
   let finished: Promise<void> | undefined;
-  const work = (): Promise<void> =>
-    (finished ??= finalizer().catch((err: unknown) => {
-      if (typeof err === 'object' && err !== null) ofWork.add(err);
-      throw err;
-    }));
-  const from = async (index: number): Promise<void> => {
+  const work = (): Promise<void> => (finished ??= finalizer());
+  if (handlers.length === 0) return work();
+  const from = (index: number): Promise<void> => {
     const bound = handlers[index];
     let rest: Promise<void> | undefined;
     // While a handler runs, `e.next` is its own next; the caller's comes back when it is done (a
@@ -55,18 +66,24 @@ export async function runChain<E extends ChainEvent>(event: E, handlers: readonl
     const caller = event.current;
     event.next = index + 1 === handlers.length ? work : () => (rest ??= from(index + 1));
     event.current = bound.source;
-    try {
-      await bound.handler(event);
-    } catch (err) {
-      throw onError && !(typeof err === 'object' && err !== null && ofWork.has(err)) ? onError(err, bound.source) : err;
-    } finally {
+    const done = (): Promise<void> | undefined => {
       event.next = previous;
       event.current = caller;
+      // A handler that called next() without awaiting it has not seen the work end: the chain has.
+      return index === 0 ? finished : undefined;
+    };
+    const fail = (err: unknown): never => {
+      done();
+      throw onError && !(typeof err === 'object' && err !== null && ofWork.has(err)) ? onError(err, bound.source) : err;
+    };
+    let result: unknown;
+    try {
+      result = bound.handler(event);
+    } catch (err) {
+      return Promise.reject(fail(err));
     }
+    if (!isThenable(result)) return done() ?? RESOLVED;
+    return Promise.resolve(result).then(done, fail) as Promise<void>;
   };
-  if (handlers.length === 0) await work();
-  else await from(0);
-  // A handler that called next() without awaiting it has not seen the work end: the chain has.
-  if (finished) await finished;
-  return finished !== undefined;
+  return from(0);
 }
