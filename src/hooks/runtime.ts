@@ -344,8 +344,8 @@ export class HookRuntime implements RecordEvents {
     const handlers = this.set.for(SUCCESS_EVENTS[change.action], change.collection);
     if (handlers.length === 0) return;
     tx.afterCommit(async () => {
-      // The record itself, as in PocketBase: it is also what the write answers with.
-      const event = new SuccessEvent(this.slot, change.ctx, change.collection, change.record, change.action === 'update' ? change.oldRecord : undefined);
+      // A copy: the record is also what the write answers with, which these handlers do not change.
+      const event = new SuccessEvent(this.slot, change.ctx, change.collection, { ...change.record }, change.action === 'update' ? change.oldRecord : undefined);
       try {
         await runChain(event, handlers, done, asHookError);
       } catch (err) {
