@@ -8,7 +8,8 @@ import type { RecordDeps } from './deps.ts';
 import { checkExpand, expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
-import { type RecordJson, serializeRecord } from './serialize.ts';
+import { JsonText, type RecordJson, serializeRecord } from './serialize.ts';
+import { rendererOf } from './render.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { viewerOf } from './viewer.ts';
 
@@ -51,7 +52,9 @@ export async function finishRecords(deps: RecordDeps, ctx: RequestContext, colle
 }
 
 /** Lists records: access condition, filter, sort, pagination, totals, expand and fields. */
-export async function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery): Promise<ListResult> {
+export function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery): Promise<ListResult>;
+export function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery, asText: true): Promise<ListResult | JsonText>;
+export async function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery, asText = false): Promise<ListResult | JsonText> {
   const { page, perPage } = pagination(query);
   const collections = await deps.collections.all(ctx.db);
   const shape = shapeOf(collection);
@@ -102,9 +105,21 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   }
 
   const viewer = viewerOf(ctx, deps);
+  if (asText && plainAnswer(deps, ctx, collection, query)) {
+    // Rendered straight from the rows (render.ts): no record objects, no second pass to stringify.
+    const render = rendererOf(shape, viewer);
+    let text = `{"page":${page},"perPage":${perPage},"totalItems":${totalItems},"totalPages":${totalPages},"items":[`;
+    for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + render(rows[i], viewer);
+    return new JsonText(`${text}]}`);
+  }
   const records = rows.map((row) => serializeRecord(row, shape, viewer));
   const items = await finishRecords(deps, ctx, collection, records, query);
   return { page, perPage, totalItems, totalPages, items };
+}
+
+/** Whether records of `collection` leave for this caller as they are read: nothing to expand, pick or enrich. */
+function plainAnswer(deps: RecordDeps, ctx: RequestContext, collection: Collection, options: OutputOptions): boolean {
+  return param(options.expand) === '' && param(options.fields) === '' && (isSystem(ctx) || deps.events?.enriches(collection) !== true);
 }
 
 /** The row of one record by id, under an access condition when there is one. Open rules (the common
@@ -116,15 +131,15 @@ export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, 
 }
 
 /** One record by id, if the caller may view it (404 otherwise, so its existence does not leak). */
-export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string, options: OutputOptions): Promise<unknown> {
+export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string, options: OutputOptions, asText = false): Promise<unknown> {
   const collections = await deps.collections.all(ctx.db);
   const shape = shapeOf(collection);
   const access = deps.access.condition(ctx, collection, 'view', collections);
   const row = await selectById(ctx.db, shape, id, access);
   if (!row) throw notFound();
-  const record = serializeRecord(row, shape, viewerOf(ctx, deps));
-  // Most views ask for neither expand nor fields: no further pass over the record.
-  if (options.expand === undefined && options.fields === undefined && deps.events?.enriches(collection) !== true) return record;
-  const [out] = await finishRecords(deps, ctx, collection, [record], options);
+  const viewer = viewerOf(ctx, deps);
+  // Most views ask for neither expand nor fields, nor have enrich hooks: no further pass over the record.
+  if (plainAnswer(deps, ctx, collection, options)) return asText ? new JsonText(rendererOf(shape, viewer)(row, viewer)) : serializeRecord(row, shape, viewer);
+  const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewer)], options);
   return out;
 }

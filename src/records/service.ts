@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.ts';
 import type { RecordDeps } from './deps.ts';
 import type { ListQuery } from './query-params.ts';
 import { finishRecords, type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
-import type { RecordJson } from './serialize.ts';
+import type { JsonText, RecordJson } from './serialize.ts';
 import { prepareUpsert } from './upsert.ts';
 import { prepareCreate } from './create.ts';
 import { prepareDelete } from './delete.ts';
@@ -24,6 +24,16 @@ export class RecordService {
 
   view(ctx: RequestContext, collection: Collection, id: string, options: OutputOptions = {}): Promise<unknown> {
     return viewRecord(this.deps, ctx, collection, id, options);
+  }
+
+  /** `list` as the HTTP answer: JSON text rendered from the rows when nothing is to expand, pick or enrich. */
+  listAnswer(ctx: RequestContext, collection: Collection, query: ListQuery): Promise<ListResult | JsonText> {
+    return listRecords(this.deps, ctx, collection, query, true);
+  }
+
+  /** `view` as the HTTP answer: JSON text rendered from the row when nothing is to expand, pick or enrich. */
+  viewAnswer(ctx: RequestContext, collection: Collection, id: string, options: OutputOptions = {}): Promise<unknown> {
+    return viewRecord(this.deps, ctx, collection, id, options, true);
   }
 
   async create(ctx: RequestContext, collection: Collection, input: unknown, options: OutputOptions = {}): Promise<unknown> {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CollectionService } from '../../collections/service.ts';
 import type { FileStore } from '../../files/store.ts';
-import { madeJson } from '../../records/serialize.ts';
+import { JsonText, madeJson } from '../../records/serialize.ts';
 import type { RecordService } from '../../records/service.ts';
 import { withRecordBody } from '../record-body.ts';
 
@@ -16,17 +16,24 @@ function answer(reply: FastifyReply, record: unknown): unknown {
   return json;
 }
 
+/** An answer the records domain may have rendered as JSON text already (render.ts). */
+function sent(reply: FastifyReply, value: unknown): unknown {
+  if (!(value instanceof JsonText)) return value;
+  reply.type('application/json; charset=utf-8');
+  return value.text;
+}
+
 /** PocketBase's record endpoints. Thin: parse (JSON or multipart with files), call the records domain, answer. */
 export function recordRoutes(collections: CollectionService, records: RecordService, files: FileStore) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.get<CollectionParams>('/api/collections/:collection/records', async (req) => {
+    app.get<CollectionParams>('/api/collections/:collection/records', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
-      return records.list(req.ctx, collection, req.query as Record<string, unknown>);
+      return sent(reply, await records.listAnswer(req.ctx, collection, req.query as Record<string, unknown>));
     });
 
-    app.get<RecordParams>('/api/collections/:collection/records/:id', async (req) => {
+    app.get<RecordParams>('/api/collections/:collection/records/:id', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
-      return records.view(req.ctx, collection, req.params.id, req.query as Record<string, unknown>);
+      return sent(reply, await records.viewAnswer(req.ctx, collection, req.params.id, req.query as Record<string, unknown>));
     });
 
     app.post<CollectionParams>('/api/collections/:collection/records', async (req, reply) => {
