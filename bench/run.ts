@@ -28,7 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { PRAGMAS } from '../src/storage/sqlite/driver.ts';
 import type { BenchCase, CairnClient, PrepareContext, SoloCase } from './case.ts';
 import { cases, soloCases } from './cases/index.ts';
-import { compare, type LoadOptions, type Measurement, type Target } from './lib/load.ts';
+import { compare, type LoadOptions, type MeasuredCase, type Measurement, type Target } from './lib/load.ts';
+import { runGuard } from './guard.ts';
 import { type RunningServer, startProcess } from './lib/servers.ts';
 import { afterCasesLines, measureStart, runSoak, settledMemory } from './footprint.ts';
 import { PG_CASES } from './postgres/cases.ts';
@@ -231,19 +232,23 @@ function loopLinesOf(name: string, baseline: LoopReport | undefined, cairn: Loop
   );
 }
 
-async function main(): Promise<void> {
+/**
+ * Runs the cases named in `args` (every case when none) and prints the report; returns each case's
+ * measurements. `guard`: only the cases named, and none of the footprint's measures (bench/guard.ts).
+ */
+async function main(args: string[], guard = false): Promise<MeasuredCase[]> {
   const started = Date.now();
   const loadAverage = os.loadavg()[0];
+  const measuredCases: MeasuredCase[] = [];
   // Footprint (bench/footprint.ts): `soak` runs only when named; `footprint` (start time, idle memory)
   // with every full run or when named.
-  const args = process.argv.slice(2);
   const soak = args.includes('soak');
-  const footprint = args.length === 0 || args.includes('footprint');
+  const footprint = !guard && (args.length === 0 || args.includes('footprint'));
   const wanted = args.filter((a) => a !== 'soak' && a !== 'footprint');
   if (wanted.length === 0 && args.length > 0) {
     const lines = [...(footprint ? await measureStart() : []), ...(soak ? ['', ...(await runSoak())] : [])];
     process.stdout.write(`${lines.join('\n')}\n`);
-    return;
+    return measuredCases;
   }
   const known = [...cases, ...soloCases, ...PG_CASES].map((c) => c.name);
   const unknown = wanted.filter((w) => !known.includes(w));
@@ -269,8 +274,8 @@ async function main(): Promise<void> {
   if (against !== '' && against !== 'logs-off') throw new Error(`BENCH_AGAINST must be logs-off, got "${against}"`);
   const logsOff = against === 'logs-off';
   if (selected.length === 0 && solos.length === 0) {
-    process.stdout.write(`${(await runPostgresCases(postgresCases, load)).join('\n')}\n`);
-    return;
+    process.stdout.write(`${(await runPostgresCases(postgresCases, load, measuredCases)).join('\n')}\n`);
+    return measuredCases;
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'));
   const servers: RunningServer[] = [];
@@ -360,6 +365,7 @@ async function main(): Promise<void> {
         loopLines.push(...loopLinesOf(group.map((c) => c.name).join(' + '), b, k, logsOff ? 'logs off' : 'baseline'));
       }
       results.push(...measured);
+      measuredCases.push(...measured.map((r) => ({ name: r.c.name, baseline: r.baseline, cairn: r.cairn })));
     }
     const notes: string[] = [];
     const memoryAfter = cairn.resident();
@@ -369,19 +375,25 @@ async function main(): Promise<void> {
       notes.push((await c.measure(soloStates.get(c), { cairn, load })).join('\n'));
     }
     // Read again once the load is over and V8 and the allocator had time to give back what it left.
-    const memorySettled = selected.length > 0 ? await settledMemory(cairn) : undefined;
+    const memorySettled = selected.length > 0 && !guard ? await settledMemory(cairn) : undefined;
     for (const s of servers.splice(0).reverse()) await s.stop();
-    const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load);
+    const pgLines = logsOff ? [] : await runPostgresCases(postgresCases, load, measuredCases);
     process.stdout.write(`${results.length > 0 ? report(results, load, pairLoad, logLevel, (Date.now() - started) / 1000, loadAverage, logsOff) : ''}\n${pgLines.length > 0 ? `\n${pgLines.join('\n')}\n` : ''}`);
     if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
     if (loopLines.length > 0) process.stdout.write(`\n${LOOP_HEADER.join('\n')}\n${loopLines.join('\n')}\n`);
     const footprintLines = footprint ? await measureStart() : [];
-    process.stdout.write(`\n${[...footprintLines, ...afterCasesLines(memoryAfter, memorySettled, rssBefore)].join('\n')}\n`);
+    process.stdout.write(`\n${[...footprintLines, ...(guard ? [] : afterCasesLines(memoryAfter, memorySettled, rssBefore))].join('\n')}\n`);
     if (soak) process.stdout.write(`\n${(await runSoak()).join('\n')}\n`);
+    return measuredCases;
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+const argv = process.argv.slice(2);
+if (argv.includes('--guard')) {
+  process.exitCode = (await runGuard((names) => main(names, true))) ? 0 : 1;
+} else {
+  await main(argv);
+}

@@ -34,6 +34,13 @@ export interface Measurement {
   statuses: Record<string, number>;
 }
 
+/** One case's two measurements of a run, for what reads the run's results (bench/guard.ts). */
+export interface MeasuredCase {
+  name: string;
+  baseline: Measurement;
+  cairn: Measurement;
+}
+
 export interface Round {
   requests: number;
   cpuSeconds?: number;

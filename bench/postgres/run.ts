@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { compare, type LoadOptions, type Measurement } from '../lib/load.ts';
+import { compare, type LoadOptions, type MeasuredCase, type Measurement } from '../lib/load.ts';
 import { type RunningServer, startProcess } from '../lib/servers.ts';
 import { type PgCase, PG_CASES } from './cases.ts';
 
@@ -25,7 +25,7 @@ const post = (i: number) => ({ title: `Post number ${i}`, body: `<p>Body of post
  * Runs the PostgreSQL cases (`BENCH_POSTGRES`, default the local server): a fresh database, Cairn on
  * it with a pool of 10, the baseline with the same pool on the same tables. Returns the report's lines.
  */
-export async function runPostgresCases(names: string[], load: LoadOptions): Promise<string[]> {
+export async function runPostgresCases(names: string[], load: LoadOptions, measured?: MeasuredCase[]): Promise<string[]> {
   const selected = PG_CASES.filter((c) => names.includes(c.name));
   if (selected.length === 0) return [];
   const serverUrl = process.env.BENCH_POSTGRES || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -131,6 +131,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions): Prom
       for (const [who, m] of [['baseline', b], ['Cairn', k]] as const) {
         if (m.failures > 0) throw new Error(`${c.name}: ${who} gave ${m.failures} unexpected answers (${JSON.stringify(m.statuses)})`);
       }
+      measured?.push({ name: c.name, baseline: b, cairn: k });
       const ratio = k.rps / b.rps;
       cairnRps.set(c.name, k.rps * (c.units ?? 1));
       lines.push(
