@@ -122,12 +122,28 @@ function plainAnswer(deps: RecordDeps, ctx: RequestContext, collection: Collecti
   return param(options.expand) === '' && param(options.fields) === '' && (isSystem(ctx) || deps.events?.enriches(collection) !== true);
 }
 
+// A rule program compiles one SQL text per shape of the request's values and binds the values as
+// parameters, so a collection's views under a rule use a handful of condition texts: the full query
+// is made once per text. The bound only guards against a rule with many variants.
+const VIEW_TEXTS_PER_SHAPE = 64;
+const viewTexts = new WeakMap<RecordShape, Map<string, string>>();
+
+function viewByIdText(shape: RecordShape, condition: string): string {
+  let texts = viewTexts.get(shape);
+  if (!texts) viewTexts.set(shape, (texts = new Map()));
+  let text = texts.get(condition);
+  if (text === undefined) {
+    if (texts.size >= VIEW_TEXTS_PER_SHAPE) texts.clear();
+    texts.set(condition, (text = `${shape.selectById} AND (${condition})`));
+  }
+  return text;
+}
+
 /** The row of one record by id, under an access condition when there is one. Open rules (the common
- * case) run the query the shape built once; a rule's condition is appended. */
+ * case) run the query the shape built once; under a rule, the query made once for the condition's text. */
 export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
   if (!access) return q.get(shape.selectById, [id]);
-  const query = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id = ${id} AND (${access})`;
-  return q.get(query.text, query.params);
+  return q.get(viewByIdText(shape, access.text), [id, ...access.params]);
 }
 
 /** One record by id, if the caller may view it (404 otherwise, so its existence does not leak). */
