@@ -315,9 +315,11 @@ export class HookRuntime implements RecordEvents {
     const set = this.set;
     if (!set.has('onRecordEnrich') || records.length === 0) return;
     // Most answers: no handler for their collection, nothing expanded.
-    if (set.for('onRecordEnrich', collection).length === 0 && !records.some((r) => r.expand !== undefined)) return;
+    const expanded = records.some((r) => r.expand !== undefined);
+    if (set.for('onRecordEnrich', collection).length === 0 && !expanded) return;
+    // The collections are looked up only to find expanded records' handlers.
     const services = this.slot.current;
-    const lookup = services ? await services.collections.all(ctx.db) : undefined;
+    const lookup = services && expanded ? await services.collections.all(ctx.db) : undefined;
     const visit = async (c: Collection | undefined, record: RecordJson): Promise<void> => {
       if (record.expand && lookup) {
         for (const value of Object.values(record.expand)) {
