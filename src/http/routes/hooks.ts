@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parse as parseQuery } from 'node:querystring';
 import type { RequestContext } from '../../context.ts';
 import { badRequest, notFound } from '../../errors.ts';
-import { runChain } from '../../lib/chain.ts';
+import { type Bound, runChain } from '../../lib/chain.ts';
 import { hookApp, type ServiceSlot } from '../../hooks/facade.ts';
 import { asHookError } from '../../hooks/fault.ts';
 import { HookRouter, type RouteMatch } from '../../hooks/routes.ts';
@@ -32,8 +32,14 @@ class Request implements RouteEvent {
     private readonly params: Record<string, string>,
     private readonly slot: ServiceSlot,
     readonly path: string,
-    readonly query: URLSearchParams,
+    private readonly search: string,
   ) {}
+
+  #query?: URLSearchParams;
+
+  get query(): URLSearchParams {
+    return (this.#query ??= new URLSearchParams(this.search));
+  }
 
   /** Set by the chain to the file of the handler or middleware running. */
   current?: string;
@@ -108,6 +114,15 @@ function send(reply: FastifyReply, answer: Answer | undefined): FastifyReply {
   return reply.status(answer.status).send(answer.body);
 }
 
+const chains = new WeakMap<RouteMatch['route'], Bound<Request>[]>();
+
+/** A route's middlewares as the chain runs them, made once per route. */
+function chainOf(route: RouteMatch['route']): Bound<Request>[] {
+  let chain = chains.get(route);
+  if (!chain) chains.set(route, (chain = route.middlewares.map((handler) => ({ handler, source: route.source }))));
+  return chain;
+}
+
 const routers = new WeakMap<HookSet, HookRouter>();
 
 function routerOf(set: HookSet): HookRouter {
@@ -155,18 +170,17 @@ export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveR
         const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method === 'HEAD' ? 'GET' : req.method, path);
         if (!match) throw notFound();
         const ctx = await fullContext(context, req);
-        let decoded: string;
+        let decoded = path;
         try {
-          decoded = decodeURI(path);
+          if (path.includes('%')) decoded = decodeURI(path);
         } catch {
           throw badRequest('Malformed URL.');
         }
-        const e = new Request(req, ctx, match.params, runtime.slot, decoded, new URLSearchParams(q < 0 ? '' : raw.slice(q + 1)));
+        const e = new Request(req, ctx, match.params, runtime.slot, decoded, q < 0 ? '' : raw.slice(q + 1));
         const { route } = match;
-        const chain = route.middlewares.map((handler) => ({ handler, source: route.source }));
         await runChain(
           e,
-          chain,
+          chainOf(route),
           async () => {
             let value: unknown;
             try {
