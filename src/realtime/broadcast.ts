@@ -12,12 +12,23 @@ import { viewerOf } from '../records/viewer.ts';
 import { compileFilter, FilterError } from '../rules/index.ts';
 import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
 import type { Audience, Audiences } from './audiences.ts';
-import type { DropReason, RealtimeClient } from './client.ts';
+import { type DropReason, type RealtimeClient, SharedPayload } from './client.ts';
 import type { RecordChange } from './feed.ts';
 import type { Identity } from './identity.ts';
 
 /** Changes waiting to be sent before the server counts itself overloaded (see `receive`). */
 export const MAX_BACKLOG = 10_000;
+
+/**
+ * Changes decided per turn of the event loop at most, and clients written to per turn at most. Each
+ * bounds how long the fan-out holds the event loop at once (a write to a client's socket costs a few
+ * microseconds of system time, so a slice of 100 is well under a millisecond), so that requests are
+ * answered between two slices whatever the number of subscribers.
+ */
+export const CHANGES_PER_TURN = 100;
+export const WRITES_PER_TURN = 100;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface BroadcasterDeps {
   registry: DatabaseRegistry;
@@ -37,22 +48,32 @@ function paramsKey(params: readonly unknown[]): string {
   return params.map((p) => (typeof p === 'string' ? `s${p}` : typeof p === 'object' && p !== null ? `o${JSON.stringify(p)}` : `${typeof p}${String(p)}`)).join('\u0000');
 }
 
-/** What one batch of changes shares: identities re-checked once, clients written to once. */
+/** What one batch of changes shares: identities re-checked once. */
 class Batch {
   readonly checked = new Map<Identity, Promise<Auth | undefined>>();
-  readonly touched = new Set<RealtimeClient>();
 }
 
 /**
  * Sends committed changes to the clients whose subscriptions they match, as each client would see the
- * record from a view. Changes are taken in batches: what arrives while a batch is being sent waits for
- * the next one, so under load a batch grows and its costs (re-checking identities, one write per
- * client) are shared by more changes, with no timer in the way when the load is light. Batches run one
- * after the other, changes in the order they came: a record's events keep their commit order.
+ * record from a view. The work runs after the requests that made the changes, in two stages that
+ * each take a bounded slice of a turn of the event loop and let requests in between:
+ *
+ * - deciding: changes are taken in batches (what arrived since the last batch, `CHANGES_PER_TURN` at
+ *   most), each change rendered once per audience and its frame queued on every matching client;
+ * - writing: clients with queued frames are written to in the order they got them,
+ *   `WRITES_PER_TURN` per turn, each with everything it queued until its turn in one write.
+ *
+ * So a create never waits behind a thousand socket writes, and under load a client's write carries
+ * more messages instead of the server making more writes. Changes are decided in the order they came
+ * and each client's frames are written in the order they were queued: a record's events keep their
+ * commit order at every client.
  */
 export class Broadcaster {
   private queue: RecordChange[] = [];
-  private running?: Promise<void>;
+  private deciding?: Promise<void>;
+  /** Clients with queued frames, oldest first. */
+  private readonly dirty = new Set<RealtimeClient>();
+  private writing?: Promise<void>;
   private stopped = false;
 
   constructor(private readonly deps: BroadcasterDeps) {}
@@ -70,25 +91,27 @@ export class Broadcaster {
       this.deps.overloaded();
       return;
     }
-    this.running ??= this.drain();
+    this.deciding ??= this.decide();
   };
 
-  /** Stops taking changes and waits for the batch under way. */
+  /** Stops taking changes and waits for the work under way. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue = [];
-    await this.running;
+    await this.deciding;
+    this.dirty.clear();
+    await this.writing;
   }
 
-  private async drain(): Promise<void> {
-    // The changes committed in this turn of the event loop (one group commit) make the first batch.
-    await new Promise((resolve) => setImmediate(resolve));
+  private async decide(): Promise<void> {
     while (this.queue.length > 0 && !this.stopped) {
-      const changes = this.queue;
-      this.queue = [];
+      // The changes committed in this turn of the event loop (one group commit) make the first batch.
+      await nextTurn();
+      const changes = this.queue.length <= CHANGES_PER_TURN ? this.queue : this.queue.slice(0, CHANGES_PER_TURN);
+      this.queue = changes === this.queue ? [] : this.queue.slice(CHANGES_PER_TURN);
       await this.send(changes);
     }
-    this.running = undefined;
+    this.deciding = undefined;
   }
 
   private async send(changes: RecordChange[]): Promise<void> {
@@ -101,7 +124,22 @@ export class Broadcaster {
         this.deps.log().error({ err, database: change.database, collection: change.collectionName, recordId: change.recordId }, 'realtime change not sent');
       }
     }
-    for (const client of batch.touched) if (!client.flush()) this.deps.drop(client, 'slow');
+    if (this.dirty.size > 0) this.writing ??= this.write();
+  }
+
+  private async write(): Promise<void> {
+    while (this.dirty.size > 0) {
+      await nextTurn();
+      const shared = new SharedPayload();
+      let n = 0;
+      for (const client of this.dirty) {
+        // Deleted before the write: frames queued after it make the client dirty again, at the end.
+        this.dirty.delete(client);
+        if (!client.flush(undefined, shared)) this.deps.drop(client, 'slow');
+        if (++n === WRITES_PER_TURN) break;
+      }
+    }
+    this.writing = undefined;
   }
 
   private async deliver(change: RecordChange, batch: Batch): Promise<void> {
@@ -150,7 +188,7 @@ export class Broadcaster {
         let frame = frames.get(s.topic);
         if (!frame) frames.set(s.topic, (frame = Buffer.from(`event:${s.topic}\ndata:${message}\n\n`)));
         s.client.queue(frame);
-        batch.touched.add(s.client);
+        this.dirty.add(s.client);
       }
     }
   }

@@ -17,9 +17,29 @@ export interface EventStream {
 export type DropReason = 'slow' | 'unauthorized' | 'overload';
 
 /**
- * One connected realtime client. Messages of a batch of changes are collected and written in one
- * piece; a client whose stream still holds more than `maxBuffered` unsent bytes when the next batch
- * is due does not read, and is dropped instead of buffered without bound.
+ * The bytes of the last payload assembled, kept while a writer goes through its clients: the next
+ * client holding the same frames (every client of one topic does, when they are written in the same
+ * turn) is sent the same buffer instead of a copy of its own.
+ */
+export class SharedPayload {
+  private frames: readonly Buffer[] = [];
+  private bytes?: Buffer;
+
+  of(frames: readonly Buffer[]): Buffer {
+    if (frames.length === 1) return frames[0];
+    if (!this.bytes || frames.length !== this.frames.length || frames.some((f, i) => f !== this.frames[i])) {
+      this.frames = frames;
+      this.bytes = Buffer.concat(frames);
+    }
+    return this.bytes;
+  }
+}
+
+/**
+ * One connected realtime client. Messages are queued as they are decided and written later in one
+ * piece (all that queued up since the client's last write); a client whose stream still holds more
+ * than `maxBuffered` unsent bytes when its next write is due does not read, and is dropped instead of
+ * buffered without bound.
  */
 export class RealtimeClient {
   /** Who the client subscribes as, and in which database; unset until its first subscription request. */
@@ -36,7 +56,7 @@ export class RealtimeClient {
     private readonly maxBuffered: number,
   ) {}
 
-  /** Adds a message (a whole `event:…\ndata:…\n\n` frame, shared with other clients) to the batch being built. */
+  /** Adds a message (a whole `event:…\ndata:…\n\n` frame, shared with other clients) to the next write. */
   queue(frame: Buffer): void {
     this.pending.push(frame);
   }
@@ -48,17 +68,17 @@ export class RealtimeClient {
   /**
    * Writes the queued messages (or `text`) in one piece. Returns false, writing nothing, when the
    * stream still holds more than `maxBuffered` bytes from earlier writes: the peer is not reading, and
-   * the caller drops the client. (A single batch larger than the bound still goes to a client that
-   * keeps up.)
+   * the caller drops the client. (A single write larger than the bound still goes to a client that
+   * keeps up.) `shared` lets consecutive clients with the same frames share one buffer.
    */
-  flush(text?: string): boolean {
+  flush(text?: string, shared?: SharedPayload): boolean {
     if (this.closed) return true;
     if (text !== undefined) this.pending.push(Buffer.from(text));
     if (this.pending.length === 0) return true;
-    const out = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    const frames = this.pending;
     this.pending = [];
     if (this.stream.buffered > this.maxBuffered) return false;
-    this.stream.write(out);
+    this.stream.write(shared ? shared.of(frames) : frames.length === 1 ? frames[0] : Buffer.concat(frames));
     this.lastWrite = Date.now();
     return true;
   }
