@@ -5,7 +5,7 @@
 // the HTTP bench's figures move with the machine's load.
 //
 // Usage: node --import tsx bench/view-cost.ts [--root DIR] [--target cairn|baseline] [--requests N]
-//   [--connections C] [--repeat R] [--log-level L] [--hooks DIR] [--token] >/dev/null
+//   [--connections C] [--repeat R] [--log-level L] [--hooks DIR] [--token] [--env CAIRN_X=v]… >/dev/null
 // --root runs the Cairn of another checkout (a `git worktree add` of an old commit): the script only
 // uses what every version since the bench's first commit has (loadConfig, buildApp or Host,
 // services.admins, the HTTP API). Results go to stderr (Cairn's info log goes to stdout, as in the
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     hooks: { type: 'string', default: 'off' },
     token: { type: 'boolean', default: false },
+    env: { type: 'string', multiple: true, default: [] },
     client: { type: 'boolean', default: false },
   },
 });
@@ -94,7 +95,7 @@ async function startCairn(root: string, dir: string): Promise<Server> {
   const { loadConfig } = await import(src('config.ts'));
   const config = loadConfig(
     { dir, port: 0, host: '127.0.0.1' },
-    { CAIRN_LOG_LEVEL: values['log-level'], CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: values.hooks, NODE_ENV: 'production' },
+    { CAIRN_LOG_LEVEL: values['log-level'], CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: values.hooks, NODE_ENV: 'production', ...Object.fromEntries(values.env.map((kv) => kv.split('='))) },
   );
   let services: any;
   let port: number;
@@ -170,7 +171,10 @@ async function startBaseline(dir: string): Promise<Server> {
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  return { url, paths: ids.map((id) => `/api/collections/${NAME}/records/${id}`), close: async () => (await app.close(), db.close()) };
+  return { url, paths: ids.map((id) => `/api/collections/${NAME}/records/${id}`), close: async () => {
+    await app.close();
+    db.close();
+  } };
 }
 
 async function main(): Promise<void> {
