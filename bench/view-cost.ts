@@ -11,7 +11,7 @@
 // services.admins, the HTTP API). Results go to stderr (Cairn's info log goes to stdout, as in the
 // bench, whose output is discarded). --token views with a user's bearer token (view-as-user).
 import { fork } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -177,6 +177,22 @@ async function startBaseline(dir: string): Promise<Server> {
   } };
 }
 
+/** CPU ticks (1/100 s) by thread name, on Linux: the main thread against the SQLite background thread, libuv's pool, GC helpers. */
+function threadTicks(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = tid === String(process.pid) ? 'main' : readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      ticks.set(name, (ticks.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+    }
+  } catch {
+    // Not Linux: no breakdown.
+  }
+  return ticks;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'view-cost-'));
   const server = values.target === 'baseline' ? await startBaseline(dir) : await startCairn(path.resolve(values.root), dir);
@@ -189,6 +205,7 @@ async function main(): Promise<void> {
   const requests = Number(values.requests);
   await run(requests); // warm-up: JIT, caches, connections
   const perRequest: number[] = [];
+  const ticksBefore = threadTicks();
   for (let i = 0; i < Number(values.repeat); i++) {
     global.gc?.();
     const before = process.cpuUsage();
@@ -196,13 +213,21 @@ async function main(): Promise<void> {
     const used = process.cpuUsage(before);
     perRequest.push((used.user + used.system) / requests);
   }
+  const ticksAfter = threadTicks();
+  const measured = requests * Number(values.repeat);
+  const byThread = [...ticksAfter]
+    .map(([name, t]) => [name, ((t - (ticksBefore.get(name) ?? 0)) * 10_000) / measured] as const)
+    .filter(([, us]) => us >= 0.1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${us.toFixed(1)}`)
+    .join(', ');
   client.kill();
   await server.close();
   rmSync(dir, { recursive: true, force: true });
   const sorted = [...perRequest].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)];
   process.stderr.write(
-    `${values.target}${values.target === 'cairn' ? ` ${values.root}` : ''}: CPU µs/view median ${median.toFixed(1)}, min ${sorted[0].toFixed(1)} (${perRequest.map((x) => x.toFixed(1)).join(', ')})\n`,
+    `${values.target}${values.target === 'cairn' ? ` ${values.root}` : ''}: CPU µs/view median ${median.toFixed(1)}, min ${sorted[0].toFixed(1)} (${perRequest.map((x) => x.toFixed(1)).join(', ')}); by thread: ${byThread}\n`,
   );
   process.exit(0);
 }
