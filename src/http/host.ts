@@ -44,8 +44,6 @@ export class Host implements ServiceRestarter {
   private handler!: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   /** Responses under way. */
   private readonly responses = new Set<http.ServerResponse>();
-  /** The 'close' listener of every response (`this` is the response): no closure nor once-wrapper per request. */
-  private readonly responseClosed: (this: http.ServerResponse) => void;
   private writesRefused?: string;
   private paused?: string;
   private readonly connections: Connections;
@@ -65,10 +63,6 @@ export class Host implements ServiceRestarter {
     hooks: HookRuntime,
   ) {
     this.hooks = hooks;
-    const host = this;
-    this.responseClosed = function (this: http.ServerResponse) {
-      host.finished(this);
-    };
     this.server = http.createServer((req, res) => this.dispatch(req, res));
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.on('clientError', clientErrorHandler);
@@ -128,7 +122,7 @@ export class Host implements ServiceRestarter {
     if (this.paused !== undefined) return refuse(res, this.paused);
     if (this.writesRefused !== undefined && !SAFE_METHODS.has(req.method ?? '')) return refuse(res, this.writesRefused);
     this.responses.add(res);
-    res.on('close', this.responseClosed);
+    res.once('close', () => this.finished(res));
     this.handler(req, res);
   }
 
