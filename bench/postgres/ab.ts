@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const dbs: string[] = [];
   const dirs: string[] = [];
   try {
-    const sides: Record<string, { url: string; cpuSeconds: () => number; ids: Map<PgCase, string[]>; dbUrl: string }> = {};
+    const sides: Record<string, { url: string; cpuSeconds: () => number | undefined; ids: Map<PgCase, string[]>; dbUrl: string }> = {};
     for (const [side, root] of Object.entries(roots)) {
       const database = `cairn_ab_${randomBytes(4).toString('hex')}`;
       dbs.push(database);
