@@ -94,13 +94,15 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   const from = sql`${raw(shape.table)} ${raw(ROOT_ALIAS)}`;
   const where = conditions.length > 0 ? sql` WHERE ${join(conditions, ' AND ')}` : EMPTY;
   const q = sql`SELECT ${raw(shape.selectList)} FROM ${from}${where} ORDER BY ${join(order, ', ')} LIMIT ${perPage} OFFSET ${(page - 1) * perPage}`;
-  const rows = await ctx.db.all(q.text, q.params);
-
+  let rows: Row[];
   let totalItems = -1;
   let totalPages = -1;
-  if (!flag(query.skipTotal)) {
-    const countQ = sql`SELECT COUNT(*) AS n FROM ${from}${where}`;
-    totalItems = Number((await ctx.db.get<{ n: number }>(countQ.text, countQ.params))?.n ?? 0);
+  if (flag(query.skipTotal)) rows = await ctx.db.all(q.text, q.params);
+  else {
+    // The page and its total in one round trip where the driver can (PostgreSQL pipelines them).
+    const [pageRows, counted] = await ctx.db.allEach([q, sql`SELECT COUNT(*) AS n FROM ${from}${where}`]);
+    rows = pageRows;
+    totalItems = Number((counted[0] as { n: number } | undefined)?.n ?? 0);
     totalPages = Math.ceil(totalItems / perPage);
   }
 

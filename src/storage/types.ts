@@ -17,6 +17,12 @@ export interface RunResult {
   lastInsertRowid: number;
 }
 
+/** A statement and its parameters (what `sql\`…\`` makes). */
+export interface SqlText {
+  text: string;
+  params: readonly unknown[];
+}
+
 export interface Queryable {
   readonly dialect: Dialect;
   /** All rows of a query. */
@@ -43,6 +49,11 @@ export interface Transaction extends Queryable {
 export interface Database extends Queryable {
   /** The database name (`main`, `system`, …). */
   readonly name: string;
+  /**
+   * All rows of each of several reads that do not depend on each other (a page and its total). On
+   * PostgreSQL they are written together on one connection and answered in one round trip.
+   */
+  allEach(queries: readonly SqlText[]): Promise<Row[][]>;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,11 @@ export function withinTransaction(db: Database, tx: Transaction): Database {
     name: base.name,
     dialect: tx.dialect,
     all: (text, params) => tx.all(text, params),
+    allEach: async (queries) => {
+      const out = [];
+      for (const q of queries) out.push(await tx.all(q.text, q.params));
+      return out;
+    },
     get: (text, params) => tx.get(text, params),
     run: (text, params) => tx.run(text, params),
     exec: (text) => tx.exec(text),

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
-import type { Database, Dialect, RunResult, Transaction } from '../types.ts';
+import type { Database, Dialect, Row, RunResult, SqlText, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
 import { bindable } from '../bind.ts';
@@ -131,6 +131,10 @@ export class PgServer {
       statement_timeout: options.statementTimeoutMs,
       application_name: 'cairn',
       types,
+      // Statements are written without waiting for the previous one's answer (each keeps its own
+      // Sync, so an error ends only its own statement): a transaction's BEGIN travels with its first
+      // statement instead of costing a round trip of its own.
+      pipeline: true,
       // Custom settings travel in the startup packet: no extra round trip per connection.
       options: options.node ? `-c cairn.node=${options.node.replace(/[^A-Za-z0-9._:-]/g, '_')}` : undefined,
     });
@@ -199,15 +203,15 @@ export class PgServer {
     const atBegin = session.schema;
     let result: T;
     try {
-      await client.query('BEGIN');
       const txs = dbs.map((db) => new PgTransaction(session, db.schema, db.dialect));
       result = DEBUG ? await inTransaction.run(true, () => fn(txs)) : await fn(txs);
       session.finished = true;
-      await client.query('COMMIT');
+      // A transaction that ran no statement never began.
+      if (session.begun) await client.query('COMMIT');
     } catch (err) {
       session.finished = true;
       try {
-        await client.query('ROLLBACK');
+        if (session.begun) await client.query('ROLLBACK');
         session.rolledBack(atBegin);
         this.release(client, err);
       } catch (rollbackErr) {
@@ -284,6 +288,25 @@ export class PgDatabase implements Database {
     return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows as T[]);
   }
 
+  allEach(queries: readonly SqlText[]): Promise<Row[][]> {
+    return this.withClient(async (c) => {
+      // Pipelined: every statement is written before the first answer is read, in one write.
+      const stream = (c as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+      stream?.cork?.();
+      let pending: Array<Promise<pg.QueryResult>>;
+      try {
+        pending = queries.map((q) => query(c, this.schema, q.text, q.params));
+      } finally {
+        stream?.uncork?.();
+      }
+      // Every answer is read before the connection goes back to the pool, even after a failure.
+      const settled = await Promise.allSettled(pending);
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value.rows as Row[]);
+    });
+  }
+
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows[0] as T | undefined);
   }
@@ -313,6 +336,8 @@ export class PgDatabase implements Database {
 class Session {
   finished = false;
   savepoints = 0;
+  /** Whether BEGIN was sent: it goes out with the transaction's first statement. */
+  begun = false;
   readonly callbacks: Array<() => void | Promise<void>> = [];
   private readonly state: ConnectionState;
 
@@ -327,10 +352,35 @@ class Session {
     return this.state.schema;
   }
 
+  /**
+   * Runs `send` (which writes one statement) inside the transaction. The first one is written right
+   * behind BEGIN, in one write to the socket, and both answers are read in one wait: a transaction
+   * of one statement costs two round trips (its statement, COMMIT) rather than three.
+   */
+  async run<R>(send: () => Promise<R>): Promise<R> {
+    if (this.finished) throw new Error('transaction already finished');
+    if (this.begun) return send();
+    this.begun = true;
+    const stream = (this.client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+    stream?.cork?.();
+    let begin: Promise<unknown>;
+    let sent: Promise<R>;
+    try {
+      begin = this.client.query('BEGIN');
+      sent = send();
+    } finally {
+      stream?.uncork?.();
+    }
+    // BEGIN fails only with its connection, which then fails the statement too: its error is the one reported.
+    const [, result] = await Promise.all([begin.catch(() => undefined), sent]);
+    return result;
+  }
+
+  /** Sets the search_path to `schema` unless it names it already (inside the transaction: SET is transactional). */
   async use(schema: string): Promise<void> {
     if (this.finished) throw new Error('transaction already finished');
     if (this.state.schema === schema) return;
-    await this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+    await this.run(() => this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`));
     this.state.schema = schema;
   }
 
@@ -360,29 +410,29 @@ class PgTransaction implements Transaction {
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     await this.session.use(this.schema);
-    return (await query(this.session.client, this.schema, sql, params)).rows as T[];
+    return (await this.session.run(() => query(this.session.client, this.schema, sql, params))).rows as T[];
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     await this.session.use(this.schema);
-    return (await query(this.session.client, this.schema, sql, params)).rows[0] as T | undefined;
+    return (await this.session.run(() => query(this.session.client, this.schema, sql, params))).rows[0] as T | undefined;
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     await this.session.use(this.schema);
-    return runResult(await query(this.session.client, this.schema, sql, params));
+    return runResult(await this.session.run(() => query(this.session.client, this.schema, sql, params)));
   }
 
   async exec(sql: string): Promise<void> {
     await this.session.use(this.schema);
-    await this.session.client.query(toPostgres(sql, false));
+    await this.session.run(() => this.session.client.query(toPostgres(sql, false)));
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.session.finished) throw new Error('transaction already finished');
     const name = `sp${++this.session.savepoints}`;
     const pendingCallbacks = this.session.callbacks.length;
-    await this.session.client.query(`SAVEPOINT ${name}`);
+    await this.session.run(() => this.session.client.query(`SAVEPOINT ${name}`));
     try {
       const result = await fn(this);
       await this.session.client.query(`RELEASE SAVEPOINT ${name}`);

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Dialect, Queryable, RunResult, Transaction } from '../types.ts';
+import type { Database, Dialect, Queryable, Row, RunResult, SqlText, Transaction } from '../types.ts';
 import { checkpointsSettled, FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 import { bindable } from '../bind.ts';
@@ -194,6 +194,13 @@ export class SqliteDatabase implements Database {
     this.reading = false;
     if (this.reader.inTransaction) this.commitRead.run();
   };
+
+  /** One after the other: each is a synchronous call, nothing to overlap. */
+  async allEach(queries: readonly SqlText[]): Promise<Row[][]> {
+    const out: Row[][] = [];
+    for (const q of queries) out.push(await this.all<Row>(q.text, q.params));
+    return out;
+  }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     this.snapshot();
