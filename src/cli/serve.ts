@@ -19,7 +19,9 @@ const BACKSTOP_MARGIN_MS = 5000;
 export async function serve(config: Config): Promise<void> {
   const host = await Host.start(config);
   host.app.log.info(`Server listening at http://${config.host}:${host.port}`);
-  const stopReleasing = releaseMemoryWhenIdle();
+  const stopReleasing = releaseMemoryWhenIdle({
+    onRelease: ({ before, after }) => host.app.log.debug({ heapBefore: before, heapAfter: after }, 'idle: V8 heap given back'),
+  });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     const log = host.app.log;
