@@ -1,4 +1,3 @@
-import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
@@ -60,18 +59,20 @@ export function releaseMemoryWhenIdle(options: IdleMemoryOptions = {}): () => vo
       committedAfterRelease = v8.getHeapStatistics().total_heap_size;
       onRelease?.({ before, after: committedAfterRelease });
     };
-    try {
-      const session = new Session();
-      session.connect();
-      session.post('HeapProfiler.collectGarbage', () => {
-        // Disconnecting inside the session's own callback hangs the session: after it returns.
-        setImmediate(() => session.disconnect());
-        done();
-      });
-    } catch {
-      // No inspector in this build of Node (or it refused): nothing to give back this way.
-      clearInterval(timer);
-    }
+    // Imported when first needed: a Node built without the inspector refuses the import (it is then
+    // never tried again), and a process that never idles after load never loads it.
+    import('node:inspector')
+      .then(({ Session }) => {
+        const session = new Session();
+        session.connect();
+        session.post('HeapProfiler.collectGarbage', () => {
+          // Disconnecting inside the session's own callback hangs the session: after it returns.
+          setImmediate(() => session.disconnect());
+          done();
+        });
+      })
+      // No inspector in this build of Node, or it refused the session: nothing to give back this way.
+      .catch(() => clearInterval(timer));
   }, checkMs);
   timer.unref();
   return () => clearInterval(timer);
