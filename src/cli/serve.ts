@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import type { Config } from '../config.ts';
 import { Host } from '../http/host.ts';
+import { releaseMemoryWhenIdle } from '../lib/idle-memory.ts';
 
 /**
  * How long past CAIRN_SHUTDOWN_TIMEOUT_MS the process waits for the rest of the shutdown (webhook
@@ -18,6 +19,9 @@ const BACKSTOP_MARGIN_MS = 5000;
 export async function serve(config: Config): Promise<void> {
   const host = await Host.start(config);
   host.app.log.info(`Server listening at http://${config.host}:${host.port}`);
+  const stopReleasing = releaseMemoryWhenIdle({
+    onRelease: ({ before, after }) => host.app.log.debug({ heapBefore: before, heapAfter: after }, 'idle: V8 heap given back'),
+  });
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     const log = host.app.log;
@@ -26,6 +30,7 @@ export async function serve(config: Config): Promise<void> {
       process.exit(128 + constants.signals[signal]);
     }
     stopping = true;
+    stopReleasing();
     log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
     // Unref'd: it never keeps the process up by itself, it only ends one that has stopped moving on.
     const backstop = setTimeout(() => {

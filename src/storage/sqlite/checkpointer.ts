@@ -12,7 +12,10 @@ import { type BackgroundJob, backgroundSettled, installJob, onThreadExit } from 
 const CHECKPOINT_MS = 100;
 export const FALLBACK_AUTOCHECKPOINT = 10_000;
 
-// The job in the background thread (background.ts): a connection per watched file.
+// The job in the background thread (background.ts): a connection per watched file. A checkpoint
+// copies frames from the WAL into the database file through a buffer of its own, not the page cache,
+// so each connection is given a token cache (64 KiB): better-sqlite3's default is 16 MB, a bound on
+// every open database that this connection has no use for.
 const JOB = `
 const Database = require(options.driver);
 const open = new Map();
@@ -30,6 +33,7 @@ return (m) => {
     try {
       const db = new Database(m.open, { fileMustExist: true });
       db.pragma('busy_timeout = 0');
+      db.pragma('cache_size = -64');
       open.set(m.open, db);
     } catch {}
   } else if (m.close !== undefined) {
