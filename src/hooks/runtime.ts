@@ -138,15 +138,31 @@ class WriteEvent extends Event {
   }
 }
 
-class SuccessEvent extends RecordHeld {
+/**
+ * An after-success event. Its record is a copy of the committed one (which is also the write's
+ * answer, not the handlers' to change), made when a handler first reads it.
+ */
+class SuccessEvent extends Event {
+  #committed: RecordJson;
+  #record?: Record<string, unknown>;
+
   constructor(
     slot: ServiceSlot,
     ctx: RequestContext,
     collection: Collection,
-    record: RecordJson,
+    committed: RecordJson,
     readonly original: RecordJson | undefined,
   ) {
-    super(slot, ctx, collectionView(collection), record);
+    super(slot, ctx, collectionView(collection));
+    this.#committed = committed;
+  }
+
+  get record(): Record<string, unknown> {
+    return (this.#record ??= { ...this.#committed });
+  }
+
+  set record(value: Record<string, unknown>) {
+    this.#record = value;
   }
 }
 
@@ -346,8 +362,7 @@ export class HookRuntime implements RecordEvents {
     const handlers = this.set.for(SUCCESS_EVENTS[change.action], change.collection);
     if (handlers.length === 0) return;
     tx.afterCommit(async () => {
-      // A copy: the record is also what the write answers with, which these handlers do not change.
-      const event = new SuccessEvent(this.slot, change.ctx, change.collection, { ...change.record }, change.action === 'update' ? change.oldRecord : undefined);
+      const event = new SuccessEvent(this.slot, change.ctx, change.collection, change.record, change.action === 'update' ? change.oldRecord : undefined);
       try {
         await runChain(event, handlers, done, asHookError);
       } catch (err) {
