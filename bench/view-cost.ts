@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { post, postsCollection } from './cases/posts.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -69,9 +70,6 @@ if (values.client) {
   await main();
 }
 
-function post(i: number): Record<string, unknown> {
-  return { title: `Post number ${i}`, body: `<p>Body of post ${i}, long enough to look like a short paragraph of text.</p>`, views: i % 1000, published: i % 2 === 0 };
-}
 
 async function json(url: string, method: string, body?: unknown, token?: string): Promise<any> {
   const headers: Record<string, string> = {};
@@ -117,21 +115,7 @@ async function startCairn(root: string, dir: string): Promise<Server> {
   const url = `http://127.0.0.1:${port}`;
   await services.admins.create({ email: 'bench@example.com', password: 'bench-admin-password' });
   const admin = (await json(`${url}/api/admins/auth-with-password`, 'POST', { identity: 'bench@example.com', password: 'bench-admin-password' })).token;
-  await json(`${url}/api/collections`, 'POST', {
-    name: NAME,
-    type: 'base',
-    fields: [
-      { name: 'title', type: 'text', required: true, options: { max: 200 } },
-      { name: 'body', type: 'editor' },
-      { name: 'views', type: 'number' },
-      { name: 'published', type: 'bool' },
-    ],
-    listRule: '',
-    viewRule: '',
-    createRule: '',
-    updateRule: '',
-    deleteRule: '',
-  }, admin);
+  await json(`${url}/api/collections`, 'POST', postsCollection(NAME), admin);
   const ids: string[] = [];
   for (let i = 0; i < RECORDS; i++) ids.push((await json(`${url}/api/collections/${NAME}/records`, 'POST', post(i), admin)).id);
   let token: string | undefined;

@@ -1,5 +1,5 @@
 import type { BenchCase, CairnClient } from '../case.ts';
-import { collectionIdOf, post, type PostRow, postJson, rememberCollection } from './posts.ts';
+import { collectionIdOf, POST_FIELDS, post, type PostRow, postJson, rememberCollection } from './posts.ts';
 
 /**
  * What an owner rule costs: pairs of cases answering the same records to the same signed-in user (a
@@ -51,13 +51,7 @@ function ownedCase(kind: 'list' | 'view', withRule: boolean): BenchCase<State> {
       const collection = await ctx.cairn.admin<{ id: string }>('POST', '/api/collections', {
         name,
         type: 'base',
-        fields: [
-          { name: 'title', type: 'text', required: true, options: { max: 200 } },
-          { name: 'body', type: 'editor' },
-          { name: 'views', type: 'number' },
-          { name: 'published', type: 'bool' },
-          { name: 'owner', type: 'relation', options: { toCollection: 'users' } },
-        ],
+        fields: [...POST_FIELDS, { name: 'owner', type: 'relation', options: { toCollection: 'users' } }],
         indexes: withRule ? [] : [`CREATE INDEX idx_${name}_owner ON ${name} (owner, created)`],
         listRule: rule,
         viewRule: rule,

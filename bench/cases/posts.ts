@@ -7,21 +7,20 @@ import type { CairnClient } from '../case.ts';
  * so both targets are called as guests and neither pays for authentication.
  */
 export async function createPosts(cairn: Pick<CairnClient, 'admin'>, name: string): Promise<{ id: string }> {
-  return cairn.admin('POST', '/api/collections', {
-    name,
-    type: 'base',
-    fields: [
-      { name: 'title', type: 'text', required: true, options: { max: 200 } },
-      { name: 'body', type: 'editor' },
-      { name: 'views', type: 'number' },
-      { name: 'published', type: 'bool' },
-    ],
-    listRule: '',
-    viewRule: '',
-    createRule: '',
-    updateRule: '',
-    deleteRule: '',
-  });
+  return cairn.admin('POST', '/api/collections', postsCollection(name));
+}
+
+/** The fields of the posts collection, every bench's record shape. */
+export const POST_FIELDS = [
+  { name: 'title', type: 'text', required: true, options: { max: 200 } },
+  { name: 'body', type: 'editor' },
+  { name: 'views', type: 'number' },
+  { name: 'published', type: 'bool' },
+];
+
+/** The body that creates a posts collection named `name`, every rule open. */
+export function postsCollection(name: string): Record<string, unknown> {
+  return { name, type: 'base', fields: POST_FIELDS, listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
 }
 
 export function post(i: number): Record<string, unknown> {

@@ -9,20 +9,10 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compare, type LoadOptions, type MeasuredCase, type Measurement } from '../lib/load.ts';
 import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { post, postsCollection } from '../cases/posts.ts';
 import { type PgCase, PG_CASES } from './cases.ts';
+import { ADMIN, fmt, LIST_PAGES, LIST_RECORDS, POOL, ROOT, VIEW_RECORDS } from './run.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ADMIN = { identity: 'bench@example.com', password: 'bench-admin-password' };
-const VIEW_RECORDS = 1000;
-const LIST_RECORDS = 100_000;
-const LIST_PAGES = 20;
-const POOL = 10;
-
-function fmt(n: number, digits = 0): string {
-  return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-}
-
-const post = (i: number) => ({ title: `Post number ${i}`, body: `<p>Body of post ${i}, long enough to look like a short paragraph of text.</p>`, views: i % 1000, published: i % 2 === 0 });
 
 /**
  * Runs the PostgreSQL cases (`BENCH_POSTGRES`, default the local server): a fresh database, Cairn on
@@ -65,8 +55,7 @@ async function main(): Promise<void> {
       await data.connect();
       const ids = new Map<PgCase, string[]>();
       for (const c of selected) {
-        await call('POST', '/api/collections', { name: c.collection, fields: [
-          { name: 'title', type: 'text', required: true, options: { max: 200 } }, { name: 'body', type: 'editor' }, { name: 'views', type: 'number' }, { name: 'published', type: 'bool' } ], listRule: '', viewRule: '', createRule: '' });
+        await call('POST', '/api/collections', postsCollection(c.collection));
         if (c.kind === 'view') {
           const made: string[] = [];
           for (let i = 0; i < VIEW_RECORDS; i++) made.push((await call('POST', `/api/collections/${c.collection}/records`, post(i))).id);

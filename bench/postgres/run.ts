@@ -6,20 +6,19 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compare, type LoadOptions, type MeasuredCase, type Measurement } from '../lib/load.ts';
 import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { post, postsCollection } from '../cases/posts.ts';
 import { type PgCase, PG_CASES } from './cases.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ADMIN = { identity: 'bench@example.com', password: 'bench-admin-password' };
-const VIEW_RECORDS = 1000;
-const LIST_RECORDS = 100_000;
-const LIST_PAGES = 20;
-const POOL = 10;
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ADMIN = { identity: 'bench@example.com', password: 'bench-admin-password' };
+export const VIEW_RECORDS = 1000;
+export const LIST_RECORDS = 100_000;
+export const LIST_PAGES = 20;
+export const POOL = 10;
 
-function fmt(n: number, digits = 0): string {
+export function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
-
-const post = (i: number) => ({ title: `Post number ${i}`, body: `<p>Body of post ${i}, long enough to look like a short paragraph of text.</p>`, views: i % 1000, published: i % 2 === 0 });
 
 /**
  * Runs the PostgreSQL cases (`BENCH_POSTGRES`, default the local server): a fresh database, Cairn on
@@ -65,18 +64,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions, measu
     const ids = new Map<PgCase, string[]>();
     for (const c of selected) {
       process.stderr.write(`preparing ${c.name}…\n`);
-      await call('POST', '/api/collections', {
-        name: c.collection,
-        fields: [
-          { name: 'title', type: 'text', required: true, options: { max: 200 } },
-          { name: 'body', type: 'editor' },
-          { name: 'views', type: 'number' },
-          { name: 'published', type: 'bool' },
-        ],
-        listRule: '',
-        viewRule: '',
-        createRule: '',
-      });
+      await call('POST', '/api/collections', postsCollection(c.collection));
       if (c.kind === 'view') {
         const made: string[] = [];
         for (let i = 0; i < VIEW_RECORDS; i++) made.push((await call('POST', `/api/collections/${c.collection}/records`, post(i))).id);
