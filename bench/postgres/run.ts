@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compare, type LoadOptions, type MeasuredCase, type Measurement } from '../lib/load.ts';
 import { type RunningServer, startProcess } from '../lib/servers.ts';
+import type { BenchRequest } from '../case.ts';
 import { post, postsCollection } from '../cases/posts.ts';
 import { type PgCase, PG_CASES } from './cases.ts';
 
@@ -37,51 +38,9 @@ export async function runPostgresCases(names: string[], load: LoadOptions, measu
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-pg-'));
   const servers: RunningServer[] = [];
   try {
-    const cairn = await startProcess(
-      [path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
-      {
-        CAIRN_DATABASE_URL: url.toString(),
-        CAIRN_PG_POOL_SIZE: String(POOL),
-        CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
-        CAIRN_RATE_LIMIT: 'off',
-        CAIRN_ADMIN_EMAIL: ADMIN.identity,
-        CAIRN_ADMIN_PASSWORD: ADMIN.password,
-        NODE_ENV: 'production',
-      },
-      '/api/health',
-    );
+    const cairn = await startPgCairn(ROOT, dir, url.toString());
     servers.push(cairn);
-    const login = (await (await fetch(`${cairn.url}/api/admins/auth-with-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as {
-      token: string;
-    };
-    const call = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(cairn.url + p, { method, headers: { authorization: login.token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<any>;
-    };
-    const data = new pg.Client({ connectionString: url.toString(), options: '-c search_path=main' });
-    await data.connect();
-    const ids = new Map<PgCase, string[]>();
-    for (const c of selected) {
-      process.stderr.write(`preparing ${c.name}…\n`);
-      await call('POST', '/api/collections', postsCollection(c.collection));
-      if (c.kind === 'view') {
-        const made: string[] = [];
-        for (let i = 0; i < VIEW_RECORDS; i++) made.push((await call('POST', `/api/collections/${c.collection}/records`, post(i))).id);
-        ids.set(c, made);
-      } else if (c.kind === 'list') {
-        // 100,000 rows written in one statement (through the API it would take minutes), with
-        // distinct creation times as records made one after another have.
-        await data.query(
-          `INSERT INTO "${c.collection}" (id, created, updated, title, body, views, published)
-            SELECT substr(md5(i::text), 1, 15), to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-              to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'Post number ' || i, '<p>Body</p>', i % 1000, i % 2 = 0
-            FROM generate_series(1, ${LIST_RECORDS}) AS i`,
-        );
-        await data.query(`ANALYZE "${c.collection}"`);
-      }
-    }
-    await data.end();
+    const ids = await preparePgData(cairn.url, url.toString(), selected);
     const baseline = await startProcess(['--import', 'tsx', path.join(ROOT, 'bench/postgres/baseline.ts'), '--url', url.toString(), '--pool', String(POOL), '--cases', selected.map((c) => c.name).join(',')], {}, '/api/health');
     servers.push(baseline);
 
@@ -92,23 +51,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions, measu
     ];
     for (const c of selected) {
       process.stderr.write(`measuring ${c.name}…\n`);
-      const request =
-        c.kind === 'create'
-          ? { method: 'POST' as const, paths: [`/api/collections/${c.collection}/records`], body: post(7), expectStatus: 200 }
-          : c.kind === 'batch'
-            ? {
-                method: 'POST' as const,
-                paths: ['/api/batch'],
-                body: { requests: Array.from({ length: c.units ?? 1 }, (_, i) => ({ method: 'POST', url: `/api/collections/${c.collection}/records`, body: post(i) })) },
-                expectStatus: 200,
-              }
-          : c.kind === 'view'
-            ? { method: 'GET' as const, paths: ids.get(c)!.map((id) => `/api/collections/${c.collection}/records/${id}`), expectStatus: 200 }
-            : {
-                method: 'GET' as const,
-                paths: Array.from({ length: LIST_PAGES }, (_, i) => `/api/collections/${c.collection}/records?page=${i + 1}&perPage=30&sort=-created`),
-                expectStatus: 200,
-              };
+      const request = pgRequest(c, ids);
       const [b, k] = (await compare(
         [
           { url: baseline.url, request, cpuSeconds: baseline.cpuSeconds },
@@ -138,5 +81,84 @@ export async function runPostgresCases(names: string[], load: LoadOptions, measu
     rmSync(dir, { recursive: true, force: true });
     await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => undefined);
     await admin.end();
+  }
+}
+
+/** Cairn from the build at `root` on the PostgreSQL database at `databaseUrl`, as the cases run it. */
+export function startPgCairn(root: string, dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  return startProcess(
+    [path.join(root, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
+    {
+      CAIRN_DATABASE_URL: databaseUrl,
+      CAIRN_PG_POOL_SIZE: String(POOL),
+      CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
+      CAIRN_RATE_LIMIT: 'off',
+      CAIRN_ADMIN_EMAIL: ADMIN.identity,
+      CAIRN_ADMIN_PASSWORD: ADMIN.password,
+      NODE_ENV: 'production',
+      ...env,
+    },
+    '/api/health',
+  );
+}
+
+/**
+ * Creates each case's collection through Cairn at `cairnUrl` and its records: 1,000 through the API
+ * for a view, 100,000 in one statement for a list. Returns the view cases' record ids.
+ */
+export async function preparePgData(cairnUrl: string, databaseUrl: string, selected: readonly PgCase[]): Promise<Map<PgCase, string[]>> {
+  const login = (await (await fetch(`${cairnUrl}/api/admins/auth-with-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })).json()) as {
+    token: string;
+  };
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(cairnUrl + p, { method, headers: { authorization: login.token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<any>;
+  };
+  const data = new pg.Client({ connectionString: databaseUrl, options: '-c search_path=main' });
+  await data.connect();
+  const ids = new Map<PgCase, string[]>();
+  try {
+    for (const c of selected) {
+      process.stderr.write(`preparing ${c.name}…\n`);
+      await call('POST', '/api/collections', postsCollection(c.collection));
+      if (c.kind === 'view') {
+        const made: string[] = [];
+        for (let i = 0; i < VIEW_RECORDS; i++) made.push((await call('POST', `/api/collections/${c.collection}/records`, post(i))).id);
+        ids.set(c, made);
+      } else if (c.kind === 'list') {
+        // 100,000 rows written in one statement (through the API it would take minutes), with
+        // distinct creation times as records made one after another have.
+        await data.query(
+          `INSERT INTO "${c.collection}" (id, created, updated, title, body, views, published)
+            SELECT substr(md5(i::text), 1, 15), to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'Post number ' || i, '<p>Body</p>', i % 1000, i % 2 = 0
+            FROM generate_series(1, ${LIST_RECORDS}) AS i`,
+        );
+        await data.query(`ANALYZE "${c.collection}"`);
+      }
+    }
+  } finally {
+    await data.end();
+  }
+  return ids;
+}
+
+/** The request a case sends (`ids`: the view cases' records). */
+export function pgRequest(c: PgCase, ids: Map<PgCase, string[]>): BenchRequest {
+  switch (c.kind) {
+    case 'create':
+      return { method: 'POST', paths: [`/api/collections/${c.collection}/records`], body: post(7), expectStatus: 200 };
+    case 'batch':
+      return {
+        method: 'POST',
+        paths: ['/api/batch'],
+        body: { requests: Array.from({ length: c.units ?? 1 }, (_, i) => ({ method: 'POST', url: `/api/collections/${c.collection}/records`, body: post(i) })) },
+        expectStatus: 200,
+      };
+    case 'view':
+      return { method: 'GET', paths: ids.get(c)!.map((id) => `/api/collections/${c.collection}/records/${id}`), expectStatus: 200 };
+    case 'list':
+      return { method: 'GET', paths: Array.from({ length: LIST_PAGES }, (_, i) => `/api/collections/${c.collection}/records?page=${i + 1}&perPage=30&sort=-created`), expectStatus: 200 };
   }
 }
