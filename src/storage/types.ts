@@ -17,12 +17,6 @@ export interface RunResult {
   lastInsertRowid: number;
 }
 
-/** A statement and its parameters (what `sql\`…\`` makes). */
-export interface SqlText {
-  text: string;
-  params: readonly unknown[];
-}
-
 export interface Queryable {
   readonly dialect: Dialect;
   /** All rows of a query. */
@@ -53,7 +47,7 @@ export interface Database extends Queryable {
    * All rows of each of several reads that do not depend on each other (a page and its total). On
    * PostgreSQL they are written together on one connection and answered in one round trip.
    */
-  allEach(queries: readonly SqlText[]): Promise<Row[][]>;
+  allEach(queries: readonly Sql[]): Promise<Row[][]>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,12 @@
-import type { Database, Transaction } from './types.ts';
+import type { Sql } from './sql.ts';
+import type { Database, Queryable, Row, Transaction } from './types.ts';
+
+/** `Database.allEach` where nothing can overlap (SQLite's synchronous calls, a transaction's one connection). */
+export async function allInOrder(q: Pick<Queryable, 'all'>, queries: readonly Sql[]): Promise<Row[][]> {
+  const out: Row[][] = [];
+  for (const query of queries) out.push(await q.all<Row>(query.text, query.params));
+  return out;
+}
 
 const BASE = Symbol('the database a transaction view belongs to');
 
@@ -16,11 +24,7 @@ export function withinTransaction(db: Database, tx: Transaction): Database {
     name: base.name,
     dialect: tx.dialect,
     all: (text, params) => tx.all(text, params),
-    allEach: async (queries) => {
-      const out = [];
-      for (const q of queries) out.push(await tx.all(q.text, q.params));
-      return out;
-    },
+    allEach: (queries) => allInOrder(tx, queries),
     get: (text, params) => tx.get(text, params),
     run: (text, params) => tx.run(text, params),
     exec: (text) => tx.exec(text),

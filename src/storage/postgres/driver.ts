@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
-import type { Database, Dialect, Row, RunResult, SqlText, Transaction } from '../types.ts';
+import type { Sql } from '../sql.ts';
+import type { Database, Dialect, Row, RunResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
 import { bindable } from '../bind.ts';
@@ -288,17 +289,10 @@ export class PgDatabase implements Database {
     return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows as T[]);
   }
 
-  allEach(queries: readonly SqlText[]): Promise<Row[][]> {
+  allEach(queries: readonly Sql[]): Promise<Row[][]> {
     return this.withClient(async (c) => {
       // Pipelined: every statement is written before the first answer is read, in one write.
-      const stream = (c as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
-      stream?.cork?.();
-      let pending: Array<Promise<pg.QueryResult>>;
-      try {
-        pending = queries.map((q) => query(c, this.schema, q.text, q.params));
-      } finally {
-        stream?.uncork?.();
-      }
+      const pending = inOneWrite(c, () => queries.map((q) => query(c, this.schema, q.text, q.params)));
       // Every answer is read before the connection goes back to the pool, even after a failure.
       const settled = await Promise.allSettled(pending);
       const failed = settled.find((r) => r.status === 'rejected');
@@ -333,6 +327,20 @@ export class PgDatabase implements Database {
  * commits atomically); each `PgTransaction` of the session sets the connection's search_path to its
  * schema before its statements when another schema's statements came last.
  */
+/**
+ * Runs `write` (which sends statements on `client`, pipelined) with the connection's socket corked, so
+ * the statements leave in one write.
+ */
+function inOneWrite<R>(client: pg.PoolClient | pg.Client, write: () => R): R {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+  stream?.cork?.();
+  try {
+    return write();
+  } finally {
+    stream?.uncork?.();
+  }
+}
+
 class Session {
   finished = false;
   savepoints = 0;
@@ -361,16 +369,7 @@ class Session {
     if (this.finished) throw new Error('transaction already finished');
     if (this.begun) return send();
     this.begun = true;
-    const stream = (this.client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
-    stream?.cork?.();
-    let begin: Promise<unknown>;
-    let sent: Promise<R>;
-    try {
-      begin = this.client.query('BEGIN');
-      sent = send();
-    } finally {
-      stream?.uncork?.();
-    }
+    const [begin, sent] = inOneWrite(this.client, () => [this.client.query('BEGIN'), send()] as const);
     // BEGIN fails only with its connection, which then fails the statement too: its error is the one reported.
     const [, result] = await Promise.all([begin.catch(() => undefined), sent]);
     return result;

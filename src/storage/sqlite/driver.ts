@@ -1,5 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Dialect, Queryable, Row, RunResult, SqlText, Transaction } from '../types.ts';
+import type { Sql } from '../sql.ts';
+import type { Database, Dialect, Queryable, Row, RunResult, Transaction } from '../types.ts';
+import { allInOrder } from '../within.ts';
 import { checkpointsSettled, FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 import { bindable } from '../bind.ts';
@@ -196,10 +198,8 @@ export class SqliteDatabase implements Database {
   };
 
   /** One after the other: each is a synchronous call, nothing to overlap. */
-  async allEach(queries: readonly SqlText[]): Promise<Row[][]> {
-    const out: Row[][] = [];
-    for (const q of queries) out.push(await this.all<Row>(q.text, q.params));
-    return out;
+  allEach(queries: readonly Sql[]): Promise<Row[][]> {
+    return allInOrder(this, queries);
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
