@@ -35,9 +35,25 @@ export interface Queryable {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
 }
 
+/** What one statement of arbitrary SQL gave (the SQL console): its columns and rows, in order. */
+export interface StatementResult {
+  /** Each result column with its declared type ('' for an expression or an unknown type). */
+  columns: Array<{ name: string; type: string }>;
+  /** Rows as arrays in column order, values as the driver reads them. */
+  rows: unknown[][];
+  /** Rows the statement inserted, updated or deleted. */
+  changes: number;
+}
+
 export interface Transaction extends Queryable {
   /** Runs `fn` once the outermost transaction has committed; dropped if it rolls back. */
   afterCommit(fn: () => void | Promise<void>): void;
+  /**
+   * One statement of arbitrary SQL, without parameters, as an administrator typed it (`/api/sql`):
+   * its columns even when it returns no row, its rows as arrays (duplicate column names kept), at most
+   * `maxRows` of them. Statement caches are dropped, since it may change the schema.
+   */
+  statement(sql: string, maxRows: number): Promise<StatementResult>;
 }
 
 export interface Database extends Queryable {
@@ -150,6 +166,11 @@ export interface Dialect {
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   classifyError(err: unknown): StorageErrorKind;
+  /** A script of several statements as the statements, split where the dialect ends one (quotes,
+   * comments, trigger bodies and dollar-quoting respected); empty statements dropped. */
+  splitStatements(script: string): string[];
+  /** A database error as the database words it, for an administrator who ran the SQL (`/api/sql`). */
+  describeError(err: unknown): string;
   /** Physical columns of a table, or an empty list when the table does not exist. */
   tableColumns(db: Queryable, table: string): Promise<ColumnInfo[]>;
   /**

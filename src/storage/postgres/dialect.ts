@@ -1,6 +1,7 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { raw, type Sql, sql } from '../sql.ts';
 import { postgresFulltext } from './fulltext.ts';
+import { postgreSplitterOptions, splitQuery } from 'dbgate-query-splitter';
 import type { ColumnInfo, ColumnKind, Comparable, CompareKind, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 /** Schema of the helper functions below (the instance schema; see driver.ts). */
@@ -168,6 +169,15 @@ export const postgresDialect: Dialect = {
 
   insertionOrder(alias) {
     return `${alias}."_seq"`;
+  },
+
+  splitStatements(script: string): string[] {
+    return (splitQuery(script, postgreSplitterOptions) as unknown[]).map((s) => (typeof s === 'string' ? s : String((s as { text: string }).text)).trim()).filter(Boolean);
+  },
+
+  describeError(err: unknown): string {
+    const e = err as { message?: string; code?: string; severity?: string };
+    return e?.code ? `${e.severity ?? 'ERROR'}: ${e.message} (SQLSTATE ${e.code})` : String(e?.message ?? err);
   },
 
   classifyError(err: unknown): StorageErrorKind {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import type { Sql } from '../sql.ts';
-import type { Database, Dialect, Row, RunResult, Transaction } from '../types.ts';
+import type { Database, Dialect, Row, RunResult, StatementResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
 import { bindable } from '../bind.ts';
@@ -448,4 +448,20 @@ class PgTransaction implements Transaction {
   afterCommit(fn: () => void | Promise<void>): void {
     this.session.callbacks.push(fn);
   }
+
+  async statement(sql: string, maxRows: number): Promise<StatementResult> {
+    await this.session.use(this.schema);
+    const r = await this.session.run(() => this.session.client.query({ text: toPostgres(sql, false), rowMode: 'array' }));
+    return {
+      columns: (r.fields ?? []).map((f) => ({ name: f.name, type: PG_TYPE_NAMES[f.dataTypeID] ?? '' })),
+      rows: ((r.rows ?? []) as unknown[][]).slice(0, maxRows),
+      changes: r.command === 'SELECT' ? 0 : (r.rowCount ?? 0),
+    };
+  }
 }
+
+/** Names of the built-in types a result column most often has (pg_type.typname by OID). */
+const PG_TYPE_NAMES: Record<number, string> = {
+  16: 'BOOL', 17: 'BYTEA', 20: 'INT8', 21: 'INT2', 23: 'INT4', 25: 'TEXT', 114: 'JSON', 700: 'FLOAT4', 701: 'FLOAT8',
+  1043: 'VARCHAR', 1082: 'DATE', 1114: 'TIMESTAMP', 1184: 'TIMESTAMPTZ', 1700: 'NUMERIC', 2950: 'UUID', 3802: 'JSONB',
+};

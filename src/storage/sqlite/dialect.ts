@@ -1,6 +1,7 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { type Sql, sql } from '../sql.ts';
 import { sqliteFulltext } from './fulltext.ts';
+import { splitQuery, sqliteSplitterOptions } from 'dbgate-query-splitter';
 import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
@@ -21,6 +22,28 @@ const TYPED_PARAMS: Record<ColumnKind, string> = {
   number: 'CAST(? AS NUMERIC)',
   bool: 'CAST(? AS NUMERIC)',
   json: '?',
+};
+
+// sqlite3_errstr() of the primary result codes better-sqlite3 names, as SQLite's own tools word an error.
+const RESULT_TEXT: Record<string, string> = {
+  SQLITE_ERROR: 'SQL logic error',
+  SQLITE_INTERNAL: 'internal logic error',
+  SQLITE_PERM: 'access permission denied',
+  SQLITE_ABORT: 'query aborted',
+  SQLITE_BUSY: 'database is locked',
+  SQLITE_LOCKED: 'database table is locked',
+  SQLITE_NOMEM: 'out of memory',
+  SQLITE_READONLY: 'attempt to write a readonly database',
+  SQLITE_INTERRUPT: 'interrupted',
+  SQLITE_IOERR: 'disk I/O error',
+  SQLITE_CORRUPT: 'database disk image is malformed',
+  SQLITE_FULL: 'database or disk is full',
+  SQLITE_CANTOPEN: 'unable to open database file',
+  SQLITE_TOOBIG: 'string or blob too big',
+  SQLITE_CONSTRAINT: 'constraint failed',
+  SQLITE_MISMATCH: 'datatype mismatch',
+  SQLITE_RANGE: 'column index out of range',
+  SQLITE_NOTADB: 'file is not a database',
 };
 
 const UNIQUE_FAILED = /UNIQUE constraint failed: (.+)$/;
@@ -132,6 +155,17 @@ export const sqliteDialect: Dialect = {
 
   insertionOrder(alias) {
     return `${alias}.rowid`;
+  },
+
+  splitStatements(script: string): string[] {
+    return (splitQuery(script, sqliteSplitterOptions) as unknown[]).map((s) => (typeof s === 'string' ? s : String((s as { text: string }).text)).trim()).filter(Boolean);
+  },
+
+  describeError(err: unknown): string {
+    const code = String((err as { code?: unknown })?.code ?? '');
+    const primary = RESULT_TEXT[code] ?? RESULT_TEXT[code.replace(/^(SQLITE_[A-Z]+)_.*$/, '$1')];
+    const message = (err as Error)?.message ?? String(err);
+    return primary ? `${primary}: ${message}` : message;
   },
 
   classifyError(err: unknown): StorageErrorKind {

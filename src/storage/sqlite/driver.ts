@@ -1,6 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { Sql } from '../sql.ts';
-import type { Database, Dialect, Queryable, Row, RunResult, Transaction } from '../types.ts';
+import type { Database, Dialect, Queryable, Row, RunResult, StatementResult, Transaction } from '../types.ts';
 import { allInOrder } from '../within.ts';
 import { checkpointsSettled, FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
@@ -413,6 +413,27 @@ class SqliteTransaction implements Transaction {
 
   afterCommit(fn: () => void | Promise<void>): void {
     this.callbacks.push(fn);
+  }
+
+  async statement(sql: string, maxRows: number): Promise<StatementResult> {
+    this.check();
+    // Prepared outside the cache: the text is an administrator's, used once.
+    const stmt = this.conn.prepare(sql);
+    const columns = stmt.reader ? stmt.columns().map((c) => ({ name: c.name, type: c.type ?? '' })) : [];
+    let result: StatementResult;
+    if (stmt.reader) {
+      const rows: unknown[][] = [];
+      for (const row of stmt.raw(true).iterate() as IterableIterator<unknown[]>) {
+        if (rows.length >= maxRows) break;
+        rows.push(row);
+      }
+      result = { columns, rows, changes: 0 };
+    } else {
+      result = { columns, rows: [], changes: stmt.run().changes };
+    }
+    this.statements.clear();
+    this.onSchemaChange();
+    return result;
   }
 
   finish(): void {
