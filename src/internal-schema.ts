@@ -2,7 +2,7 @@ import { adminsTableStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
-import { oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
+import { oneTimeTokensNewEmailStep, oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
@@ -45,6 +45,7 @@ export const systemSteps: SchemaStep[] = [
   realtimeClientsStep,
   // Which node runs each tick of the cron jobs application hooks add.
   hookCronRunsStep,
+  oneTimeTokensNewEmailStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are
@@ -67,5 +68,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     workflowRunLeasesStep,
     otpsTableStep,
     mfasTableStep,
+    oneTimeTokensNewEmailStep,
   ];
 }

@@ -1,23 +1,43 @@
+import { authSettingsOf } from '../collections/auth-settings.ts';
 import { isEmail } from '../collections/fields/email.ts';
 import type { Collection } from '../collections/model.ts';
 import { type RequestContext, systemContext } from '../context.ts';
-import { type FieldError, validationFailed } from '../errors.ts';
-import { checkPassword } from '../records/auth-fields.ts';
+import { badRequest, type FieldError, forbidden, unauthorized, validationFailed } from '../errors.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { flowMail } from './mail/templates.ts';
-import { consumeToken, issueToken, type OneTimePurpose, peekToken, revokeTokens } from './one-time-tokens.ts';
+import { consumeToken, issueToken, type OneTimePurpose, type OneTimeToken, peekToken, revokeTokens } from './one-time-tokens.ts';
+import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { bodyOf } from './body.ts';
 
 /** PocketBase's defaults: a verification link lasts a week, a reset link half an hour. */
 export const VERIFICATION_TTL_SECONDS = 7 * 86400;
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
+/** PocketBase's default: an email change link lasts half an hour. */
+export const EMAIL_CHANGE_TTL_SECONDS = 30 * 60;
 
-const invalidToken = () =>
-  validationFailed({ token: { code: 'validation_invalid_token', message: 'Invalid or expired token.' } }, 'Invalid or expired token.');
+const INVALID_TOKEN: FieldError = { code: 'validation_invalid_token', message: 'Invalid or expired token.' };
+const invalidToken = () => validationFailed({ token: INVALID_TOKEN }, 'Invalid or expired token.');
+const REQUIRED: FieldError = { code: 'validation_required', message: 'Cannot be blank.' };
+
+/**
+ * The `token` of a confirmation, checked without taking it: its field error, or the token. A token
+ * of another collection of this database says so (PocketBase's `validation_token_collection_mismatch`).
+ */
+async function checkToken(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, value: unknown): Promise<OneTimeToken | FieldError> {
+  if (typeof value !== 'string' || value === '') return REQUIRED;
+  const token = await peekToken(ctx.db, purpose, undefined, value);
+  if (!token) return INVALID_TOKEN;
+  if (token.collectionId !== collection.id) {
+    return { code: 'validation_token_collection_mismatch', message: 'The provided token is for a different auth collection.' };
+  }
+  return token;
+}
+
+const isFieldError = (v: OneTimeToken | FieldError): v is FieldError => 'code' in v;
 
 
 function emailOf(body: Record<string, unknown>): string {
@@ -31,6 +51,11 @@ interface Account {
   id: string;
   email: string;
   verified: number;
+}
+
+/** Where an email change mail goes and what confirming it needs. */
+interface EmailChangeAccount extends Account {
+  passwordHash: string;
 }
 
 /**
@@ -50,10 +75,12 @@ export class EmailFlows {
     return ctx.db.get<Account>(`SELECT id, email, verified FROM ${shapeOf(collection).table} WHERE ${column} = ?`, [value]);
   }
 
-  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, ttl: number, validFor: string) {
-    const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email }, ttl);
+  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, ttl: number, validFor: string, newEmail?: string) {
+    const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email, newEmail }, ttl);
     const meta = await this.settings.get<MetaSettings>('meta');
-    this.mailer.sendLater(flowMail(purpose, meta, account.email, token, validFor, { kind: 'record', database: ctx.dbName, collection: collection.name }));
+    // An email change is confirmed from the new address: that proves it.
+    const to = newEmail ?? account.email;
+    this.mailer.sendLater(flowMail(purpose, meta, to, token, validFor, { kind: 'record', database: ctx.dbName, collection: collection.name }));
   }
 
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */
@@ -64,7 +91,10 @@ export class EmailFlows {
   }
 
   async confirmVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
-    const token = await consumeToken(ctx.db, 'verification', collection.id, bodyOf(body).token);
+    const input = bodyOf(body);
+    const checked = await checkToken(ctx, 'verification', collection, input.token);
+    if (isFieldError(checked)) throw validationFailed({ token: checked }, 'Invalid or expired token.');
+    const token = await consumeToken(ctx.db, 'verification', collection.id, input.token);
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     // A token mailed to an address the account no longer has proves nothing.
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
@@ -73,6 +103,7 @@ export class EmailFlows {
 
   /** Sends a password-reset mail; answers the same for unknown addresses. */
   async requestPasswordReset(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
+    if (!authSettingsOf(collection).passwordAuth.enabled) throw badRequest('The collection is not configured to allow password authentication.');
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account) return;
     await this.mail(ctx, collection, 'password-reset', account, PASSWORD_RESET_TTL_SECONDS, '30 minutes');
@@ -85,14 +116,76 @@ export class EmailFlows {
    */
   async confirmPasswordReset(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const input = bodyOf(body);
+    // Every field's problem at once, as PocketBase's form reports them.
     const errors: Record<string, FieldError> = {};
-    const password = checkPassword(input, this.minPasswordLength, errors);
-    if (!(await peekToken(ctx.db, 'password-reset', collection.id, input.token))) throw invalidToken();
-    if (password === undefined) throw validationFailed(errors, 'Failed to reset the password.');
+    const checked = await checkToken(ctx, 'password-reset', collection, input.token);
+    if (isFieldError(checked)) errors.token = checked;
+    const password = typeof input.password === 'string' ? input.password : '';
+    if (password === '') errors.password = REQUIRED;
+    else if ([...password].length < this.minPasswordLength || password.length > MAX_PASSWORD_LENGTH) {
+      errors.password = { code: 'validation_length_out_of_range', message: `The length must be between ${this.minPasswordLength} and ${MAX_PASSWORD_LENGTH}.` };
+    }
+    if (typeof input.passwordConfirm !== 'string' || input.passwordConfirm === '') errors.passwordConfirm = REQUIRED;
+    else if (input.passwordConfirm !== password) errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to reset the password.');
     const token = await consumeToken(ctx.db, 'password-reset', collection.id, input.token);
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { password, passwordConfirm: password, verified: true });
     await revokeTokens(ctx.db, 'password-reset', account.id);
+  }
+
+  /**
+   * Mails a link to change the signed-in account's address to `newEmail` (PocketBase's
+   * request-email-change): only for the account itself, never for an address another account of the
+   * collection has. Nothing changes until the link is followed from the new address.
+   */
+  async requestEmailChange(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
+    const auth = ctx.auth;
+    if (auth.type === 'guest') throw unauthorized('The request requires valid record authorization token.');
+    if (auth.type !== 'record' || auth.collectionId !== collection.id) {
+      throw forbidden(`The request requires an auth record of the ${collection.name} collection.`);
+    }
+    const input = bodyOf(body);
+    const newEmail = typeof input.newEmail === 'string' ? input.newEmail.trim() : '';
+    const account = await this.account(ctx, collection, 'id', auth.id);
+    if (!account) throw unauthorized('The request requires valid record authorization token.');
+    let problem: FieldError | undefined;
+    if (newEmail === '') problem = REQUIRED;
+    else if (newEmail.length > 255 || !isEmail(newEmail)) problem = { code: 'validation_is_email', message: 'Must be a valid email address.' };
+    else if (newEmail.toLowerCase() === account.email.toLowerCase()) problem = { code: 'validation_not_in_invalid', message: 'Must be a different address than the current one.' };
+    else if (await this.account(ctx, collection, 'email', newEmail)) problem = { code: 'validation_invalid_new_email', message: 'Invalid new email address.' };
+    if (problem) throw validationFailed({ newEmail: problem }, 'An error occurred while validating the submitted data.');
+    await this.mail(ctx, collection, 'email-change', account, EMAIL_CHANGE_TTL_SECONDS, '30 minutes', newEmail);
+  }
+
+  /**
+   * Moves the account to the token's new address with the account's password (PocketBase's
+   * confirm-email-change); the address is then verified, since the link reached it. The token is
+   * checked first and taken only once the password matched, so a typo does not burn the link.
+   */
+  async confirmEmailChange(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
+    const input = bodyOf(body);
+    const errors: Record<string, FieldError> = {};
+    const checked = await checkToken(ctx, 'email-change', collection, input.token);
+    if (isFieldError(checked)) errors.token = checked;
+    const password = typeof input.password === 'string' ? input.password : '';
+    if (password === '') errors.password = REQUIRED;
+    let account: EmailChangeAccount | undefined;
+    if (!isFieldError(checked)) {
+      account = await ctx.db.get<EmailChangeAccount>(`SELECT id, email, verified, "passwordHash" FROM ${shapeOf(collection).table} WHERE id = ?`, [checked.recordId]);
+      // A token asked for from an address the account no longer has proves nothing.
+      if (!account || account.email.toLowerCase() !== checked.email.toLowerCase()) errors.token = INVALID_TOKEN;
+      else if (checked.newEmail && (await this.account(ctx, collection, 'email', checked.newEmail))) {
+        errors.token = { code: 'validation_invalid_token_email', message: 'The new email address is invalid.' };
+      }
+      if (password !== '' && !errors.token && !(account?.passwordHash && (await verifyPassword(account.passwordHash, password)))) {
+        errors.password = { code: 'validation_invalid_password', message: 'Missing or invalid auth record password.' };
+      }
+    }
+    if (Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to confirm the email change.');
+    const token = await consumeToken(ctx.db, 'email-change', collection.id, input.token);
+    if (!token?.newEmail || !account) throw invalidToken();
+    await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { email: token.newEmail, verified: true });
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { randomSecret } from '../lib/ids.ts';
 import type { Database, SchemaStep } from '../storage/index.ts';
 
-export type OneTimePurpose = 'verification' | 'password-reset';
+export type OneTimePurpose = 'verification' | 'password-reset' | 'email-change';
 
 /** Single-use tokens of the email flows, in the database of the account they belong to. */
 export const oneTimeTokensTableStep: SchemaStep = {
@@ -21,10 +21,21 @@ export const oneTimeTokensTableStep: SchemaStep = {
   },
 };
 
+/** An email change's token also holds the address the account moves to (PocketBase's `newEmail`). */
+export const oneTimeTokensNewEmailStep: SchemaStep = {
+  id: 'auth.one_time_tokens.new_email',
+  async up(tx) {
+    await tx.exec('ALTER TABLE _auth_tokens ADD COLUMN newEmail TEXT');
+  },
+};
+
 export interface OneTimeToken {
   collectionId: string;
   recordId: string;
+  /** The address the mail went to (for an email change: the account's address when it was asked). */
   email: string;
+  /** An email change's new address. */
+  newEmail?: string | null;
 }
 
 // Tokens are 256-bit random values, so a plain SHA-256 is enough to keep the stored form useless.
@@ -39,12 +50,13 @@ export async function issueToken(db: Database, purpose: OneTimePurpose, account:
   await db.transaction(async (tx) => {
     // Expired tokens of every account go whenever a new one is made, so the table stays small.
     await tx.run('DELETE FROM _auth_tokens WHERE expires < ?', [now.toISOString()]);
-    await tx.run('INSERT INTO _auth_tokens (hash, purpose, collectionId, recordId, email, expires, created) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await tx.run('INSERT INTO _auth_tokens (hash, purpose, collectionId, recordId, email, newEmail, expires, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
       hashOf(token),
       purpose,
       account.collectionId,
       account.recordId,
       account.email,
+      account.newEmail ?? null,
       new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
       now.toISOString(),
     ]);
@@ -61,19 +73,26 @@ export async function consumeToken(db: Database, purpose: OneTimePurpose, collec
   // A write: through a transaction, since plain reads go to the read-only connection.
   const row = await db.transaction((tx) =>
     tx.get<OneTimeToken & { expires: string }>(
-      'DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING collectionId, recordId, email, expires',
+      'DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING collectionId, recordId, email, newEmail, expires',
       [hashOf(token), purpose, collectionId],
     ),
   );
   if (!row || row.expires < new Date().toISOString()) return undefined;
-  return { collectionId: row.collectionId, recordId: row.recordId, email: row.email };
+  return { collectionId: row.collectionId, recordId: row.recordId, email: row.email, newEmail: row.newEmail };
 }
 
-/** Whether a token would be accepted, without taking it (to validate the rest of a request first). */
-export async function peekToken(db: Database, purpose: OneTimePurpose, collectionId: string, token: unknown): Promise<boolean> {
-  if (typeof token !== 'string' || token === '' || token.length > 200) return false;
-  const row = await db.get<{ expires: string }>('SELECT expires FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ?', [hashOf(token), purpose, collectionId]);
-  return row !== undefined && row.expires >= new Date().toISOString();
+/**
+ * A token as it would be taken, without taking it (to validate the rest of a request first), or
+ * undefined; `collectionId` undefined accepts a token of any collection (to say which one it is for).
+ */
+export async function peekToken(db: Database, purpose: OneTimePurpose, collectionId: string | undefined, token: unknown): Promise<OneTimeToken | undefined> {
+  if (typeof token !== 'string' || token === '' || token.length > 200) return undefined;
+  const row = await db.get<OneTimeToken & { expires: string }>(
+    'SELECT collectionId, recordId, email, newEmail, expires FROM _auth_tokens WHERE hash = ? AND purpose = ?',
+    [hashOf(token), purpose],
+  );
+  if (!row || row.expires < new Date().toISOString() || (collectionId !== undefined && row.collectionId !== collectionId)) return undefined;
+  return { collectionId: row.collectionId, recordId: row.recordId, email: row.email, newEmail: row.newEmail };
 }
 
 /** Drops every outstanding token of an account for a purpose (after a reset, the others are void). */

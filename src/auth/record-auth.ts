@@ -64,8 +64,24 @@ export class RecordAuthService {
   async authCollection(ctx: RequestContext, name: string): Promise<Collection> {
     // Superusers sign in with a password only, through their own routes (src/http/routes/superusers.ts).
     if (isSuperusers(name)) throw forbidden('_superusers supports password sign-in, refresh and password reset only.');
-    const collection = await this.collections.get(ctx.db, name);
-    if (collection.type !== 'auth') throw badRequest(`"${collection.name}" is not an auth collection.`);
+    const collection = await this.collections.get(ctx.db, name).catch(() => undefined);
+    // PocketBase answers a collection that is missing or not an auth collection alike.
+    if (collection?.type !== 'auth') throw notFound('Missing or invalid auth collection context.');
+    return collection;
+  }
+
+  /**
+   * The collection of the path when the caller is signed in as one of its records (PocketBase's
+   * same-collection requirement of auth-refresh and request-email-change): a guest gets 401, any other
+   * caller (another collection's record, an administrator) 403.
+   */
+  async ownAuthCollection(ctx: RequestContext, name: string): Promise<Collection> {
+    const auth = ctx.auth;
+    if (auth.type === 'guest') throw unauthorized('The request requires valid record authorization token.');
+    const collection = isSuperusers(name) ? undefined : await this.collections.get(ctx.db, name).catch(() => undefined);
+    if (auth.type !== 'record' || !collection || collection.id !== auth.collectionId) {
+      throw forbidden(`The request requires an auth record of the ${name} collection.`);
+    }
     return collection;
   }
 

@@ -24,10 +24,25 @@ describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings
   });
 
   test('a bad address or template is a 400 naming the field', async () => {
-    const bad = await server.admin('POST', '/api/settings/test/email', { body: { email: 'nope', template: 'email-change' } });
+    const bad = await server.admin('POST', '/api/settings/test/email', { body: { email: 'nope', template: 'welcome' } });
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.data.email.code, 'validation_invalid_email');
-    assert.equal(bad.body.data.template.code, 'validation_invalid_value');
+    assert.equal(bad.body.data.email.code, 'validation_is_email');
+    assert.equal(bad.body.data.template.code, 'validation_in_invalid');
+    const empty = await server.admin('POST', '/api/settings/test/email', { body: {} });
+    assert.equal(empty.body.data.email.code, 'validation_required');
+    assert.equal(empty.body.data.template.code, 'validation_required');
+  });
+
+  test('every template PocketBase offers can be tried: email change, one-time code, sign-in alert', async () => {
+    for (const [template, subject] of [
+      ['email-change', /^\[Test\] Confirm your Cairn new email address/],
+      ['otp', /^\[Test\] Your Cairn sign-in code/],
+      ['login-alert', /^\[Test\] Sign-in to Cairn from a new location/],
+    ] as const) {
+      const res = await server.admin('POST', '/api/settings/test/email', { body: { email: `${template}@example.com`, template } });
+      assert.equal(res.status, 204, res.text);
+      assert.match((await inbox.next(`${template}@example.com`)).subject, subject);
+    }
   });
 
   test('only administrators may send it', async () => {

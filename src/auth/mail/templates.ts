@@ -1,7 +1,7 @@
 import type { MetaSettings } from '../../settings/meta.ts';
 import type { Mail } from './mailer.ts';
 
-export type MailPurpose = 'verification' | 'password-reset';
+export type MailPurpose = 'verification' | 'password-reset' | 'email-change';
 
 const COPY: Record<MailPurpose, { subject: string; intro: string; action: string; outro: string }> = {
   verification: {
@@ -15,6 +15,12 @@ const COPY: Record<MailPurpose, { subject: string; intro: string; action: string
     intro: 'A password reset was requested for your {app} account. Choose a new password with the link below.',
     action: 'Reset password',
     outro: 'If you did not ask to reset your password, ignore this email: your password stays as it is.',
+  },
+  'email-change': {
+    subject: 'Confirm your {app} new email address',
+    intro: 'A change of your {app} account\'s email address to this one was requested. Confirm it with the link below and your password.',
+    action: 'Confirm new email',
+    outro: 'If you did not ask to change your email address, ignore this email: your account keeps its address.',
   },
 };
 
@@ -63,4 +69,14 @@ export function otpMail(meta: MetaSettings, to: string, code: string, validFor: 
     `<p>Hello,</p><p>${escapeHtml(intro)}</p><p><strong>Code: <code>${escapeHtml(code)}</code></strong></p>` +
     `<p>The code is valid for ${escapeHtml(validFor)} and can be used once.<br>${escapeHtml(outro)}</p><p>${escapeHtml(app)}</p>`;
   return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `Your ${app} sign-in code`, text, html };
+}
+
+/** The mail telling an account it was signed in to from somewhere new (PocketBase's login alert). */
+export function authAlertMail(meta: MetaSettings, to: string, where: string): Mail {
+  const app = meta.appName;
+  const intro = `Your ${app} account was just signed in to from a new location:`;
+  const outro = 'If it was not you, change your password at once: that ends every session.';
+  const text = `Hello,\n\n${intro}\n\n${where}\n\n${outro}\n\n${app}\n`;
+  const html = `<p>Hello,</p><p>${escapeHtml(intro)}</p><p><em>${escapeHtml(where)}</em></p><p>${escapeHtml(outro)}</p><p>${escapeHtml(app)}</p>`;
+  return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `Sign-in to ${app} from a new location`, text, html };
 }

@@ -85,8 +85,14 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-refresh', async (req) => {
-      const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
+      const collection = await recordAuth.ownAuthCollection(req.ctx, req.params.collection);
       return recordAuth.refresh(req.ctx, collection);
+    });
+
+    app.post<CollectionParams>('/api/collections/:collection/request-email-change', identityLimited, async (req, reply) => {
+      const collection = await recordAuth.ownAuthCollection(req.ctx, req.params.collection);
+      await flows.requestEmailChange(req.ctx, collection, req.body ?? {});
+      return reply.status(204).send();
     });
 
     app.get<CollectionParams>('/api/collections/:collection/auth-methods', async (req) => {
@@ -103,6 +109,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
       ['confirm-verification', (ctx, c, body) => flows.confirmVerification(ctx, c, body)],
       ['request-password-reset', (ctx, c, body) => flows.requestPasswordReset(ctx, c, body)],
       ['confirm-password-reset', (ctx, c, body) => flows.confirmPasswordReset(ctx, c, body)],
+      ['confirm-email-change', (ctx, c, body) => flows.confirmEmailChange(ctx, c, body)],
     ];
     for (const [action, run] of flowRoutes) {
       app.post<CollectionParams>(`/api/collections/:collection/${action}`, identityLimited, async (req, reply) => {
