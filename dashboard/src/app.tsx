@@ -3,7 +3,7 @@ import { api, type Admin, database, session, signIn, signOut } from './api.ts';
 import { SUPERUSERS } from './model.ts';
 import { AdminsPage } from './pages/admins.tsx';
 import { BackupsPage } from './pages/backups.tsx';
-import { AdminResetConfirm, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, SetupPage } from './pages/auth.tsx';
+import { AdminResetConfirm, ConfirmRecordEmailChange, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, SetupPage } from './pages/auth.tsx';
 import { CollectionEditor } from './pages/collection-editor.tsx';
 import { CollectionsPage } from './pages/collections.tsx';
 import { CronPage } from './pages/cron.tsx';
@@ -40,6 +40,8 @@ function Root() {
   if (params) return <ConfirmRecordPasswordReset token={params.token} db={route.query.get('db') ?? 'main'} collection={route.query.get('collection') ?? 'users'} />;
   params = match('/auth/confirm-verification/:token', route.path);
   if (params) return <ConfirmRecordVerification token={params.token} db={route.query.get('db') ?? 'main'} collection={route.query.get('collection') ?? 'users'} />;
+  params = match('/auth/confirm-email-change/:token', route.path);
+  if (params) return <ConfirmRecordEmailChange token={params.token} db={route.query.get('db') ?? 'main'} collection={route.query.get('collection') ?? 'users'} />;
   params = match('/confirm-password-reset/:token', route.path);
   if (params) return <AdminResetConfirm token={params.token} />;
   if (route.path === '/forgot-password') return <ForgotPassword />;

@@ -193,3 +193,29 @@ export function ConfirmRecordVerification({ token, db, collection }: { token: st
     </Card>
   );
 }
+
+export function ConfirmRecordEmailChange({ token, db, collection }: { token: string; db: string; collection: string }) {
+  const [password, setPassword] = useState('');
+  const [done, setDone] = useState(false);
+  const action = useAction(async () => {
+    await api('POST', `/api/collections/${encodeURIComponent(collection)}/confirm-email-change`, { db, anonymous: true, body: { token, password } });
+    setDone(true);
+  });
+  return (
+    <Card title="Confirm your new email" intro="Enter your account's password to move it to this address.">
+      {done ? (
+        <p role="status" class="success-text">
+          Your account now uses this address. You can close this page and sign in to the app with it.
+        </p>
+      ) : (
+        <Form onSubmit={() => void action.run()}>
+          <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={fieldError(action.error, 'password')} />
+          <ErrorBox error={action.error} />
+          <Button variant="primary" type="submit" busy={action.busy} class="btn-block">
+            Confirm new email
+          </Button>
+        </Form>
+      )}
+    </Card>
+  );
+}
