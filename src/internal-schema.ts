@@ -5,6 +5,7 @@ import { mfasTableStep } from './auth/mfa.ts';
 import { oneTimeTokensNewEmailStep, oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
+import { pocketBaseSystemTablesStep } from './collections/pocketbase-system.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import { secretsTableStep } from './auth/secret.ts';
@@ -69,5 +70,7 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     otpsTableStep,
     mfasTableStep,
     oneTimeTokensNewEmailStep,
+    // Moves the OAuth2 links, MFA and OTP rows above into PocketBase's system collections' tables.
+    pocketBaseSystemTablesStep,
   ];
 }

@@ -65,13 +65,13 @@ export class MfaService {
     if (mfaId.length > 255) throw invalidSession();
     // Taken in the statement that checks it, so one first factor completes one sign-in.
     const taken = await ctx.db.transaction((tx) =>
-      tx.get<{ created: string }>('DELETE FROM _mfas WHERE id = ? AND collectionId = ? AND recordId = ? AND method <> ? RETURNING created', [mfaId, collection.id, recordId, method]),
+      tx.get<{ created: string }>('DELETE FROM _mfas WHERE id = ? AND collectionRef = ? AND recordRef = ? AND method <> ? RETURNING created', [mfaId, collection.id, recordId, method]),
     );
     if (taken) {
       if (Date.parse(taken.created) + settings.duration * 1000 < Date.now()) throw invalidSession();
       return;
     }
-    const row = await ctx.db.get<MfaRow>('SELECT collectionId, recordId, method, created FROM _mfas WHERE id = ?', [mfaId]);
+    const row = await ctx.db.get<MfaRow>('SELECT collectionRef AS collectionId, recordRef AS recordId, method, created FROM _mfas WHERE id = ?', [mfaId]);
     if (!row || Date.parse(row.created) + settings.duration * 1000 < Date.now()) throw invalidSession();
     if (row.collectionId !== collection.id || row.recordId !== recordId) throw badRequest('Invalid MFA session.');
     throw badRequest('A different authentication method is required.');
@@ -95,7 +95,7 @@ export class MfaService {
     await ctx.db.transaction(async (tx) => {
       // Sessions past any duration go whenever a new one starts, so the table stays small.
       await tx.run('DELETE FROM _mfas WHERE created < ?', [new Date(now.getTime() - MAX_MFA_SECONDS * 1000).toISOString()]);
-      await tx.run('INSERT INTO _mfas (id, collectionId, recordId, method, created) VALUES (?, ?, ?, ?, ?)', [id, collection.id, recordId, method, now.toISOString()]);
+      await tx.run('INSERT INTO _mfas (id, collectionRef, recordRef, method, created, updated) VALUES (?, ?, ?, ?, ?, ?)', [id, collection.id, recordId, method, now.toISOString(), now.toISOString()]);
     });
     return id;
   }

@@ -96,12 +96,13 @@ export class OtpService {
     await ctx.db.transaction(async (tx) => {
       // Codes past any duration go whenever a new one is made, so the table stays small.
       await tx.run('DELETE FROM _otps WHERE created < ?', [new Date(now.getTime() - MAX_OTP_SECONDS * 1000).toISOString()]);
-      await tx.run('INSERT INTO _otps (id, collectionId, recordId, hash, sentTo, attempts, created) VALUES (?, ?, ?, ?, ?, 0, ?)', [
+      await tx.run('INSERT INTO _otps (id, collectionRef, recordRef, hash, sentTo, attempts, created, updated) VALUES (?, ?, ?, ?, ?, 0, ?, ?)', [
         otpId,
         collection.id,
         account.id,
         this.hash(otpId, code),
         account.email,
+        now.toISOString(),
         now.toISOString(),
       ]);
     });
@@ -131,7 +132,7 @@ export class OtpService {
 
     const row = await ctx.db.transaction((tx) =>
       tx.get<OtpRow>(
-        `UPDATE _otps SET attempts = attempts + 1 WHERE id = ? AND collectionId = ? AND attempts < ${OTP_MAX_ATTEMPTS} RETURNING collectionId, recordId, hash, sentTo, attempts, created`,
+        `UPDATE _otps SET attempts = attempts + 1 WHERE id = ? AND collectionRef = ? AND attempts < ${OTP_MAX_ATTEMPTS} RETURNING collectionRef AS collectionId, recordRef AS recordId, hash, sentTo, attempts, created`,
         [otpId, collection.id],
       ),
     );
@@ -143,7 +144,7 @@ export class OtpService {
       throw invalidOtp();
     }
     // Single use: of two right answers sent at once, only the one that deletes the row signs in.
-    const taken = await ctx.db.transaction((tx) => tx.get<{ recordId: string }>('DELETE FROM _otps WHERE id = ? RETURNING recordId', [otpId]));
+    const taken = await ctx.db.transaction((tx) => tx.get<{ recordId: string }>('DELETE FROM _otps WHERE id = ? RETURNING recordRef AS recordId', [otpId]));
     if (!taken) throw invalidOtp();
 
     const account = await ctx.db.get<{ id: string; email: string; verified: number | boolean }>(`SELECT id, email, verified FROM ${shapeOf(collection).table} WHERE id = ?`, [row.recordId]);

@@ -78,9 +78,10 @@ export class RecordAuthService {
   async ownAuthCollection(ctx: RequestContext, name: string): Promise<Collection> {
     const auth = ctx.auth;
     if (auth.type === 'guest') throw unauthorized('The request requires valid record authorization token.');
-    const collection = isSuperusers(name) ? undefined : await this.collections.get(ctx.db, name).catch(() => undefined);
-    if (auth.type !== 'record' || !collection || collection.id !== auth.collectionId) {
-      throw forbidden(`The request requires an auth record of the ${name} collection.`);
+    if (isSuperusers(name)) throw forbidden('The request requires an auth record of this collection.');
+    const collection = await this.collections.get(ctx.db, name);
+    if (auth.type !== 'record' || collection.id !== auth.collectionId) {
+      throw forbidden(`The request requires an auth record of the ${collection.name} collection.`);
     }
     return collection;
   }

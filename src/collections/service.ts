@@ -4,6 +4,7 @@ import { baseDatabase } from '../storage/within.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
 import type { Collection } from './model.ts';
+import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemCollection } from './pocketbase-system.ts';
 import { type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
 import { deleteCollectionRow, insertCollection, loadCollections, updateCollection } from './store.ts';
 import { syncTable } from './table-sync.ts';
@@ -62,7 +63,8 @@ export class CollectionService {
     const db = baseDatabase(view);
     let set = this.cache.get(db);
     if (!set) {
-      set = loadCollections(db).then((list) => new CollectionSet(list));
+      // PocketBase's system collections of auth data are in every database, defined in code.
+      set = loadCollections(db).then((list) => new CollectionSet([...list, ...POCKETBASE_SYSTEM_COLLECTIONS]));
       this.cache.set(db, set);
       set.catch(() => this.cache.delete(db));
     }
@@ -120,6 +122,7 @@ export class CollectionService {
     const existing = set.find(nameOrId);
     if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
     if (existing.type === 'view') throw badRequest('Views are changed through migrations.');
+    if (pocketBaseSystemCollection(existing.name) === existing) throw badRequest(`"${existing.name}" is a system collection and cannot be changed.`);
     const next = normalizeCollection(body, existing, this.normalizeContext(set));
     try {
       await db.transaction(async (tx) => {

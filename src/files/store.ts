@@ -2,6 +2,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Collection } from '../collections/model.ts';
 import { type FieldError, unsupportedMediaType, validationFailed } from '../errors.ts';
+import { isValidName } from '../lib/identifiers.ts';
 import type { RecordChangeHook, RecordFiles } from '../records/deps.ts';
 import type { Transaction } from '../storage/index.ts';
 import { fileList, fileNames } from './field.ts';
@@ -149,8 +150,9 @@ export class FileStore implements RecordFiles {
   /** Removes the files a committed change dropped: all of a deleted record's, the replaced ones of an update. */
   readonly changeHook: RecordChangeHook = async (tx, event) => {
     if (event.action === 'create') return;
-    // Records Cairn did not create (adopted tables) may have ids no upload path could have used.
-    if (!isRecordId(event.record.id)) return;
+    // Records Cairn did not create (adopted tables) may have ids no upload path could have used, and
+    // system collections (PocketBase's `_externalAuths`, …) have names no upload path could use.
+    if (!isRecordId(event.record.id) || !isValidName(event.collection.name)) return;
     const prefix = recordPrefix(event.database, event.collection.name, event.record.id);
     if (event.action === 'delete') {
       tx.afterCommit(() => this.options.storage.deletePrefix(prefix));

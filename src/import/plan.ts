@@ -17,7 +17,7 @@ import type { Converter } from './values.ts';
 /** PocketBase's own system collections, and what becomes of them. */
 const SYSTEM_COLLECTIONS: Record<string, string> = {
   _superusers: 'its records are carried as Cairn administrators',
-  _externalAuths: "its OAuth2 links are carried to Cairn's _external_auths",
+  _externalAuths: 'its OAuth2 links are carried to the same collection in Cairn',
   _mfas: 'multi-factor sign-ins under way are not carried',
   _otps: 'one-time passwords under way are not carried',
   _authOrigins: 'the devices accounts signed in from are not carried (no new-location alerts in Cairn)',

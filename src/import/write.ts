@@ -158,7 +158,7 @@ export async function createViewCollection(tx: Transaction, p: PlannedCollection
   return true;
 }
 
-/** Copies OAuth2 links of carried auth records into `_external_auths`. */
+/** Copies OAuth2 links of carried auth records into `_externalAuths`. */
 export async function copyLinks(tx: Queryable, links: readonly PbExternalAuth[], carried: Map<string, { collectionId: string; ids: Set<string> }>): Promise<{ carried: number; skipped: number }> {
   let count = 0;
   let skipped = 0;
@@ -169,7 +169,7 @@ export async function copyLinks(tx: Queryable, links: readonly PbExternalAuth[],
       continue;
     }
     const now = new Date().toISOString();
-    await tx.run('INSERT INTO _external_auths (id, collectionId, recordId, provider, providerId, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await tx.run('INSERT INTO _externalAuths (id, collectionRef, recordRef, provider, providerId, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)', [
       link.id,
       owner.collectionId,
       link.recordId,

@@ -142,7 +142,7 @@ export function casesFor(spec: RouteSpec, callers: Callers): Case[] {
   if (!spec.ignoresAuthorization) {
     for (const [name, token] of Object.entries(callers.badTokens)) add(`token: ${name}`, { token }, [401]);
   }
-  const nonAdmin = spec.access === 'admin' ? [403] : spec.access === 'admin-session' ? [401] : undefined;
+  const nonAdmin = spec.access === 'admin' || spec.access === 'superuser' ? [403] : spec.access === 'admin-session' ? [401] : undefined;
   if (nonAdmin) {
     add('a user token', { token: callers.user }, nonAdmin);
     add('a non-admin API key', { token: callers.readerKey }, nonAdmin);

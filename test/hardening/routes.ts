@@ -4,9 +4,10 @@ import type { Fixture } from './fixture.ts';
 /**
  * Who may call a route: `public` anyone; `admin` administrators and admin-role API keys (401 without
  * a token, 403 for other callers); `session` any signed-in record or admin (401 without a token);
- * `admin-session` an administrator's own session (401 for everyone else).
+ * `admin-session` an administrator's own session (401 for everyone else); `superuser` an administrator's
+ * own session too, 403 for every other caller (PocketBase's superuser-only routes).
  */
-export type Access = 'public' | 'admin' | 'session' | 'admin-session';
+export type Access = 'public' | 'admin' | 'session' | 'admin-session' | 'superuser';
 
 export interface RawBody {
   label: string;
@@ -164,6 +165,9 @@ export function routeTable(f: Fixture): RouteSpec[] {
     flow('request-password-reset', ['email']),
     flow('confirm-verification', ['token']),
     flow('confirm-password-reset', ['token', 'password', 'passwordConfirm']),
+    flow('confirm-email-change', ['token', 'password']),
+    { route: 'POST /api/collections/:collection/request-email-change', access: 'session', params: users, body: ['newEmail'] },
+    { route: 'POST /api/sql', access: 'superuser', body: ['query'], base: { query: 'select 1' }, bodies: [{ query: 'select 1; drop table _collections; select 2; not sql' }] },
 
     { route: 'GET /api/collections/:collection/records', access: 'public', params: sweep, query: RECORD_LIST, as: 'admin', records: true },
     {

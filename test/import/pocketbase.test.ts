@@ -274,12 +274,12 @@ describe('cairn import pocketbase: real PocketBase data of both generations', ()
     assert.equal((await server.request('GET', `/api/collections/users/records/${second.id}`, { db: 'budget', token: user.body.token })).status, 404);
   });
 
-  test('OAuth2 links are carried to _external_auths', async () => {
+  test('OAuth2 links are carried to _externalAuths', async () => {
     for (const [name, db] of [['current-quotes', 'quotes'], ['legacy-budget', 'budget']]) {
       const source = PocketBaseSource.open(fixture(name));
       const links = source.externalAuths();
       source.close();
-      const rows = await withDatabase(dir, db, (q) => q.all<{ recordId: string; provider: string; providerId: string }>('SELECT recordId, provider, providerId FROM _external_auths ORDER BY provider'));
+      const rows = await withDatabase(dir, db, (q) => q.all<{ recordId: string; provider: string; providerId: string }>('SELECT recordRef AS "recordId", provider, providerId FROM _externalAuths ORDER BY provider'));
       assert.equal(rows.length, links.length);
       assert.ok(links.length > 0);
       for (const link of links) assert.ok(rows.some((r) => r.recordId === link.recordId && r.provider === link.provider && r.providerId === link.providerId));

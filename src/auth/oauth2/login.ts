@@ -124,7 +124,7 @@ export class OAuth2Service {
   private async linkOrCreate(ctx: RequestContext, collection: Collection, provider: string, profile: OAuth2Profile): Promise<{ id: string; isNew: boolean }> {
     const db = ctx.db;
     const table = shapeOf(collection).table;
-    const linked = await db.get<{ id: string; recordId: string }>('SELECT id, recordId FROM _external_auths WHERE collectionId = ? AND provider = ? AND providerId = ?', [
+    const linked = await db.get<{ id: string; recordId: string }>('SELECT id, recordRef AS recordId FROM _externalAuths WHERE collectionRef = ? AND provider = ? AND providerId = ?', [
       collection.id,
       provider,
       profile.id,
@@ -132,7 +132,7 @@ export class OAuth2Service {
     if (linked) {
       if (await db.get(`SELECT id FROM ${table} WHERE id = ?`, [linked.recordId])) return { id: linked.recordId, isNew: false };
       // The record was deleted since: the link is stale.
-      await db.run('DELETE FROM _external_auths WHERE id = ?', [linked.id]);
+      await db.run('DELETE FROM _externalAuths WHERE id = ?', [linked.id]);
     }
 
     const auth = ctx.auth;
@@ -173,7 +173,7 @@ export class OAuth2Service {
   private async link(ctx: RequestContext, collection: Collection, recordId: string, provider: string, providerId: string): Promise<void> {
     const now = nowIso();
     await ctx.db.run(
-      'INSERT INTO _external_auths (id, collectionId, recordId, provider, providerId, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      'INSERT INTO _externalAuths (id, collectionRef, recordRef, provider, providerId, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       [randomId(), collection.id, recordId, provider, providerId, now, now],
     );
   }
