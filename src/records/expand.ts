@@ -73,14 +73,16 @@ async function byIds(deps: RecordDeps, ctx: RequestContext, collections: Collect
   return out;
 }
 
-/** `<collection>_via_<field>`: the records of another collection whose relation field points here. */
-function backRelation(collections: CollectionSet, collection: Collection, segment: string): { source: Collection; via: FieldDef } {
+/**
+ * `<collection>_via_<field>`: the records of another collection whose relation field points here.
+ * Undefined when the segment names no such relation: as in PocketBase, a path that leads nowhere
+ * expands nothing rather than failing the request (clients send one `expand` for several collections).
+ */
+function backRelation(collections: CollectionSet, collection: Collection, segment: string): { source: Collection; via: FieldDef } | undefined {
   const back = BACK_RELATION.exec(segment);
   const source = back ? collections.find(back[1]) : undefined;
   const via = source?.fields.find((f) => f.name === back![2] && f.type === 'relation');
-  if (!source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) {
-    throw badRequest(`Cannot expand ${JSON.stringify(segment)}: it is not a relation field of "${collection.name}".`);
-  }
+  if (!source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) return undefined;
   return { source, via };
 }
 
@@ -97,7 +99,8 @@ export function checkExpand(collections: CollectionSet, collection: Collection, 
       if (target) checkExpand(collections, target, subtree);
       continue;
     }
-    checkExpand(collections, backRelation(collections, collection, segment).source, subtree);
+    const back = backRelation(collections, collection, segment);
+    if (back) checkExpand(collections, back.source, subtree);
   }
 }
 
@@ -134,7 +137,9 @@ export async function expandRecords(
       continue;
     }
 
-    const { source, via } = backRelation(collections, collection, segment);
+    const back = backRelation(collections, collection, segment);
+    if (!back) continue;
+    const { source, via } = back;
     const ids = records.map((r) => r.id);
     const multiple = typeOf(via).multiple(via);
     const found: RecordJson[] = [];
