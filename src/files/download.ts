@@ -53,7 +53,7 @@ export class FileService {
    * The file, if `filename` is a value of one of the record's file fields. Public files need nothing
    * more (the random part of the name is the secret, as in PocketBase); a protected file needs a file
    * token whose owner passes the collection's view rule, checked through the records domain's view.
-   * Anything malformed or unknown is a 404.
+   * Anything malformed or unknown, and a protected file the caller may not see, is a 404.
    */
   async open(req: FileRequest): Promise<FileDownload> {
     const collectionOk = isValidName(req.collection) || isRecordId(req.collection);
@@ -77,7 +77,8 @@ export class FileService {
       try {
         await this.records.view({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, req.recordId);
       } catch (err) {
-        if (isApiError(err) && err.status >= 400 && err.status < 500) throw forbidden('Insufficient permissions to access the file resource.');
+        // As PocketBase: a file the caller may not see is not there (no hint that it exists).
+        if (isApiError(err) && err.status >= 400 && err.status < 500) throw notFound();
         throw err;
       }
     }

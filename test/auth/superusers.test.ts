@@ -85,7 +85,7 @@ describe('_superusers: the administrators as PocketBase 0.23 auth records', () =
     assert.ok(blank.body.data.identity && blank.body.data.password);
 
     const user = await createUser(server, 'not-a-superuser@example.com');
-    assert.equal((await server.request('GET', '/api/collections/_superusers/records')).status, 401);
+    assert.equal((await server.request('GET', '/api/collections/_superusers/records')).status, 403, 'a closed collection: a guest gets 403, as PocketBase answers');
     assert.equal((await server.request('GET', '/api/collections/_superusers/records', { token: user.token })).status, 403);
     assert.equal((await server.request('POST', '/api/collections/_superusers/auth-refresh', { token: user.token })).status, 401);
     const created = await server.request('POST', '/api/collections/_superusers/records', { token: user.token, body: { email: 'evil@example.com', password: 'evil-password-1', passwordConfirm: 'evil-password-1' } });

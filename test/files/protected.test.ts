@@ -46,10 +46,10 @@ describe('protected files', () => {
   });
   after(() => server.close());
 
-  test('without a token a protected file is a 403; a public file of the same record is served', async () => {
+  test('without a token a protected file is a 404 (it is not there for the caller); a public file of the same record is served', async () => {
     const res = await download(record.signed);
-    assert.equal(res.status, 403);
-    assert.equal(res.body.message, 'Insufficient permissions to access the file resource.');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.message, "The requested resource wasn't found.");
     assert.equal((await download(record.cover)).text, 'cover text');
   });
 
@@ -62,7 +62,7 @@ describe('protected files', () => {
   });
 
   test('another user’s file token fails the view rule', async () => {
-    assert.equal((await download(record.signed, await fileToken(bob.token))).status, 403);
+    assert.equal((await download(record.signed, await fileToken(bob.token))).status, 404);
   });
 
   test('an administrator’s file token opens every protected file', async () => {
@@ -70,16 +70,16 @@ describe('protected files', () => {
   });
 
   test('auth tokens, forged and expired tokens do not work as file tokens', async () => {
-    assert.equal((await download(record.signed, alice.token)).status, 403);
-    assert.equal((await download(record.signed, 'not-a-token')).status, 403);
+    assert.equal((await download(record.signed, alice.token)).status, 404);
+    assert.equal((await download(record.signed, 'not-a-token')).status, 404);
     const valid = await fileToken(alice.token);
     const [h, p] = valid.split('.');
-    assert.equal((await download(record.signed, `${h}.${p}.${'A'.repeat(43)}`)).status, 403);
+    assert.equal((await download(record.signed, `${h}.${p}.${'A'.repeat(43)}`)).status, 404);
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
     const expired = await new SignJWT({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .sign(deriveKey(server.services.secret, 'file'));
-    assert.equal((await download(record.signed, expired)).status, 403);
+    assert.equal((await download(record.signed, expired)).status, 404);
     // The same claims, in date, are accepted: only the expiry made the difference.
     const fresh = await new SignJWT({ ...claims, exp: Math.floor(Date.now() / 1000) + 60 })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -123,6 +123,6 @@ describe('protected files', () => {
     assert.equal((await download(record.signed, token)).status, 200);
     const changed = await server.admin('PATCH', `/api/collections/users/records/${alice.id}`, { body: { password: 'new-password-22', passwordConfirm: 'new-password-22' } });
     assert.equal(changed.status, 200, changed.text);
-    assert.equal((await download(record.signed, token)).status, 403);
+    assert.equal((await download(record.signed, token)).status, 404);
   });
 });

@@ -138,7 +138,7 @@ export function casesFor(spec: RouteSpec, callers: Callers): Case[] {
   };
 
   // Callers: no token, broken and misplaced tokens, and identities without the right to the route.
-  if (spec.access !== 'public') add('no token', {}, [401]);
+  if (spec.access !== 'public') add('no token', {}, [spec.guest ?? 401]);
   if (!spec.ignoresAuthorization) {
     for (const [name, token] of Object.entries(callers.badTokens)) add(`token: ${name}`, { token }, [401]);
   }

@@ -31,6 +31,8 @@ export interface RouteSpec {
   raw?: RawBody[];
   /** Query parameters the route reads. */
   query?: string[];
+  /** What a caller without a token gets, when not 401 (a closed collection's records answer 403). */
+  guest?: number;
   /** The route does not use `x-dbname`. */
   noDb?: boolean;
   /** The route never reads the Authorization header (downloads take `?token=`). */
@@ -148,11 +150,11 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'POST /api/collections/_superusers/request-password-reset', access: 'public', noDb: true, body: ['email'] },
     { route: 'POST /api/collections/_superusers/confirm-password-reset', access: 'public', noDb: true, body: ['token', 'password', 'passwordConfirm'] },
     { route: 'POST /api/collections/_superusers/impersonate/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin }, body: ['duration'] },
-    { route: 'GET /api/collections/_superusers/records', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
-    { route: 'POST /api/collections/_superusers/records', access: 'admin', noDb: true, body: ADMIN_KEYS },
-    { route: 'GET /api/collections/_superusers/records/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin } },
-    { route: 'PATCH /api/collections/_superusers/records/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin }, body: ADMIN_KEYS },
-    { route: 'DELETE /api/collections/_superusers/records/:id', access: 'admin', noDb: true, params: { id: ids.spareAdmin } },
+    { route: 'GET /api/collections/_superusers/records', access: 'admin', noDb: true, guest: 403, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
+    { route: 'POST /api/collections/_superusers/records', access: 'admin', noDb: true, guest: 403, body: ADMIN_KEYS },
+    { route: 'GET /api/collections/_superusers/records/:id', access: 'admin', noDb: true, guest: 403, params: { id: ids.spareAdmin } },
+    { route: 'PATCH /api/collections/_superusers/records/:id', access: 'admin', noDb: true, guest: 403, params: { id: ids.spareAdmin }, body: ADMIN_KEYS },
+    { route: 'DELETE /api/collections/_superusers/records/:id', access: 'admin', noDb: true, guest: 403, params: { id: ids.spareAdmin } },
 
     flow('auth-with-password', ['identity', 'email', 'password']),
     flow('auth-with-oauth2', ['provider', 'code', 'codeVerifier', 'redirectUrl', 'createData']),

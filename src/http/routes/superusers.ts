@@ -6,7 +6,9 @@ import { authSettingsOf } from '../../collections/auth-settings.ts';
 import { SUPERUSERS_COLLECTION } from '../../collections/superusers.ts';
 import { param } from '../../records/query-params.ts';
 import { parseFieldsParam, pickFields } from '../../records/fields-param.ts';
-import { requireAdmin, requireSuperuser } from '../guards.ts';
+import { requireSuperuser } from '../guards.ts';
+import { isPrivileged, type RequestContext } from '../../context.ts';
+import { forbidden } from '../../errors.ts';
 import { identityLimited } from '../plugins/rate-limit.ts';
 
 type IdParams = { Params: { id: string } };
@@ -48,29 +50,37 @@ export function superuserRoutes(superusers: SuperuserService, passwordReset: Adm
     });
 
     app.get(`${BASE}/records`, noDb, async (req) => {
-      requireAdmin(req.ctx);
+      requireSuperuserRecords(req.ctx);
       return superusers.list(req.query as Record<string, unknown>);
     });
 
     app.post(`${BASE}/records`, noDb, async (req) => {
-      requireAdmin(req.ctx);
+      requireSuperuserRecords(req.ctx);
       return superusers.create(req.body);
     });
 
     app.get<IdParams>(`${BASE}/records/:id`, noDb, async (req) => {
-      requireAdmin(req.ctx);
+      requireSuperuserRecords(req.ctx);
       return superusers.view(req.params.id);
     });
 
     app.patch<IdParams>(`${BASE}/records/:id`, noDb, async (req) => {
-      requireAdmin(req.ctx);
+      requireSuperuserRecords(req.ctx);
       return superusers.update(req.params.id, req.body);
     });
 
     app.delete<IdParams>(`${BASE}/records/:id`, noDb, async (req, reply) => {
-      requireAdmin(req.ctx);
+      requireSuperuserRecords(req.ctx);
       await superusers.delete(req.params.id);
       return reply.status(204).send();
     });
   };
+}
+
+/**
+ * `_superusers` records, as PocketBase serves a collection whose rules are all closed: anyone but an
+ * administrator (a guest too) gets 403, the answer of a `null` rule (API contract §6).
+ */
+function requireSuperuserRecords(ctx: RequestContext): void {
+  if (!isPrivileged(ctx.auth)) throw forbidden('Only superusers can perform this action.');
 }
