@@ -29,6 +29,9 @@ export function compileSort(text: string, resolver: Resolver, dialect: Dialect, 
     } else if (name === '@rowid') {
       terms.push(sql`${raw(insertionOrder)} ${direction}`);
     } else if (name.startsWith('@')) {
+      // Request values and other collections are one value for every record: nothing to sort by.
+      // Resolved first all the same, so a caller who may not name them at all is told so (403).
+      if (name.startsWith('@request') || name.startsWith('@collection')) resolver.resolve(name, at);
       throw new FilterError(`cannot sort by ${JSON.stringify(name)}`, at);
     } else {
       const operand = resolver.resolve(name, at);
