@@ -54,6 +54,7 @@ import { realtimeRoutes } from './http/routes/realtime.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { batchRoutes } from './http/routes/batch.ts';
 import { sqlRoutes } from './http/routes/sql.ts';
+import { cronsRoutes } from './http/routes/crons.ts';
 import { BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
@@ -375,6 +376,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(realtimeRoutes(services.realtime));
   await app.register(logRoutes(services.requestLogs));
   await app.register(sqlRoutes());
+  await app.register(cronsRoutes(hooks));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
   await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));

@@ -2,7 +2,8 @@ import { fieldType } from '../collections/fields/registry.ts';
 import { AUTH_SECRET_COLUMNS, type FieldDef, RESERVED_FIELD_NAMES } from '../collections/model.ts';
 import { badRequest } from '../errors.ts';
 import { isValidName, quoteIdent } from '../lib/identifiers.ts';
-import type { Queryable } from '../storage/index.ts';
+import { randomId } from '../lib/ids.ts';
+import type { Database, Queryable } from '../storage/index.ts';
 
 /**
  * SQL views (`create_views`), registered as read-only `view` collections. The records layer reads a
@@ -138,4 +139,41 @@ export async function createView(tx: Queryable, name: string, query: string): Pr
 
 export async function dropView(tx: Queryable, name: string): Promise<void> {
   await tx.exec(`DROP VIEW IF EXISTS ${quoteIdent(name)}`);
+}
+
+/** Rows a dry run of a view answers, besides its fields. */
+const DRY_RUN_SAMPLE = 10;
+
+class DryRunDone extends Error {
+  constructor(readonly result: { fields: FieldDef[]; sample: Record<string, unknown>[] }) {
+    super('dry run');
+  }
+}
+
+/**
+ * What a view collection of `text` would be (PocketBase's `POST /api/collections/meta/dry-run-view`):
+ * its fields and up to ten rows, from a view made and rolled back in one transaction, so nothing is
+ * left behind. The rows must have ids, distinct ones, as records are addressed by id.
+ */
+export async function dryRunView(db: Database, text: string): Promise<{ fields: FieldDef[]; sample: Record<string, unknown>[] }> {
+  const name = `cairn_dry_run_${randomId().slice(0, 8)}`;
+  try {
+    await db.transaction(async (tx) => {
+      const fields = await createView(tx, name, viewQuery(name, text));
+      const sample = await tx.all<Record<string, unknown>>(`SELECT * FROM ${quoteIdent(name)} LIMIT ${DRY_RUN_SAMPLE}`);
+      const ids = new Set<string>();
+      for (const row of sample) {
+        const id = row.id === null || row.id === undefined ? '' : String(row.id);
+        if (id === '') throw badRequest('The query could return records with empty ids.');
+        if (ids.has(id)) throw badRequest(`The query could return records with the same id (${JSON.stringify(id)}).`);
+        ids.add(id);
+        row.id = id;
+      }
+      throw new DryRunDone({ fields, sample });
+    });
+  } catch (err) {
+    if (err instanceof DryRunDone) return err.result;
+    throw err;
+  }
+  throw new Error('unreachable: a dry run always rolls back');
 }

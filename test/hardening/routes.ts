@@ -169,6 +169,10 @@ export function routeTable(f: Fixture): RouteSpec[] {
     flow('confirm-password-reset', ['token', 'password', 'passwordConfirm']),
     flow('confirm-email-change', ['token', 'password']),
     { route: 'POST /api/collections/:collection/request-email-change', access: 'session', params: users, body: ['newEmail'] },
+    { route: 'POST /api/collections/meta/dry-run-view', access: 'superuser', body: ['query'], base: { query: 'select 1 as id' }, bodies: [{ query: 'select 1 as id; drop table _collections' }, { query: 'select * from _collections' }] },
+    { route: 'GET /api/collections/meta/oauth2-providers', access: 'admin' },
+    { route: 'GET /api/crons', access: 'superuser', noDb: true },
+    { route: 'POST /api/crons/:id', access: 'superuser', noDb: true, params: { id: 'nightly' } },
     { route: 'POST /api/sql', access: 'superuser', body: ['query'], base: { query: 'select 1' }, bodies: [{ query: 'select 1; drop table _collections; select 2; not sql' }] },
 
     { route: 'GET /api/collections/:collection/records', access: 'public', params: sweep, query: RECORD_LIST, as: 'admin', records: true },

@@ -1,10 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
-import { collectionJson, type CollectionJsonDefaults } from '../../collections/pocketbase-shapes.ts';
+import { collectionJson, type CollectionJsonDefaults, fieldJson } from '../../collections/pocketbase-shapes.ts';
+import { dryRunView } from '../../migrations/views.ts';
+import { PRESETS } from '../../auth/oauth2/providers.ts';
+import { MAX_QUERY_LENGTH } from '../../sql/console.ts';
+import { badRequest, isApiError, validationFailed } from '../../errors.ts';
+import { requireSuperuser } from '../guards.ts';
 import type { CollectionService } from '../../collections/service.ts';
 import { isSuperusers, SUPERUSERS_COLLECTION } from '../../collections/superusers.ts';
-import { badRequest } from '../../errors.ts';
 import { pagination, param } from '../../records/query-params.ts';
 import type { RecordService } from '../../records/service.ts';
 import { truncateCollection } from '../../records/truncate.ts';
@@ -20,6 +24,11 @@ function scaffold(type: CollectionType): Collection {
 /** `_superusers` is Cairn's administrators: listed with every database's collections, never changed here. */
 function refuseSuperusers(name: string, action: string): void {
   if (isSuperusers(name)) throw badRequest(`_superusers is a system collection and cannot be ${action}; manage administrators through its records.`);
+}
+
+/** The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`). */
+function oauth2Presets(): Array<{ name: string; displayName: string; logo: string }> {
+  return Object.entries(PRESETS).map(([name, p]) => ({ name, displayName: p.displayName, logo: '' }));
 }
 
 export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults) {
@@ -49,6 +58,30 @@ export function collectionRoutes(collections: CollectionService, records: Record
     app.get('/api/collections/meta/scaffolds', async (req) => {
       requireAdmin(req.ctx);
       return { base: json(scaffold('base')), auth: json(scaffold('auth')), view: json(scaffold('view')) };
+    });
+
+    // PocketBase's dry run of a view collection: its fields (the id first) and a sample of its rows.
+    app.post('/api/collections/meta/dry-run-view', async (req) => {
+      requireSuperuser(req.ctx, 'try view queries');
+      const query = (req.body as { query?: unknown } | null)?.query;
+      if (typeof query !== 'string' || query.trim() === '') throw validationFailed({ query: { code: 'validation_required', message: 'Cannot be blank.' } });
+      if (query.length > MAX_QUERY_LENGTH) {
+        throw validationFailed({ query: { code: 'validation_length_out_of_range', message: `The length must be between 0 and ${MAX_QUERY_LENGTH}.` } });
+      }
+      try {
+        const { fields, sample } = await dryRunView(req.ctx.db, query);
+        const id = { name: 'id', type: 'text', system: true, required: true, hidden: false, presentable: false, primaryKey: true };
+        return { fields: [id, ...fields.map(fieldJson)], sample };
+      } catch (err) {
+        if (isApiError(err) && err.status === 400) throw badRequest(`Invalid view query. Raw error: \n${err.message}`);
+        throw err;
+      }
+    });
+
+    // PocketBase's list of the OAuth2 providers it knows: Cairn's presets (any other name is generic OAuth2/OIDC).
+    app.get('/api/collections/meta/oauth2-providers', async (req) => {
+      requireAdmin(req.ctx);
+      return oauth2Presets();
     });
 
     app.get<NameParams>('/api/collections/:name', async (req) => {
