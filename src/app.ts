@@ -357,7 +357,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) ownRoutes.push({ method, url: r.url });
   });
-  await app.register(healthRoutes(services.registry, config.nodeId));
+  await app.register(healthRoutes(services.registry, config.nodeId, () => services.backups.idle));
   await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
   await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));

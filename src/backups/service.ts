@@ -205,6 +205,11 @@ export class BackupService {
     for (const old of scheduled.slice(keep)) rmSync(this.fileOf(old.key), { force: true });
   }
 
+  /** Whether a backup could start now (none is being made or restored). */
+  get idle(): boolean {
+    return this.active === undefined;
+  }
+
   private async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
     if (this.active !== undefined) throw badRequest(BUSY);
     this.active = key;

@@ -17,6 +17,16 @@ describe('HTTP core', () => {
     assert.match(res.body.data.version, /^\d+\.\d+\.\d+/);
   });
 
+  test('an administrator’s health answer adds PocketBase’s superuser fields; others do not see them', async () => {
+    const admin = await server.admin('GET', '/api/health', { headers: { 'x-forwarded-for': '203.0.113.9' } });
+    assert.equal(admin.body.data.canBackup, true);
+    assert.equal(admin.body.data.realIP, '127.0.0.1');
+    assert.equal(admin.body.data.possibleProxyHeader, 'x-forwarded-for');
+    const guest = await server.request('GET', '/api/health');
+    assert.equal(guest.body.data.canBackup, undefined);
+    assert.equal(guest.body.data.realIP, undefined);
+  });
+
   test('an unknown route is a 404 in the error shape', async () => {
     const res = await server.request('GET', '/api/nope');
     assert.equal(res.status, 404);
