@@ -37,7 +37,8 @@ describe('batch writes', () => {
     assert.equal(res.body.message, 'Batch transaction failed.');
     assert.deepEqual(Object.keys(res.body.data.requests), [String(index)], res.text);
     const inner = res.body.data.requests[String(index)];
-    assert.deepEqual(Object.keys(inner).sort(), ['code', 'data', 'message']);
+    assert.deepEqual(Object.keys(inner).sort(), ['code', 'data', 'message', 'response']);
+    assert.deepEqual(inner.response, { code: inner.code, message: inner.message, data: inner.data }, 'PocketBase ≥ 0.23 reads the error under response');
     return inner as { code: number; message: string; data: any };
   }
 
