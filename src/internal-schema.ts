@@ -1,4 +1,4 @@
-import { adminsTableStep } from './auth/admins.ts';
+import { adminsTableStep, adminsTokenSecretStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
@@ -45,6 +45,7 @@ export const systemSteps: SchemaStep[] = [
   realtimeClientsStep,
   // Which node runs each tick of the cron jobs application hooks add.
   hookCronRunsStep,
+  adminsTokenSecretStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are
