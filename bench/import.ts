@@ -14,7 +14,7 @@ import pg from 'pg';
 import { buildServices } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { importPocketBase } from '../src/import/service.ts';
-import { checkRule } from '../src/rules/access/rule-access.ts';
+import { importDeps } from '../src/cli/import.ts';
 
 const TOTAL = Number(process.argv[2] ?? 100_000);
 const USERS = Math.min(1_000, Math.floor(TOTAL / 10));
@@ -88,16 +88,7 @@ async function importInto(label: string, source: string, dir: string, databaseUr
   const config = loadConfig({ dir, databaseUrl }, { CAIRN_LOG_LEVEL: 'silent' });
   const services = await buildServices(config);
   try {
-    const report = await importPocketBase(
-      {
-        registry: services.registry,
-        collections: services.collections,
-        storage: services.fileStore.storage,
-        stagingDir: path.join(dir, 'storage', '.staging'),
-        checkRule: (c, rule, others) => checkRule(c, rule, others, services.registry.dialect),
-      },
-      { path: source, database: 'main', dryRun: false },
-    );
+    const report = await importPocketBase(importDeps(services, dir), { path: source, database: 'main', dryRun: false });
     const records = report.collections.reduce((n, c) => n + c.records, 0);
     const seconds = report.ms! / 1000;
     process.stdout.write(`${label.padEnd(11)} ${records.toLocaleString('en-US')} records in ${seconds.toFixed(2)} s: ${Math.round(records / seconds).toLocaleString('en-US')} records/s\n`);

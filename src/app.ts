@@ -9,6 +9,7 @@ import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { smtpSection } from './auth/mail/smtp-settings.ts';
+import { PocketBaseTokens } from './auth/pocketbase-tokens.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { MfaService } from './auth/mfa.ts';
 import { OtpService } from './auth/otp.ts';
@@ -199,6 +200,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
+  authenticator.pocketbase = new PocketBaseTokens(admins, collections);
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });

@@ -1,4 +1,4 @@
-import { adminsTableStep } from './auth/admins.ts';
+import { adminsTableStep, adminsTokenSecretStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
@@ -47,6 +47,7 @@ export const systemSteps: SchemaStep[] = [
   // Which node runs each tick of the cron jobs application hooks add.
   hookCronRunsStep,
   oneTimeTokensNewEmailStep,
+  adminsTokenSecretStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

@@ -33,6 +33,19 @@ export const adminsTableStep: SchemaStep = {
   },
 };
 
+/**
+ * The secret PocketBase signed an imported administrator's tokens with besides their tokenKey
+ * (`_superusers`' `authToken.secret`, or before 0.23 the instance's `adminAuthToken.secret`), so that
+ * a superuser signed in to PocketBase stays signed in after `cairn import pocketbase`
+ * (src/auth/pocketbase-tokens.ts). Empty for every other administrator.
+ */
+export const adminsTokenSecretStep: SchemaStep = {
+  id: 'system.admins.pocketbase-token-secret',
+  async up(tx) {
+    await tx.exec(`ALTER TABLE _admins ADD COLUMN "tokenSecret" TEXT DEFAULT '' NOT NULL`);
+  },
+};
+
 /** An administrator as the API returns it (PocketBase's admin model); never the hash or token key. */
 export function adminJson(a: AdminRow): Record<string, unknown> {
   return { id: a.id, created: a.created, updated: a.updated, avatar: a.avatar, email: a.email };
@@ -66,6 +79,11 @@ export class AdminService {
     const totalItems = await this.count();
     const items = await this.system.all<AdminRow>(`SELECT ${COLUMNS} FROM _admins ORDER BY created, ${this.system.dialect.insertionOrder('_admins')} LIMIT ? OFFSET ?`, [perPage, (page - 1) * perPage]);
     return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: items.map(adminJson) };
+  }
+
+  /** The secret PocketBase signed an imported administrator's tokens with (src/auth/pocketbase-tokens.ts). */
+  async tokenSecretOf(id: string): Promise<{ id: string; email: string; tokenKey: string; tokenSecret: string } | undefined> {
+    return this.system.get(`SELECT id, email, tokenKey, "tokenSecret" FROM _admins WHERE id = ? AND "tokenSecret" <> ''`, [id]);
   }
 
   async findByEmail(email: string): Promise<AdminRow | undefined> {

@@ -8,6 +8,7 @@ import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import type { AdminService } from './admins.ts';
+import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 import { type AuthClaims, tokenKeyFingerprint, type TokenService } from './tokens.ts';
 
 /** Resolves API keys (opaque keys, or tokens of `type: "apikey"`); provided by the API-key domain. */
@@ -30,6 +31,8 @@ export function bearerOf(header: string | undefined): string | undefined {
  */
 export class Authenticator {
   apiKeys?: ApiKeyResolver;
+  /** Tokens PocketBase signed for imported accounts (src/auth/pocketbase-tokens.ts). */
+  pocketbase?: PocketBaseTokens;
 
   constructor(
     private readonly tokens: TokenService,
@@ -54,7 +57,15 @@ export class Authenticator {
       if (!this.apiKeys) throw unauthorized();
       return this.apiKeys(db ?? (await this.registry.get(dbName)), dbName, bearer, undefined);
     }
-    const claims = await this.tokens.verify(bearer);
+    let claims: AuthClaims;
+    try {
+      claims = await this.tokens.verify(bearer);
+    } catch (err) {
+      // Not Cairn's: one PocketBase signed for an account carried by an import stays valid.
+      const carried = this.pocketbase && (await this.pocketbase.resolve(bearer, db ?? (await this.registry.get(dbName)), 'auth'));
+      if (carried) return carried;
+      throw err;
+    }
     return this.fromClaims(claims, dbName, db, bearer);
   }
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildServices } from '../app.ts';
+import { buildServices, type Services } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { importPocketBase } from '../import/service.ts';
+import { type ImportDeps, importPocketBase } from '../import/service.ts';
 import { formatReport } from '../import/report.ts';
 import { checkRule } from '../rules/access/rule-access.ts';
 
@@ -11,11 +11,24 @@ import { checkRule } from '../rules/access/rule-access.ts';
  * CAIRN_DATABASE_URL), with the server stopped, like `cairn migrate`. A server running on the same
  * data would keep its cached collections until it restarts.
  */
+/** What an import needs of the instance's services (also the bench's). */
+export function importDeps(services: Services, dir: string, env: NodeJS.ProcessEnv = process.env): ImportDeps {
+  return {
+    registry: services.registry,
+    collections: services.collections,
+    storage: services.fileStore.storage,
+    stagingDir: path.join(dir, 'storage', '.staging'),
+    checkRule: (c, rule, others) => checkRule(c, rule, others, services.registry.dialect),
+    settings: services.settings,
+    encryptionKey: env.PB_ENCRYPTION_KEY || undefined,
+  };
+}
+
 export function registerImportCommands(program: Command): void {
   const command = program.command('import').description('bring data from another system into Cairn (works without a running server)');
   command
     .command('pocketbase <path>')
-    .description("import a PocketBase instance (its pb_data directory or data.db): collections, rules, records, files, administrators, OAuth2 links")
+    .description('import a PocketBase instance (its pb_data directory or data.db): collections, rules, auth options, records, files, administrators, OAuth2 links, settings; PocketBase\'s tokens stay valid (PB_ENCRYPTION_KEY decrypts encrypted settings)')
     .option('--db <name>', 'the Cairn database to import into (created when missing)', 'main')
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
@@ -24,16 +37,7 @@ export function registerImportCommands(program: Command): void {
       const config = loadConfig({ dir: opts.dir, databaseUrl: opts.databaseUrl });
       const services = await buildServices(config);
       try {
-        const report = await importPocketBase(
-          {
-            registry: services.registry,
-            collections: services.collections,
-            storage: services.fileStore.storage,
-            stagingDir: path.join(config.dir, 'storage', '.staging'),
-            checkRule: (c, rule, others) => checkRule(c, rule, others, services.registry.dialect),
-          },
-          { path: source, database: opts.db, dryRun: opts.dryRun === true },
-        );
+        const report = await importPocketBase(importDeps(services, config.dir), { path: source, database: opts.db, dryRun: opts.dryRun === true });
         process.stdout.write(`${formatReport(report)}\n`);
       } finally {
         await services.registry.close();

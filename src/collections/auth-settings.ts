@@ -4,32 +4,126 @@ import type { Collection } from './model.ts';
 /**
  * The settings of an auth collection in PocketBase ≥ 0.23's terms. They are kept in the collection's
  * `options` (so they move with it through the stored JSON) and answered both there and at the top
- * level of the collection (src/collections/pocketbase-shapes.ts).
+ * level of the collection (src/collections/pocketbase-shapes.ts), secrets left out.
  */
+
+/** A token kind's lifetime, and the secret PocketBase signed that kind with (`tokenKey + secret`). */
+export interface TokenConfig {
+  /** Seconds; for `authToken`, 0 means the instance's CAIRN_TOKEN_TTL. */
+  duration: number;
+  /**
+   * Set only on collections carried from PocketBase (`cairn import pocketbase`): tokens PocketBase
+   * signed with it stay valid for the collection's records (src/auth/pocketbase-tokens.ts). Cairn
+   * signs its own tokens with its own key. Never answered.
+   */
+  secret?: string;
+}
+
+/** A mail's subject and HTML body, with PocketBase's placeholders (`{APP_NAME}`, `{TOKEN}`, `{RECORD:field}`, …). */
+export interface EmailTemplate {
+  subject: string;
+  body: string;
+}
+
+/** An OAuth2 provider of one collection (PocketBase ≥ 0.23 keeps them per collection). */
+export interface CollectionProvider {
+  name: string;
+  displayName: string;
+  clientId: string;
+  /** Never answered. */
+  clientSecret: string;
+  authUrl: string;
+  tokenUrl: string;
+  userInfoUrl: string;
+  /** PocketBase's PKCE override (null: the provider's default). */
+  pkce: boolean | null;
+  /** Provider-specific values PocketBase keeps (Apple's team id, …). */
+  extra: Record<string, unknown> | null;
+}
+
+/** Which fields of the record an OAuth2 sign-up fills from the provider's profile. */
+export interface MappedFields {
+  id: string;
+  name: string;
+  username: string;
+  avatarURL: string;
+}
+
 export interface AuthSettings {
+  /**
+   * What a record must meet to sign in, checked with every sign-in and refresh (`verified = true`);
+   * "" lets every record sign in, null none (superusers' impersonation aside).
+   */
+  authRule: string | null;
+  /**
+   * Who manages the collection's records as an administrator would (change their email and password
+   * without the old one, set `verified`), checked against the record, in addition to the create and
+   * update rules; null: administrators only.
+   */
+  manageRule: string | null;
   /** Password sign-in, and the fields an `identity` is looked up in, in order. */
   passwordAuth: { enabled: boolean; identityFields: string[] };
-  /** OAuth2 sign-in through the instance's providers (`GET/PATCH /api/settings`). */
-  oauth2: { enabled: boolean };
+  /** OAuth2 sign-in through the collection's providers and the instance's (`GET/PATCH /api/settings`). */
+  oauth2: { enabled: boolean; providers: CollectionProvider[]; mappedFields: MappedFields };
   /** One-time codes by mail: valid `duration` seconds, `length` digits. */
-  otp: { enabled: boolean; duration: number; length: number };
+  otp: { enabled: boolean; duration: number; length: number; emailTemplate?: EmailTemplate };
   /** A second, different sign-in within `duration` seconds, for the records `rule` matches (all when empty). */
   mfa: { enabled: boolean; duration: number; rule: string };
-  /** Lifetime of the collection's auth tokens in seconds; 0 means the instance's CAIRN_TOKEN_TTL. */
-  authToken: { duration: number };
+  /** PocketBase's mail about a sign-in from a new place (kept; Cairn sends no such mail). */
+  authAlert: { enabled: boolean; emailTemplate?: EmailTemplate };
+  authToken: TokenConfig;
+  passwordResetToken: TokenConfig;
+  emailChangeToken: TokenConfig;
+  verificationToken: TokenConfig;
+  fileToken: TokenConfig;
+  /** The collection's own mails (undefined: Cairn's). */
+  verificationTemplate?: EmailTemplate;
+  resetPasswordTemplate?: EmailTemplate;
+  confirmEmailChangeTemplate?: EmailTemplate;
 }
 
 export type AuthSettingKey = keyof AuthSettings;
 
-export const AUTH_SETTING_KEYS: readonly AuthSettingKey[] = ['passwordAuth', 'oauth2', 'otp', 'mfa', 'authToken'];
+export const AUTH_SETTING_KEYS: readonly AuthSettingKey[] = [
+  'authRule',
+  'manageRule',
+  'passwordAuth',
+  'oauth2',
+  'otp',
+  'mfa',
+  'authAlert',
+  'authToken',
+  'passwordResetToken',
+  'emailChangeToken',
+  'verificationToken',
+  'fileToken',
+  'verificationTemplate',
+  'resetPasswordTemplate',
+  'confirmEmailChangeTemplate',
+];
 
-/** PocketBase's defaults, except OAuth2: Cairn's providers are the instance's, on for every collection. */
+export const TOKEN_KINDS = ['authToken', 'passwordResetToken', 'emailChangeToken', 'verificationToken', 'fileToken'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+const TEMPLATE_KEYS = ['verificationTemplate', 'resetPasswordTemplate', 'confirmEmailChangeTemplate'] as const;
+
+/**
+ * PocketBase's defaults, except OAuth2 (Cairn's providers are also the instance's, on for every
+ * collection) and the lifetimes Cairn had before these settings (a verification link lasts a week).
+ */
 export const DEFAULT_AUTH_SETTINGS: Readonly<AuthSettings> = Object.freeze({
+  authRule: '',
+  manageRule: null,
   passwordAuth: { enabled: true, identityFields: ['email'] },
-  oauth2: { enabled: true },
+  oauth2: { enabled: true, providers: [], mappedFields: { id: '', name: '', username: '', avatarURL: '' } },
   otp: { enabled: false, duration: 180, length: 8 },
   mfa: { enabled: false, duration: 1800, rule: '' },
+  authAlert: { enabled: false },
   authToken: { duration: 0 },
+  passwordResetToken: { duration: 1800 },
+  emailChangeToken: { duration: 1800 },
+  verificationToken: { duration: 7 * 86400 },
+  fileToken: { duration: 180 },
 });
 
 const LIMITS = {
@@ -51,30 +145,106 @@ export function authSettingsOf(collection: Collection): AuthSettings {
   let settings = cache.get(collection);
   if (!settings) {
     const o = collection.options;
-    const part = <K extends AuthSettingKey>(key: K): AuthSettings[K] => ({ ...DEFAULT_AUTH_SETTINGS[key], ...(isPlainObject(o[key]) ? (o[key] as object) : {}) });
-    settings = { passwordAuth: part('passwordAuth'), oauth2: part('oauth2'), otp: part('otp'), mfa: part('mfa'), authToken: part('authToken') };
+    const part = <K extends AuthSettingKey>(key: K): AuthSettings[K] => {
+      const fallback: unknown = DEFAULT_AUTH_SETTINGS[key];
+      if (!isPlainObject(fallback)) return (o[key] === undefined ? fallback : o[key]) as AuthSettings[K];
+      return { ...fallback, ...(isPlainObject(o[key]) ? (o[key] as object) : {}) } as AuthSettings[K];
+    };
+    settings = Object.fromEntries(AUTH_SETTING_KEYS.map((k) => [k, part(k)])) as unknown as AuthSettings;
+    for (const key of TEMPLATE_KEYS) if (!isPlainObject(o[key])) delete settings[key];
     cache.set(collection, settings);
   }
   return settings;
 }
 
+/**
+ * The settings as answers show them: no token secret, no client secret (PocketBase hides them too),
+ * `authToken.duration` 0 shown as the instance's lifetime.
+ */
+export function publicAuthSettings(settings: AuthSettings, tokenTtl: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...settings };
+  for (const kind of TOKEN_KINDS) out[kind] = { duration: settings[kind].duration };
+  out.authToken = { duration: settings.authToken.duration || tokenTtl };
+  out.oauth2 = { ...settings.oauth2, providers: settings.oauth2.providers.map(({ clientSecret: _secret, ...rest }) => rest) };
+  return out;
+}
+
 /** Fields an identity may be looked up in: `email`, or a unique text or email field of the collection. */
-function identityCandidates(collection: Pick<Collection, 'fields'>): Set<string> {
-  return new Set(['email', ...collection.fields.filter((f) => f.unique && (f.type === 'text' || f.type === 'email')).map((f) => f.name)]);
+function identityCandidates(collection: Pick<Collection, 'fields' | 'indexes'>): Set<string> {
+  const unique = new Set(collection.fields.filter((f) => f.unique && (f.type === 'text' || f.type === 'email')).map((f) => f.name));
+  // A field with a unique index of its own (PocketBase's way of making a username unique) counts too.
+  for (const text of collection.indexes ?? []) {
+    const m = /^\s*CREATE\s+UNIQUE\s+INDEX\b[^(]*\(\s*[`"[]?([A-Za-z_][A-Za-z0-9_]*)[`"\]]?\s*\)/i.exec(text);
+    if (m && collection.fields.some((f) => f.name === m[1] && (f.type === 'text' || f.type === 'email'))) unique.add(m[1]);
+  }
+  return new Set(['email', ...unique]);
+}
+
+function readTemplate(raw: unknown, path: string, problem: (path: string, message: string) => void): EmailTemplate | undefined | null {
+  if (raw === undefined) return undefined;
+  if (raw === null) return null;
+  if (!isPlainObject(raw) || typeof raw.subject !== 'string' || typeof raw.body !== 'string' || raw.subject.trim() === '' || raw.body.trim() === '') {
+    problem(path, 'Must be {subject, body}, both non-empty.');
+    return undefined;
+  }
+  if (raw.subject.length > 1000 || /[\r\n]/.test(raw.subject) || raw.body.length > 100_000) {
+    problem(path, 'The subject must be one line of at most 1000 characters, the body at most 100000.');
+    return undefined;
+  }
+  return { subject: raw.subject, body: raw.body };
+}
+
+/** A collection's OAuth2 provider, as stored; the URLs of built-in names are filled in by the OAuth2 domain when used. */
+function readProvider(raw: unknown, index: number, previous: readonly CollectionProvider[], problem: (path: string, message: string) => void): CollectionProvider | undefined {
+  const at = `oauth2.providers.${index}`;
+  if (!isPlainObject(raw)) {
+    problem(at, 'Must be an object.');
+    return undefined;
+  }
+  const text = (key: string, alias?: string): string => {
+    const v = raw[key] ?? (alias ? raw[alias] : undefined);
+    return typeof v === 'string' ? v.trim() : '';
+  };
+  const name = text('name').toLowerCase();
+  if (!/^[a-z0-9][a-z0-9_-]{0,39}$/.test(name)) {
+    problem(`${at}.name`, 'Must be 1-40 lowercase letters, digits, "_" or "-".');
+    return undefined;
+  }
+  const old = previous.find((p) => p.name === name);
+  const provider: CollectionProvider = {
+    name,
+    displayName: text('displayName'),
+    clientId: text('clientId'),
+    // An omitted secret keeps the stored one: answers never show it, and a client echoes what it read.
+    clientSecret: text('clientSecret') || old?.clientSecret || '',
+    authUrl: text('authURL', 'authUrl'),
+    tokenUrl: text('tokenURL', 'tokenUrl'),
+    userInfoUrl: text('userInfoURL', 'userInfoUrl'),
+    pkce: typeof raw.pkce === 'boolean' ? raw.pkce : null,
+    extra: isPlainObject(raw.extra) ? raw.extra : null,
+  };
+  for (const key of ['authUrl', 'tokenUrl', 'userInfoUrl'] as const) {
+    const url = provider[key];
+    if (url !== '' && !/^https?:\/\/\S+$/i.test(url)) problem(`${at}.${key.replace('Url', 'URL')}`, 'Must be an http(s) URL.');
+  }
+  if (provider.clientId === '') problem(`${at}.clientId`, 'Cannot be blank.');
+  if (provider.clientSecret === '') problem(`${at}.clientSecret`, 'Cannot be blank.');
+  return provider;
 }
 
 /**
  * Checks and completes the auth settings about to be stored: each key merged over `current` (so a
  * partial `{otp: {enabled: true}}` keeps the rest, as PocketBase binds a body over the collection),
- * unknown sub-keys dropped, values range-checked. Problems are keyed `otp.duration` and so on.
+ * unknown sub-keys dropped, values range-checked. Problems are keyed `otp.duration` and so on. Rules
+ * (`authRule`, `manageRule`, `mfa.rule`) are checked as rules by the caller.
  */
 export function normalizeAuthSettings(
   input: Partial<Record<AuthSettingKey, unknown>>,
   current: AuthSettings,
-  collection: Pick<Collection, 'fields'>,
+  collection: Pick<Collection, 'fields' | 'indexes'>,
   errors: Record<string, FieldError>,
 ): AuthSettings {
-  const out = structuredClone(current);
+  const out = structuredClone(current) as AuthSettings;
   const problem = (path: string, message: string) => (errors[path] = { code: 'validation_invalid_value', message });
   const read = (key: AuthSettingKey): Record<string, unknown> | undefined => {
     const v = input[key];
@@ -96,6 +266,16 @@ export function normalizeAuthSettings(
     else set(value);
   };
 
+  for (const key of ['authRule', 'manageRule'] as const) {
+    const v = input[key];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== 'string') problem(key, 'Must be null, "" or a filter expression.');
+    // PocketBase keeps an empty manage rule as null: "" would hand every caller an administrator's power.
+    else out[key] = key === 'manageRule' && v === '' ? null : v;
+  }
+  // As PocketBase does, a changed auth rule voids the tokens it signed under the old one.
+  if (out.authRule !== current.authRule) delete out.authToken.secret;
+
   const password = read('passwordAuth');
   if (password) {
     bool('passwordAuth', password, out.passwordAuth);
@@ -110,13 +290,42 @@ export function normalizeAuthSettings(
   if (out.passwordAuth.enabled && out.passwordAuth.identityFields.length === 0) problem('passwordAuth.identityFields', 'Name at least one identity field.');
 
   const oauth2 = read('oauth2');
-  if (oauth2) bool('oauth2', oauth2, out.oauth2);
+  if (oauth2) {
+    bool('oauth2', oauth2, out.oauth2);
+    if (oauth2.providers !== undefined && oauth2.providers !== null) {
+      if (!Array.isArray(oauth2.providers) || oauth2.providers.length > 50) problem('oauth2.providers', 'Must be a list of at most 50 providers.');
+      else {
+        const providers: CollectionProvider[] = [];
+        oauth2.providers.forEach((raw, i) => {
+          const p = readProvider(raw, i, current.oauth2.providers, problem);
+          if (!p) return;
+          if (providers.some((q) => q.name === p.name)) problem(`oauth2.providers.${i}.name`, `The provider ${p.name} is already registered.`);
+          else providers.push(p);
+        });
+        out.oauth2.providers = providers;
+      }
+    } else if (oauth2.providers === null) out.oauth2.providers = [];
+    if (oauth2.mappedFields !== undefined && oauth2.mappedFields !== null) {
+      if (!isPlainObject(oauth2.mappedFields)) problem('oauth2.mappedFields', 'Must be an object.');
+      else {
+        for (const key of ['id', 'name', 'username', 'avatarURL'] as const) {
+          const v = oauth2.mappedFields[key];
+          if (v === undefined) continue;
+          if (typeof v !== 'string' || (v !== '' && !collection.fields.some((f) => f.name === v))) problem(`oauth2.mappedFields.${key}`, 'Must name a field of the collection, or be "".');
+          else out.oauth2.mappedFields[key] = v;
+        }
+      }
+    }
+  }
 
   const otp = read('otp');
   if (otp) {
     bool('otp', otp, out.otp);
     int('otp.duration', otp.duration, LIMITS.otpDuration, (n) => (out.otp.duration = n));
     int('otp.length', otp.length, LIMITS.otpLength, (n) => (out.otp.length = n));
+    const template = readTemplate(otp.emailTemplate, 'otp.emailTemplate', problem);
+    if (template === null) delete out.otp.emailTemplate;
+    else if (template) out.otp.emailTemplate = template;
   }
 
   const mfa = read('mfa');
@@ -129,9 +338,32 @@ export function normalizeAuthSettings(
     }
   }
 
-  const token = read('authToken');
-  if (token && token.duration !== undefined && token.duration !== 0) {
-    int('authToken.duration', token.duration, LIMITS.tokenDuration, (n) => (out.authToken.duration = n));
-  } else if (token && token.duration === 0) out.authToken.duration = 0;
+  const alert = read('authAlert');
+  if (alert) {
+    bool('authAlert', alert, out.authAlert);
+    const template = readTemplate(alert.emailTemplate, 'authAlert.emailTemplate', problem);
+    if (template === null) delete out.authAlert.emailTemplate;
+    else if (template) out.authAlert.emailTemplate = template;
+  }
+
+  for (const kind of TOKEN_KINDS) {
+    const token = read(kind);
+    if (!token) continue;
+    if (token.duration === 0 && kind === 'authToken') out.authToken.duration = 0;
+    else int(`${kind}.duration`, token.duration, LIMITS.tokenDuration, (n) => (out[kind].duration = n));
+    // The secret is never answered; a client that echoes the collection sends none and keeps it. Only
+    // an empty string removes it (PocketBase's tokens then stop working here).
+    if (token.secret === '') delete out[kind].secret;
+    else if (token.secret !== undefined) {
+      if (typeof token.secret !== 'string' || token.secret.length < 30 || token.secret.length > 255) problem(`${kind}.secret`, 'Must be 30 to 255 characters.');
+      else out[kind].secret = token.secret;
+    }
+  }
+
+  for (const key of TEMPLATE_KEYS) {
+    const template = readTemplate(input[key], key, problem);
+    if (template === null) delete out[key];
+    else if (template) out[key] = template;
+  }
   return out;
 }

@@ -15,6 +15,8 @@ export interface FieldDef {
   presentable: boolean;
   /** Value used on create when the field is absent from the input. */
   default: unknown;
+  /** A line for whoever fills the field in (PocketBase ≥ 0.26's `help`); absent when none. */
+  help?: string;
   options: Record<string, unknown>;
 }
 
@@ -87,11 +89,11 @@ export const AUTH_SYSTEM_COLUMNS = [
 /** Auth columns that are never part of a record's JSON. */
 export const AUTH_SECRET_COLUMNS = new Set(['passwordHash', 'tokenKey', 'lastResetSentAt', 'lastVerificationSentAt']);
 
-/** Names no user-defined field may take: system columns, auth columns and keys of the record JSON. */
+/** Names no user-defined field may take: system columns, secret auth columns and keys of the record JSON. */
 export const RESERVED_FIELD_NAMES = new Set(
   [
     ...BASE_SYSTEM_FIELDS,
-    ...AUTH_SYSTEM_COLUMNS,
+    ...AUTH_SECRET_COLUMNS,
     'collectionId',
     'collectionName',
     'expand',
@@ -101,6 +103,25 @@ export const RESERVED_FIELD_NAMES = new Set(
     'rowid',
   ].map((n) => n.toLowerCase()),
 );
+
+/** Names only an auth collection keeps for itself (its public auth columns): a base collection or a
+ * view may have an `email` field of its own, as in PocketBase. */
+export const AUTH_RESERVED_FIELD_NAMES = new Set(['email', 'emailVisibility', 'verified'].map((n) => n.toLowerCase()));
+
+/** Whether a collection of `type` keeps `name` for itself. */
+export function isReservedFieldName(name: string, type: CollectionType): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_FIELD_NAMES.has(lower) || (type === 'auth' && AUTH_RESERVED_FIELD_NAMES.has(lower));
+}
+
+/**
+ * Whether a collection is Cairn's own default `users` (made with every database, `system`), whose
+ * `role` only administrators write. A PocketBase `users` carried by an import replaces it with
+ * PocketBase's flag (not system): it is the application's collection then.
+ */
+export function isCairnUsers(collection: Pick<Collection, 'type' | 'system' | 'name'>): boolean {
+  return collection.type === 'auth' && collection.system && collection.name.toLowerCase() === 'users';
+}
 
 export function findField(collection: Collection, name: string): FieldDef | undefined {
   return collection.fields.find((f) => f.name === name);

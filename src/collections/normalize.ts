@@ -6,7 +6,7 @@ import { AUTH_SETTING_KEYS, authSettingsOf, DEFAULT_AUTH_SETTINGS, normalizeAuth
 import { fieldType, fieldTypeNames } from './fields/registry.ts';
 import { relationField } from './fields/relation.ts';
 import type { OptionProblems } from './fields/types.ts';
-import { type Collection, type CollectionType, type FieldDef, RESERVED_FIELD_NAMES, RULE_NAMES } from './model.ts';
+import { type Collection, type CollectionType, type FieldDef, isReservedFieldName, RULE_NAMES } from './model.ts';
 import { collectionInput } from './pocketbase-shapes.ts';
 import { SUPERUSERS_ID } from './superusers.ts';
 import { parseIndex } from './table-sync.ts';
@@ -68,6 +68,7 @@ function normalizeField(
   previous: Map<string, FieldDef>,
   previousByName: Map<string, FieldDef>,
   collectionName: string,
+  collectionType: CollectionType,
   ctx: NormalizeContext,
 ): { field?: FieldDef; errors?: Errors } {
   if (!isPlainObject(raw)) return { errors: { '': err('validation_invalid_field', 'Must be a field definition object.') } };
@@ -76,7 +77,7 @@ function normalizeField(
   const name = raw.name;
   if (!isValidName(name)) {
     errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
-  } else if (RESERVED_FIELD_NAMES.has(name.toLowerCase())) {
+  } else if (isReservedFieldName(name, collectionType)) {
     errors.name = err('validation_reserved_name', `"${name}" is reserved for a system field.`);
   }
 
@@ -89,6 +90,8 @@ function normalizeField(
   for (const flag of ['required', 'unique', 'hidden', 'presentable', 'system'] as const) {
     if (raw[flag] !== undefined && raw[flag] !== null && typeof raw[flag] !== 'boolean') errors[flag] = err('validation_invalid_value', 'Must be a boolean.');
   }
+
+  if (raw.help !== undefined && raw.help !== null && (typeof raw.help !== 'string' || raw.help.length > 1000)) errors.help = err('validation_invalid_value', 'Must be a text of at most 1000 characters.');
 
   // Identity: the id when it names an existing field, else the name.
   const givenId = typeof raw.id === 'string' && raw.id !== '' ? raw.id : undefined;
@@ -135,6 +138,7 @@ function normalizeField(
     default: raw.default === undefined ? null : raw.default,
     options,
   };
+  if (typeof raw.help === 'string' && raw.help !== '') field.help = raw.help;
   if (field.default !== null) {
     const prepared = type!.prepare(field.default, field);
     if (!prepared.ok) return { errors: { default: prepared.error } };
@@ -213,7 +217,7 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       const seen = new Set<string>();
       const next: FieldDef[] = [];
       rawFields.forEach((raw, i) => {
-        const result = normalizeField(raw, previous, previousByName, name, ctx);
+        const result = normalizeField(raw, previous, previousByName, name, type, ctx);
         if (result.errors) {
           fieldErrors[i] = result.errors;
           return;
@@ -234,7 +238,8 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
   let options = parseOptions(body.options, errors) ?? existing?.options ?? {};
   if (type === 'auth') {
     // Checked against the fields as they will be saved: unique text fields can be identities.
-    const settings = normalizeAuthSettings(options, existing?.type === 'auth' ? authSettingsOf(existing) : DEFAULT_AUTH_SETTINGS, { fields }, errors as Record<string, FieldError>);
+    const indexesSoFar = Array.isArray(body.indexes) ? (body.indexes as unknown[]).filter((i): i is string => typeof i === 'string') : (existing?.indexes ?? []);
+    const settings = normalizeAuthSettings(options, existing?.type === 'auth' ? authSettingsOf(existing) : DEFAULT_AUTH_SETTINGS, { fields, indexes: indexesSoFar }, errors as Record<string, FieldError>);
     options = { ...options, ...settings };
   } else if (AUTH_SETTING_KEYS.some((k) => options[k] !== undefined)) {
     options = { ...options };
@@ -294,10 +299,13 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       const problem = ctx.validateRule(collection, text, ctx.all ?? []);
       if (problem) errors[rule] = err('validation_invalid_rule', problem);
     }
-    const mfaRule = type === 'auth' ? authSettingsOf(collection).mfa.rule : '';
-    if (mfaRule.trim() !== '') {
-      const problem = ctx.validateRule(collection, mfaRule, ctx.all ?? []);
-      if (problem) errors['mfa.rule'] = err('validation_invalid_rule', problem);
+    if (type === 'auth') {
+      const settings = authSettingsOf(collection);
+      for (const [key, text] of [['mfa.rule', settings.mfa.rule], ['authRule', settings.authRule], ['manageRule', settings.manageRule]] as const) {
+        if (typeof text !== 'string' || text.trim() === '') continue;
+        const problem = ctx.validateRule(collection, text, ctx.all ?? []);
+        if (problem) errors[key] = err('validation_invalid_rule', problem);
+      }
     }
     for (const validate of ctx.validateOptions) {
       const problems = validate(collection);

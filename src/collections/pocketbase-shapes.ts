@@ -1,5 +1,5 @@
 import { sameJson } from '../lib/canonical-json.ts';
-import { AUTH_SETTING_KEYS, type AuthSettings, authSettingsOf } from './auth-settings.ts';
+import { AUTH_SETTING_KEYS, authSettingsOf, publicAuthSettings } from './auth-settings.ts';
 import { blankCollection, type Collection, type FieldDef } from './model.ts';
 
 /**
@@ -35,10 +35,13 @@ export const FIELD_OPTION_KEYS = [
   'thumbs',
   'displayFields',
   'convertUrls',
+  'autogeneratePattern',
+  'onCreate',
+  'onUpdate',
 ] as const;
 
 /** Keys of a field definition besides its options. */
-const FIELD_KEYS = ['id', 'name', 'type', 'required', 'unique', 'hidden', 'system', 'presentable', 'default'] as const;
+const FIELD_KEYS = ['id', 'name', 'type', 'required', 'unique', 'hidden', 'system', 'presentable', 'default', 'help'] as const;
 
 /** The columns v0.23 lists as system fields of every collection (and of auth collections). */
 const SYSTEM_COLUMNS = new Set(['id', 'created', 'updated', 'email', 'emailVisibility', 'verified', 'password', 'tokenKey']);
@@ -139,7 +142,7 @@ export function collectionInput(body: unknown, existing?: Collection): unknown {
 
 /** A field in both shapes: v0.22's definition with `options`, and each option as a key of its own. */
 export function fieldJson(f: FieldDef): Record<string, unknown> {
-  return { ...f.options, id: f.id, name: f.name, type: f.type, required: f.required, unique: f.unique, hidden: f.hidden, system: f.system, presentable: f.presentable, default: f.default, options: f.options };
+  return { ...f.options, id: f.id, name: f.name, type: f.type, required: f.required, unique: f.unique, hidden: f.hidden, system: f.system, presentable: f.presentable, default: f.default, help: f.help ?? '', options: f.options };
 }
 
 export interface CollectionJsonDefaults {
@@ -147,9 +150,6 @@ export interface CollectionJsonDefaults {
   tokenTtl: number;
 }
 
-function settingsJson(settings: AuthSettings, defaults: CollectionJsonDefaults): AuthSettings {
-  return { ...settings, authToken: { duration: settings.authToken.duration || defaults.tokenTtl } };
-}
 
 /**
  * A collection as the API returns it, in both shapes (API contract §4, §17): `fields` and `schema`
@@ -175,7 +175,7 @@ export function collectionJson(c: Collection, defaults: CollectionJsonDefaults):
     updated: c.updated,
   };
   if (c.type === 'auth') {
-    const settings = settingsJson(authSettingsOf(c), defaults);
+    const settings = publicAuthSettings(authSettingsOf(c), defaults.tokenTtl);
     json.options = { ...c.options, ...settings };
     Object.assign(json, settings);
   }

@@ -45,7 +45,15 @@ export class FileTokens {
   /** The caller a file token names, or a guest for a token that is invalid, expired, revoked or of another database. */
   async resolve(token: string, dbName: string, db: Database): Promise<Auth> {
     try {
-      const claims = await this.tokens.verify(token);
+      let claims;
+      try {
+        claims = await this.tokens.verify(token);
+      } catch (err) {
+        // A file token PocketBase signed for an account carried by an import.
+        const carried = await this.authenticator.pocketbase?.resolve(token, db, 'file');
+        if (carried) return carried;
+        throw err;
+      }
       if (claims.type !== 'admin' && claims.type !== 'authRecord') return GUEST;
       return await this.authenticator.fromClaims(claims, dbName, db);
     } catch (err) {

@@ -14,13 +14,17 @@ import type { Converter } from './values.ts';
  * whether the target database can take them (a name it already holds refuses the whole import).
  */
 
-/** PocketBase's own system collections, and what becomes of them. */
+/**
+ * PocketBase's own system collections (their names start with "_"), and what becomes of them. A
+ * collection PocketBase flags `system` without being one of these (its test data's `nologin`) is an
+ * ordinary collection of the application and is carried, flag included.
+ */
 const SYSTEM_COLLECTIONS: Record<string, string> = {
   _superusers: 'its records are carried as Cairn administrators',
   _externalAuths: 'its OAuth2 links are carried to the same collection in Cairn',
-  _mfas: 'multi-factor sign-ins under way are not carried',
-  _otps: 'one-time passwords under way are not carried',
-  _authOrigins: 'the devices accounts signed in from are not carried (no new-location alerts in Cairn)',
+  _mfas: 'multi-factor sign-ins under way are not carried (they last minutes)',
+  _otps: 'one-time passwords under way are not carried (they last minutes)',
+  _authOrigins: 'the devices accounts signed in from are not carried (Cairn sends no new-location alerts)',
 };
 
 export interface ColumnCopy {
@@ -56,6 +60,10 @@ export interface PlanTarget {
   usersRecords: number;
   /** Checks a rule as the collections API does (rules domain). */
   checkRule(collection: Collection, rule: string, others: readonly Collection[]): string | undefined;
+  /** Index names the target database already has (lower case). */
+  indexNames(): Promise<string[]>;
+  /** PocketBase's settings document, when readable. */
+  settings?: Record<string, unknown>;
 }
 
 const RULES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const;
@@ -105,6 +113,41 @@ function checkedField(name: string, type: 'base' | 'auth', field: FieldDraft, ct
   return undefined;
 }
 
+/** Auth settings a validation problem is about (`otp.duration` → `otp`). */
+function settingKey(path: string): string {
+  return path.split('.')[0];
+}
+
+/**
+ * Validates the collection as the collections API does, its options (auth settings, PocketBase's
+ * system fields) and flag included. An auth setting Cairn refuses is left out (reported) rather than
+ * failing the import; the defaults stand in for it.
+ */
+function normalizeWithOptions(name: string, d: CollectionDraft, fields: readonly FieldDraft[], ctx: NormalizeContext, notes: Note[]): Collection {
+  let options = { ...d.options };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return normalizeCollection({ name, type: d.type, system: d.pb.system, fields: fields.map((f) => f.body), options, indexes: d.indexes }, undefined, ctx);
+    } catch (err) {
+      const data = isApiError(err) ? (err.data as Record<string, unknown>) : {};
+      const keys = Object.keys(data).filter((k) => k !== 'fields' && k !== 'indexes');
+      if (keys.length === 0 || keys.length !== Object.keys(data).length) {
+        if (isApiError(err) && data.indexes && Object.keys(data).length === 1) {
+          // Indexes are added one by one after the records (write.ts), which reports each that fails.
+          return { ...normalizeCollection({ name, type: d.type, system: d.pb.system, fields: fields.map((f) => f.body), options }, undefined, ctx), indexes: d.indexes };
+        }
+        throw err;
+      }
+      options = { ...options };
+      for (const key of keys) {
+        delete options[settingKey(key)];
+        notes.push({ what: `${name}.${settingKey(key)}`, why: `not carried: ${messages(data[key]).join(' ')}; Cairn's default stands in`, kind: 'not-carried' });
+      }
+    }
+  }
+  return normalizeCollection({ name, type: d.type, system: d.pb.system, fields: fields.map((f) => f.body) }, undefined, ctx);
+}
+
 function columnsOf(draft: CollectionDraft, fields: readonly FieldDraft[]): { columns: ColumnCopy[]; files: PlannedCollection['files'] } {
   const columns: ColumnCopy[] = [{ column: 'id', source: 'id', convert: (v) => v }];
   for (const column of ['created', 'updated']) {
@@ -133,16 +176,17 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
   const chosen: PbCollection[] = [];
   for (const pb of pbCollections) {
     let skipped: string | undefined;
-    if (pb.system) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
+    if (pb.name.startsWith('_') && (pb.system || SYSTEM_COLLECTIONS[pb.name])) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
     else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names start with a letter and hold only letters, digits and "_"';
     targets.set(pb.id, { name: pb.name, type: pb.type, skipped });
     if (skipped) {
-      if (!pb.system || !SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}` });
+      if (!SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}`, kind: 'not-carried' });
       continue;
     }
     chosen.push(pb);
   }
-  const drafts = chosen.map((pb) => draftCollection(pb, generation, targets));
+  const indexNames = new Set(await target.indexNames());
+  const drafts = chosen.map((pb) => draftCollection(pb, { generation, targets, settings: target.settings, indexNames }));
   for (const d of drafts) notes.push(...d.notes);
 
   // Names the target already holds.
@@ -182,7 +226,7 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
     let id = d.pb.id;
     if (takenIds.has(id) || !/^[A-Za-z0-9_]{1,100}$/.test(id)) {
       id = randomId();
-      notes.push({ what: name, why: `its id ${JSON.stringify(d.pb.id)} is already used in the target database: it gets the id "${id}"` });
+      notes.push({ what: name, why: `collection id ${JSON.stringify(d.pb.id)} renamed "${id}": the target database already has a collection with that id (PocketBase's tokens for its records stop working)`, kind: 'renamed' });
     }
     const created = toDate(d.pb.created) as string;
     const updated = toDate(d.pb.updated) as string;
@@ -196,7 +240,7 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
       continue;
     }
     const fields = d.fields.map((f) => checkedField(name, d.type as 'base' | 'auth', f, ctx, notes)).filter((f): f is FieldDraft => f !== undefined);
-    const normalized = normalizeCollection({ name, type: d.type, fields: fields.map((f) => f.body) }, undefined, ctx);
+    const normalized = normalizeWithOptions(name, d, fields, ctx, notes);
     let collection: Collection = {
       ...normalized,
       id,
@@ -210,13 +254,13 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
     };
     const replaces = merge && lower(name) === 'users' ? merge : undefined;
     if (replaces) {
-      // Cairn's fields PocketBase's users lacks (role, …) stay, with their empty columns.
-      const own = new Set(collection.fields.map((f) => lower(f.name)));
-      const kept = replaces.fields.filter((f) => !own.has(lower(f.name)));
-      collection = { ...collection, system: replaces.system, fields: [...collection.fields, ...kept] };
+      // The application's users, as PocketBase had them: Cairn's empty default collection (and its
+      // `name`, `avatar`, `role`, whose columns stay, empty) gives way, so the app's own `role` is
+      // written as its rules allow and not as Cairn's administrators-only one.
       notes.push({
         what: name,
-        why: `merged into Cairn's default "users" (it held no records): PocketBase's fields, rules and indexes replace Cairn's${kept.length > 0 ? `; Cairn's ${kept.map((f) => `"${f.name}"`).join(', ')} kept` : ''}`,
+        why: `replaces Cairn's default "users" (it held no records): PocketBase's fields, rules, options and flags are the collection's; Cairn's ${replaces.fields.map((f) => `"${f.name}"`).join(', ')} are not added`,
+        kind: 'changed',
       });
     }
     // Cairn's kept fields are not copied: their columns keep their defaults.
@@ -240,7 +284,29 @@ export function checkRules(p: PlannedCollection, all: readonly Collection[], tar
     const problem = target.checkRule(p.collection, text, all);
     if (problem) {
       p.collection = { ...p.collection, [rule]: null };
-      notes.push({ what: `${p.collection.name}.${rule}`, why: `${JSON.stringify(text)} is not carried (${problem}); it is null: administrators only` });
+      notes.push({ what: `${p.collection.name}.${rule}`, why: `${JSON.stringify(text)} is not carried (${problem}); it is null: administrators only`, kind: 'changed' });
     }
   }
+  if (p.collection.type !== 'auth') return;
+  // The auth rule and the manage rule narrow to null (nobody signs in; only administrators manage);
+  // an MFA rule Cairn cannot read becomes "" (a second factor for everyone).
+  const options = { ...p.collection.options };
+  for (const [key, fallback] of [['authRule', null], ['manageRule', null]] as const) {
+    const text = options[key];
+    if (typeof text !== 'string' || text.trim() === '') continue;
+    const problem = target.checkRule(p.collection, text, all);
+    if (problem) {
+      options[key] = fallback;
+      notes.push({ what: `${p.collection.name}.${key}`, why: `${JSON.stringify(text)} is not carried (${problem}); it is null`, kind: 'changed' });
+    }
+  }
+  const mfa = options.mfa as { rule?: unknown } | undefined;
+  if (mfa && typeof mfa.rule === 'string' && mfa.rule.trim() !== '') {
+    const problem = target.checkRule(p.collection, mfa.rule, all);
+    if (problem) {
+      options.mfa = { ...mfa, rule: '' };
+      notes.push({ what: `${p.collection.name}.mfa.rule`, why: `${JSON.stringify(mfa.rule)} is not carried (${problem}); every account is asked for a second factor`, kind: 'changed' });
+    }
+  }
+  p.collection = { ...p.collection, options };
 }

@@ -13,6 +13,9 @@ export interface ImportReport {
   collections: CollectionReport[];
   administrators: { carried: number; skipped: Note[] };
   oauth2Links: { carried: number; skipped: number };
+  /** Sections of Cairn's settings written from PocketBase's. */
+  settings: string[];
+  /** What was renamed, carried changed, left behind, and other notes (each with its `kind`). */
   notCarried: Note[];
   /** Wall time of the import in milliseconds (not set for a dry run). */
   ms?: number;
@@ -41,7 +44,7 @@ export function formatReport(r: ImportReport): string {
   const verb = r.dryRun ? 'would be carried' : 'carried';
   lines.push(`Collections ${verb} (${r.collections.length}):`);
   for (const c of r.collections) {
-    const what = [c.type, c.merged ? "merged into Cairn's users" : ''].filter(Boolean).join(', ');
+    const what = [c.type, c.merged ? "replaces Cairn's default users" : ''].filter(Boolean).join(', ');
     const counts = c.type === 'view' ? [plural(c.fields.length, 'field')] : [plural(c.fields.length, 'field'), plural(c.records, 'record'), plural(c.files, 'file'), plural(c.indexes, 'index', 'indexes')];
     lines.push(`  ${c.name} (${what}): ${counts.join(', ')}`);
     if (c.fields.length > 0) lines.push(`    fields: ${c.fields.join(', ')}`);
@@ -49,12 +52,23 @@ export function formatReport(r: ImportReport): string {
   lines.push('');
   lines.push(`Administrators ${verb}: ${r.administrators.carried}`);
   lines.push(`OAuth2 links ${verb}: ${r.oauth2Links.carried}${r.oauth2Links.skipped > 0 ? ` (${r.oauth2Links.skipped} of records not carried left behind)` : ''}`);
+  lines.push(`Settings ${verb}: ${r.settings.length > 0 ? r.settings.join(', ') : 'none'}`);
   const notes = [...r.administrators.skipped, ...r.notCarried];
-  lines.push('');
-  if (notes.length === 0) lines.push('Everything was carried.');
-  else {
-    lines.push('Not carried, or carried changed:');
-    for (const n of notes) lines.push(`  - ${n.what}: ${n.why}`);
+  const groups: Array<[string, Note[]]> = [
+    ['Renamed', notes.filter((n) => n.kind === 'renamed')],
+    ['Carried changed', notes.filter((n) => n.kind === 'changed')],
+    ['Not carried', notes.filter((n) => n.kind === 'not-carried')],
+    ['Notes', notes.filter((n) => n.kind === undefined)],
+  ];
+  if (!notes.some((n) => n.kind === 'not-carried')) {
+    lines.push('');
+    lines.push('Nothing was left behind.');
+  }
+  for (const [title, group] of groups) {
+    if (group.length === 0) continue;
+    lines.push('');
+    lines.push(`${title}:`);
+    for (const n of group) lines.push(`  - ${n.what}: ${n.why}`);
   }
   if (r.ms !== undefined) {
     const records = r.collections.reduce((s, c) => s + c.records, 0);

@@ -1,7 +1,7 @@
-import { RESERVED_FIELD_NAMES } from '../collections/model.ts';
+import { isReservedFieldName } from '../collections/model.ts';
 import { isValidName } from '../lib/identifiers.ts';
 import type { Generation, PbCollection, PbField } from './source.ts';
-import { type Converter, toBool, toDate, toJson, toList, toNumber, toSingle, toText } from './values.ts';
+import { type Converter, toBool, toDate, toGeoPoint, toJson, toList, toNumber, toSingle, toText } from './values.ts';
 
 /**
  * Pure mapping of PocketBase's stored collections (both generations) onto Cairn's collection
@@ -15,6 +15,9 @@ export interface Note {
   /** `collection`, `collection.field`, `collection.listRule`, … */
   what: string;
   why: string;
+  /** `renamed`: carried under another name; `changed`: carried, with a difference said in `why`;
+   * `not-carried`: left behind. Absent: information. */
+  kind?: 'renamed' | 'changed' | 'not-carried';
 }
 
 export interface FieldDraft {
@@ -39,6 +42,8 @@ export interface CollectionDraft {
   indexes: string[];
   /** View query (views only). */
   query?: string;
+  /** Collection options to store: auth settings, PocketBase's definitions of the system fields. */
+  options: Record<string, unknown>;
   notes: Note[];
 }
 
@@ -85,12 +90,12 @@ function mapField(field: PbField, generation: Generation, targets: Map<string, T
   const notes: string[] = [];
   switch (field.type) {
     case 'text': {
-      if (typeof o.autogeneratePattern === 'string' && o.autogeneratePattern !== '') notes.push(`its autogenerate pattern ${JSON.stringify(o.autogeneratePattern)} is not carried (Cairn does not generate text values)`);
-      return { type: 'text', options: { min: nullIfEmpty(int(o.min)), max: nullIfEmpty(int(o.max)), pattern: typeof o.pattern === 'string' ? o.pattern : '' }, convert: toText, notes };
+      const options: Record<string, unknown> = { min: nullIfEmpty(int(o.min)), max: nullIfEmpty(int(o.max)), pattern: typeof o.pattern === 'string' ? o.pattern : '' };
+      if (typeof o.autogeneratePattern === 'string' && o.autogeneratePattern !== '') options.autogeneratePattern = o.autogeneratePattern;
+      return { type: 'text', options, convert: toText, notes };
     }
     case 'editor':
-      if (typeof o.maxSize === 'number' && o.maxSize > 0) notes.push(`its maxSize ${o.maxSize} is not carried (Cairn's editor field has no size limit)`);
-      return { type: 'editor', options: { convertUrls: o.convertUrls === true || o.convertURLs === true }, convert: toText, notes };
+      return { type: 'editor', options: { convertUrls: o.convertUrls === true || o.convertURLs === true, ...(typeof o.maxSize === 'number' && o.maxSize > 0 ? { maxSize: o.maxSize } : {}) }, convert: toText, notes };
     case 'number':
       return {
         type: 'number',
@@ -106,11 +111,9 @@ function mapField(field: PbField, generation: Generation, targets: Map<string, T
     case 'date':
       return { type: 'date', options: { min: typeof o.min === 'string' ? o.min : '', max: typeof o.max === 'string' ? o.max : '' }, convert: toDate, notes };
     case 'autodate':
-      notes.push('carried as a date field: Cairn does not set it on create or update');
-      return { type: 'date', options: {}, convert: toDate, notes };
+      return { type: 'autodate', options: { onCreate: o.onCreate === true, onUpdate: o.onUpdate === true }, convert: toDate, notes };
     case 'geoPoint':
-      notes.push('carried as a json field ({"lon", "lat"}): Cairn has no geoPoint type');
-      return { type: 'json', options: {}, convert: toJson, notes };
+      return { type: 'geoPoint', options: {}, convert: toGeoPoint, notes };
     case 'json':
       return { type: 'json', options: typeof o.maxSize === 'number' && o.maxSize > 0 ? { maxSize: o.maxSize } : {}, convert: toJson, notes };
     case 'select': {
@@ -171,20 +174,69 @@ function indexColumns(sql: string): string[] | undefined {
   return cols.every((c) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(c)) ? cols : undefined;
 }
 
+/** What one import knows besides the collection: the generation, relation targets, PocketBase's settings. */
+export interface DraftContext {
+  generation: Generation;
+  targets: Map<string, TargetInfo>;
+  /** PocketBase's settings document when it could be read (before 0.23 the token secrets and mail templates are there). */
+  settings?: Record<string, unknown>;
+  /** Index names already given in the target database (index names are per database). */
+  indexNames: Set<string>;
+}
+
+/** PocketBase ≥ 0.23 lists these among `fields`; they are Cairn's system columns. */
+const SYSTEM_FIELD_NAMES = new Set(['id', 'password', 'tokenKey', 'email', 'emailVisibility', 'verified', 'created', 'updated']);
+
+/** A field as PocketBase ≥ 0.23 writes it (options flat on the field). */
+function flatField(f: PbField): Record<string, unknown> {
+  return { ...f.options, id: f.id, name: f.name, type: f.type, system: f.system, required: f.required, hidden: f.hidden, presentable: f.presentable };
+}
+
+/** The name an index of PocketBase gets in Cairn: `_`-prefixed names are Cairn's own, so `_x` becomes `pb_x`. */
+function indexName(name: string, taken: Set<string>): string {
+  if (!name.startsWith('_') && !/^sqlite_/i.test(name) && !taken.has(name.toLowerCase())) return name;
+  const base = name.startsWith('_') ? `pb${name}` : `pb_${name}`;
+  let renamed = base.slice(0, 63);
+  for (let i = 2; taken.has(renamed.toLowerCase()); i++) renamed = `${base.slice(0, 58)}_${i}`;
+  return renamed;
+}
+
+/** Renames the index of a `CREATE INDEX` statement (PocketBase's quoting already made standard). */
+function withIndexName(sql: string, name: string): string {
+  return sql.replace(/^(\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?)("(?:[^"]|"")*"|\[[^\]]*\]|[A-Za-z_][A-Za-z0-9_]*)/i, (_m, head: string) => `${head}"${name}"`);
+}
+
+function indexNameOf(sql: string): string | undefined {
+  const m = /^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?("((?:[^"]|"")*)"|\[([^\]]*)\]|([A-Za-z_][A-Za-z0-9_]*))/i.exec(sql);
+  return m ? (m[2]?.replace(/""/g, '"') ?? m[3] ?? m[4]) : undefined;
+}
+
 /**
- * Maps one PocketBase collection. `targets` resolves relation targets (PocketBase collection ids) to
- * what the import makes of them.
+ * Maps one PocketBase collection. `ctx.targets` resolves relation targets (PocketBase collection
+ * ids) to what the import makes of them.
  */
-export function draftCollection(pb: PbCollection, generation: Generation, targets: Map<string, TargetInfo>): CollectionDraft {
+export function draftCollection(pb: PbCollection, ctx: DraftContext): CollectionDraft {
+  const { generation, targets } = ctx;
   const notes: Note[] = [];
   const type = pb.type === 'auth' || pb.type === 'view' ? pb.type : 'base';
-  const draft: CollectionDraft = { pb, type, fields: [], system: new Map(), indexes: [], notes };
-  const note = (what: string, why: string) => notes.push({ what: what ? `${pb.name}.${what}` : pb.name, why });
+  const draft: CollectionDraft = { pb, type, fields: [], system: new Map(), indexes: [], options: {}, notes };
+  const note = (what: string, why: string, kind?: Note['kind']) => notes.push({ what: what ? `${pb.name}.${what}` : pb.name, why, kind });
 
   if (type === 'view') {
     const query = generation === 'current' ? pb.options.viewQuery : pb.options.query;
     draft.query = typeof query === 'string' ? query : '';
-    // A view's fields are what its query selects; Cairn infers them when it creates the view.
+    // A view's fields are what its query selects; Cairn infers them when it creates the view, and
+    // PocketBase's own definitions (types, options) are laid over them where the names match.
+    for (const field of pb.fields) {
+      if (field.name === 'id') continue;
+      const mapped = mapField(field, generation, targets);
+      if (typeof mapped === 'string') continue;
+      draft.fields.push({
+        source: field.name,
+        body: { id: field.id || undefined, name: field.name, type: mapped.type, required: field.required, hidden: field.hidden, presentable: field.presentable, options: mapped.options },
+        convert: mapped.convert,
+      });
+    }
     return draft;
   }
 
@@ -196,7 +248,13 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
     if (present) draft.system.set(column, { source: column, convert: toDate });
     else missing.push(`"${column}"`);
   }
-  if (missing.length > 0) note('', `it has no ${missing.join(' or ')} field: its records get the time of the import as ${missing.join(' and ')}`);
+  if (missing.length > 0) note('', `it has no ${missing.join(' or ')} field: Cairn's records always have both, so its records get the time of the import as ${missing.join(' and ')}`, 'changed');
+  if (generation === 'current') {
+    // How PocketBase described the fields Cairn keeps as system columns (ids, flags, autodate and
+    // email options), so the collection answers as it did there.
+    const system = pb.fields.filter((f) => SYSTEM_FIELD_NAMES.has(f.name) && (type === 'auth' || f.name === 'id' || f.type === 'autodate'));
+    if (system.length > 0) draft.options.systemFields = system.map(flatField);
+  }
   if (type === 'auth') {
     draft.system.set('email', { source: 'email', convert: toText });
     draft.system.set('emailVisibility', { source: 'emailVisibility', convert: toBool });
@@ -206,10 +264,9 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
     if (generation === 'legacy') {
       draft.system.set('lastResetSentAt', { source: 'lastResetSentAt', convert: toDate });
       draft.system.set('lastVerificationSentAt', { source: 'lastVerificationSentAt', convert: toDate });
-      // Every auth record had a unique username before 0.23; Cairn signs in by email, so it is a field.
+      // Every auth record had a unique username before 0.23 (a system column then, a field since).
       if (!names.has('username')) {
-        draft.fields.push({ source: 'username', body: { name: 'username', type: 'text', unique: true, options: { max: 150 } }, convert: toText });
-        note('username', 'carried as a unique text field: Cairn signs in with the email address only');
+        draft.fields.push({ source: 'username', body: { name: 'username', type: 'text', unique: true, required: true, options: { min: 3, max: 150, pattern: '^[\\w][\\w\\.\\-]*$', autogeneratePattern: 'users[0-9]{6}' } }, convert: toText });
       }
     }
   }
@@ -220,21 +277,21 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
     if (generation === 'current' && field.name === 'id') continue;
     const mapped = mapField(field, generation, targets);
     if (typeof mapped === 'string') {
-      note(field.name, `not carried: ${mapped}; its values stay behind`);
+      note(field.name, `not carried: ${mapped}; its values stay behind`, 'not-carried');
       continue;
     }
     let name = field.name;
-    if (RESERVED_FIELD_NAMES.has(name.toLowerCase()) || !isValidName(name)) {
-      // PocketBase lets a base collection have an `email` (or `verified`) field; Cairn keeps those names
-      // for auth collections' own columns, so the field is carried under another name.
+    if (isReservedFieldName(name, type) || !isValidName(name)) {
+      // A name Cairn keeps for itself in every collection (`expand`, `collectionName`, …): carried
+      // under another name, since a record could not answer both.
       const base = String(name).replace(/[^A-Za-z0-9_]/g, '_').replace(/^[^A-Za-z]+/, 'f_');
       let renamed = `${base}_field`;
       while (names.has(renamed.toLowerCase())) renamed += '_';
-      note(field.name, `carried as "${renamed}": Cairn keeps the name "${field.name}" for itself; rules and indexes that use it are checked against the new name`);
+      note(field.name, `renamed "${renamed}": Cairn keeps the name "${field.name}" for itself in every record; rules and indexes that use it are checked against the new name`, 'renamed');
       names.add(renamed.toLowerCase());
       name = renamed;
     }
-    for (const why of mapped.notes) note(name, why);
+    for (const why of mapped.notes) note(name, why, 'changed');
     draft.fields.push({
       source: field.name,
       body: {
@@ -245,6 +302,8 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
         unique: field.unique,
         hidden: field.hidden,
         presentable: field.presentable,
+        system: field.system,
+        ...(typeof field.options.help === 'string' && field.options.help !== '' ? { help: field.options.help } : {}),
         options: mapped.options,
       },
       convert: mapped.convert,
@@ -252,35 +311,83 @@ export function draftCollection(pb: PbCollection, generation: Generation, target
     });
   }
 
-  for (const sql of pb.indexes) {
-    const columns = indexColumns(sql);
-    // Since 0.23 an auth collection lists its own unique indexes on email and tokenKey; Cairn has its own.
-    if (type === 'auth' && columns && columns.every((c) => c === 'email' || c === 'tokenKey')) continue;
-    draft.indexes.push(standardQuotes(sql));
+  for (const original of pb.indexes) {
+    let sql = standardQuotes(original);
+    const name = indexNameOf(sql);
+    if (name !== undefined) {
+      const given = indexName(name, ctx.indexNames);
+      if (given !== name) {
+        sql = withIndexName(sql, given);
+        note('', `index "${name}" renamed "${given}": Cairn keeps index names starting with "_" for its own indexes`, 'renamed');
+      }
+      ctx.indexNames.add(given.toLowerCase());
+    }
+    draft.indexes.push(sql);
   }
 
-  authNotes(pb, generation, note);
+  if (type === 'auth') Object.assign(draft.options, authOptions(pb, ctx, note));
   return draft;
 }
 
-/** What an auth collection's PocketBase options set that Cairn does not enforce. */
-function authNotes(pb: PbCollection, generation: Generation, note: (what: string, why: string) => void): void {
-  if (pb.type !== 'auth') return;
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** PocketBase's email templates before 0.23 (`meta.verificationTemplate`, …) as ≥ 0.23's `{subject, body}`. */
+function legacyTemplate(raw: unknown): { subject: string; body: string } | undefined {
+  if (!isObj(raw) || typeof raw.subject !== 'string' || typeof raw.body !== 'string' || raw.subject === '' || raw.body === '') return undefined;
+  // Before 0.23 the link was `{ACTION_URL}`, made from the template's `actionUrl` with `{TOKEN}` in it.
+  const action = typeof raw.actionUrl === 'string' ? raw.actionUrl : '';
+  return { subject: raw.subject, body: action ? raw.body.replaceAll('{ACTION_URL}', action) : raw.body };
+}
+
+/**
+ * An auth collection's PocketBase options as Cairn's auth settings (src/collections/auth-settings.ts):
+ * ≥ 0.23's as they are; before 0.23's translated the way PocketBase's own upgrade translates them
+ * (`allowUsernameAuth` → `username` as an identity field, `onlyVerified` → the auth rule
+ * `verified = true`), with the token secrets and templates of the instance's settings.
+ */
+function authOptions(pb: PbCollection, ctx: DraftContext, note: (what: string, why: string, kind?: Note['kind']) => void): Record<string, unknown> {
   const o = pb.options;
-  if (generation === 'legacy') {
-    if (typeof o.manageRule === 'string') note('manageRule', `not carried (${JSON.stringify(o.manageRule)}): Cairn has no manage rule; only administrators manage others' accounts`);
-    if (o.onlyVerified === true) note('onlyVerified', 'not carried: Cairn lets unverified accounts sign in; add `verified = true` to the rules that need it');
-    if (list(o.onlyEmailDomains).length > 0 || list(o.exceptEmailDomains).length > 0) note('options', 'the email domain limits of sign-up are not carried');
-    if (o.allowUsernameAuth === true) note('allowUsernameAuth', 'not carried: Cairn signs in with the email address only');
-    return;
+  if (ctx.generation === 'current') {
+    const out: Record<string, unknown> = {};
+    for (const key of ['authRule', 'manageRule', 'passwordAuth', 'oauth2', 'otp', 'mfa', 'authAlert', 'authToken', 'passwordResetToken', 'emailChangeToken', 'verificationToken', 'fileToken', 'verificationTemplate', 'resetPasswordTemplate', 'confirmEmailChangeTemplate']) {
+      if (o[key] !== undefined) out[key] = o[key];
+    }
+    if (isObj(out.oauth2) && !Array.isArray(out.oauth2.providers)) out.oauth2 = { ...out.oauth2, providers: [] };
+    if (isObj(out.authAlert) && out.authAlert.enabled === true) note('authAlert', 'kept, but Cairn sends no mail about sign-ins from a new place', 'changed');
+    return out;
   }
-  if (typeof o.authRule === 'string' && o.authRule !== '') note('authRule', `not carried (${JSON.stringify(o.authRule)}): Cairn has no auth rule; every account with a password may sign in`);
-  if (typeof o.manageRule === 'string') note('manageRule', `not carried (${JSON.stringify(o.manageRule)}): Cairn has no manage rule; only administrators manage others' accounts`);
-  const identity = (o.passwordAuth as { identityFields?: unknown } | undefined)?.identityFields;
-  if (list(identity).some((f) => f !== 'email')) note('passwordAuth', `the identity fields ${JSON.stringify(identity)} are not carried: Cairn signs in with the email address only`);
-  for (const key of ['otp', 'mfa'] as const) {
-    if ((o[key] as { enabled?: unknown } | undefined)?.enabled === true) note(key, `${key === 'otp' ? 'one-time passwords' : 'multi-factor authentication'} settings are not carried; set them again in Cairn`);
+  const settings = ctx.settings ?? {};
+  const email = o.allowEmailAuth !== false;
+  const username = o.allowUsernameAuth === true;
+  const out: Record<string, unknown> = {
+    authRule: o.onlyVerified === true ? 'verified = true' : '',
+    manageRule: typeof o.manageRule === 'string' && o.manageRule !== '' ? o.manageRule : null,
+    passwordAuth: { enabled: email || username, identityFields: [...(email ? ['email'] : []), ...(username ? ['username'] : [])].length > 0 ? [...(email ? ['email'] : []), ...(username ? ['username'] : [])] : ['email'] },
+    oauth2: { enabled: o.allowOAuth2Auth !== false },
+  };
+  if (o.onlyVerified === true) note('onlyVerified', 'carried as the auth rule "verified = true", as PocketBase 0.23 carries it', 'changed');
+  const tokens: Array<[string, string]> = [
+    ['authToken', 'recordAuthToken'],
+    ['passwordResetToken', 'recordPasswordResetToken'],
+    ['emailChangeToken', 'recordEmailChangeToken'],
+    ['verificationToken', 'recordVerificationToken'],
+    ['fileToken', 'recordFileToken'],
+  ];
+  for (const [kind, legacy] of tokens) {
+    const t = settings[legacy];
+    if (isObj(t)) out[kind] = { ...(typeof t.duration === 'number' && t.duration >= 10 ? { duration: t.duration } : {}), ...(typeof t.secret === 'string' && t.secret.length >= 30 ? { secret: t.secret } : {}) };
   }
-  const providers = (o.oauth2 as { providers?: unknown } | undefined)?.providers;
-  if (Array.isArray(providers) && providers.length > 0) note('oauth2', "the OAuth2 providers' settings (client ids and secrets) are not carried; configure them in Cairn's oauth2 settings");
+  const meta = isObj(settings.meta) ? settings.meta : {};
+  for (const [key, legacy] of [['verificationTemplate', 'verificationTemplate'], ['resetPasswordTemplate', 'resetPasswordTemplate'], ['confirmEmailChangeTemplate', 'confirmEmailChangeTemplate']]) {
+    const template = legacyTemplate(meta[legacy]);
+    if (template) out[key] = template;
+  }
+  if (list(o.onlyEmailDomains).length > 0 || list(o.exceptEmailDomains).length > 0 || o.requireEmail === true || (typeof o.minPasswordLength === 'number' && o.minPasswordLength !== 8)) {
+    // PocketBase 0.23 moved these onto the email and password fields.
+    out.systemFields = [
+      { id: 'email', name: 'email', type: 'email', system: true, required: o.requireEmail === true, onlyDomains: list(o.onlyEmailDomains), exceptDomains: list(o.exceptEmailDomains) },
+      { id: 'password', name: 'password', type: 'password', system: true, required: true, hidden: true, min: typeof o.minPasswordLength === 'number' ? o.minPasswordLength : 8 },
+    ];
+  }
+  return out;
 }

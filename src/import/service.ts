@@ -1,18 +1,21 @@
 import path from 'node:path';
-import { newTokenKey } from '../records/auth-fields.ts';
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { insertCollection } from '../collections/store.ts';
-import { badRequest } from '../errors.ts';
+import { parseIndex } from '../collections/table-sync.ts';
+import { badRequest, type FieldError } from '../errors.ts';
 import type { FileStorage } from '../files/storage/types.ts';
 import { randomId } from '../lib/ids.ts';
 import { isValidDatabaseName, quoteIdent } from '../lib/identifiers.ts';
 import { inAllTransactions } from '../migrations/transactions.ts';
-import type { Database, DatabaseRegistry, Queryable, Transaction } from '../storage/index.ts';
+import { newTokenKey } from '../records/auth-fields.ts';
+import type { DatabaseRegistry, Queryable, Transaction } from '../storage/index.ts';
+import { storeSettings } from '../settings/service.ts';
 import { copyFiles, removeFiles, scanFiles } from './files.ts';
 import { type ImportPlan, planImport, type PlanTarget } from './plan.ts';
 import type { CollectionReport, ImportReport } from './report.ts';
 import type { Note } from './schema.ts';
+import { planSettings } from './settings.ts';
 import { type PbAdmin, PocketBaseSource } from './source.ts';
 import { toDate } from './values.ts';
 import { addIndexes, copyLinks, copyRecords, createTable, createViewCollection } from './write.ts';
@@ -20,10 +23,13 @@ import { addIndexes, copyLinks, copyRecords, createTable, createViewCollection }
 /**
  * `cairn import pocketbase`: a PocketBase instance into a Cairn database, with the server stopped
  * (API contract §18). Order: read and plan (refusals happen here, before anything changes), copy the
- * files, then one transaction over the target database and the system database (administrators) in
- * which tables, records, indexes, views and OAuth2 links are written. A failure anywhere undoes it all:
- * the transaction rolls back, the copied files are removed, and a database made for the import is
- * discarded.
+ * files, then one transaction over the target database and the system database (administrators,
+ * settings) in which tables, records, indexes, views and OAuth2 links are written. A failure anywhere
+ * undoes it all: the transaction rolls back, the copied files are removed, and a database made for the
+ * import is discarded.
+ *
+ * A dry run does all of it except copying files, and rolls the transaction back: its report is the
+ * real run's, down to each index or view Cairn refuses.
  */
 
 export interface ImportDeps {
@@ -33,6 +39,13 @@ export interface ImportDeps {
   /** A directory for file copies on their way into `storage` (inside the data directory). */
   stagingDir: string;
   checkRule: PlanTarget['checkRule'];
+  /** The instance settings, whose sections validate what PocketBase's settings become. */
+  settings: {
+    prepare(values: ReadonlyMap<string, unknown>): Promise<{ values: Map<string, unknown>; errors: Map<string, Record<string, FieldError>> }>;
+    forget(): Promise<void>;
+  };
+  /** PB_ENCRYPTION_KEY: decrypts settings PocketBase keeps encrypted. */
+  encryptionKey?: string;
 }
 
 export interface ImportOptions {
@@ -45,20 +58,17 @@ export interface ImportOptions {
 /** PocketBase 0.23+ makes this superuser for its first-run installer link; it is nobody's account. */
 const INSTALLER_EMAIL = '__pbinstaller@example.com';
 
-/** What no import carries. */
-const GENERAL_NOTES: Note[] = [
-  { what: 'settings', why: "PocketBase's settings (_params: application, SMTP, S3, backups, OAuth2 providers before 0.23) are not carried; set Cairn's own" },
-  { what: 'tokens', why: 'tokens PocketBase issued are not valid on Cairn: users and administrators sign in again (with the same passwords)' },
-];
-
 const BCRYPT = /^\$2[abxy]\$\d{2}\$/;
 
+/** Thrown inside the transaction of a dry run, to roll it back once the report is complete. */
+class DryRunDone extends Error {}
+
 interface AdminPlan {
-  carry: PbAdmin[];
+  carry: Array<PbAdmin & { tokenSecret: string }>;
   skipped: Note[];
 }
 
-async function planAdmins(system: Queryable, admins: readonly PbAdmin[]): Promise<AdminPlan> {
+async function planAdmins(system: Queryable, admins: readonly PbAdmin[], tokenSecret: string): Promise<AdminPlan> {
   const existing = await system.all<{ id: string; email: string }>('SELECT id, email FROM _admins');
   const emails = new Set(existing.map((a) => a.email.toLowerCase()));
   const ids = new Set(existing.map((a) => a.id));
@@ -66,37 +76,39 @@ async function planAdmins(system: Queryable, admins: readonly PbAdmin[]): Promis
   for (const admin of admins) {
     if (admin.email === INSTALLER_EMAIL) continue;
     if (emails.has(admin.email.toLowerCase())) {
-      plan.skipped.push({ what: 'administrator', why: 'one administrator is not carried: Cairn already has an administrator with that email (Cairn’s keeps its password)' });
+      plan.skipped.push({ what: 'administrator', why: 'one administrator is not carried: Cairn already has an administrator with that email (Cairn’s keeps its password)', kind: 'not-carried' });
       continue;
     }
     if (!BCRYPT.test(admin.passwordHash)) {
-      plan.skipped.push({ what: 'administrator', why: 'one administrator is not carried: its password hash is not bcrypt' });
+      plan.skipped.push({ what: 'administrator', why: 'one administrator is not carried: its password hash is not bcrypt', kind: 'not-carried' });
       continue;
     }
     emails.add(admin.email.toLowerCase());
-    plan.carry.push(ids.has(admin.id) ? { ...admin, id: randomId() } : admin);
+    // The id and tokenKey are PocketBase's, so the tokens it issued stay valid; an id Cairn already
+    // gave another administrator cannot be kept, and those tokens then end.
+    if (ids.has(admin.id)) {
+      const id = randomId();
+      plan.skipped.push({ what: 'administrator', why: `an administrator's id "${admin.id}" renamed "${id}": Cairn already has an administrator with that id (PocketBase's tokens for it stop working)`, kind: 'renamed' });
+      plan.carry.push({ ...admin, id, tokenKey: newTokenKey(), tokenSecret: '' });
+    } else plan.carry.push({ ...admin, tokenKey: admin.tokenKey || newTokenKey(), tokenSecret: admin.tokenKey ? tokenSecret : '' });
   }
   return plan;
 }
 
-async function insertAdmins(tx: Queryable, admins: readonly PbAdmin[]): Promise<void> {
+async function insertAdmins(tx: Queryable, admins: AdminPlan['carry']): Promise<void> {
   for (const a of admins) {
     const now = new Date().toISOString();
-    await tx.run('INSERT INTO _admins (id, email, avatar, passwordHash, tokenKey, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await tx.run('INSERT INTO _admins (id, email, avatar, passwordHash, tokenKey, "tokenSecret", created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
       a.id,
       a.email,
       Number(a.avatar) || 0,
       a.passwordHash,
-      newTokenKey(),
+      a.tokenKey,
+      a.tokenSecret,
       toDate(a.created) || now,
       toDate(a.updated) || now,
     ]);
   }
-}
-
-/** A stand-in for the default `users` of a database the dry run does not create. */
-function defaultUsers(): Collection {
-  return { id: '', name: 'users', type: 'auth', system: true, fields: [], options: {}, listRule: null, viewRule: null, createRule: null, updateRule: null, deleteRule: null, indexes: [], created: '', updated: '' };
 }
 
 async function usersRecords(db: Queryable, collections: readonly Collection[]): Promise<number> {
@@ -107,6 +119,25 @@ async function usersRecords(db: Queryable, collections: readonly Collection[]): 
 
 function fieldList(c: Collection): string[] {
   return c.fields.map((f) => `${f.name} ${f.type}`);
+}
+
+/** PocketBase's SMTP settings as the CAIRN_SMTP_URL that would send the same way (the password left out). */
+function smtpHint(smtp: unknown): string {
+  const s = smtp as { enabled?: unknown; host?: unknown; port?: unknown; username?: unknown; tls?: unknown } | undefined;
+  if (!s || s.enabled !== true || typeof s.host !== 'string' || s.host === '') return ' (PocketBase sent no mail through SMTP)';
+  const user = typeof s.username === 'string' && s.username !== '' ? `${encodeURIComponent(s.username)}:PASSWORD@` : '';
+  return `; PocketBase's is CAIRN_SMTP_URL=${s.tls === true ? 'smtps' : 'smtp'}://${user}${s.host}:${Number(s.port) || 587}`;
+}
+
+/** The secret PocketBase signed administrators' tokens with: `_superusers`' since 0.23, the instance's before. */
+function adminTokenSecret(source: PocketBaseSource, settings: Record<string, unknown> | undefined): string {
+  if (source.generation === 'current') {
+    const superusers = source.collections().find((c) => c.name === '_superusers');
+    const secret = (superusers?.options.authToken as { secret?: unknown } | undefined)?.secret;
+    return typeof secret === 'string' ? secret : '';
+  }
+  const secret = (settings?.adminAuthToken as { secret?: unknown } | undefined)?.secret;
+  return typeof secret === 'string' ? secret : '';
 }
 
 /** Imports (or, with `dryRun`, reports what would be imported). Refusals are 4xx ApiErrors. */
@@ -125,33 +156,43 @@ async function run(deps: ImportDeps, options: ImportOptions, source: PocketBaseS
   if (!isValidDatabaseName(options.database)) throw badRequest(`"${options.database}" is not a database name: use 1-63 lower-case letters, digits and underscores, starting with a letter.`);
   await registry.reload();
   const exists = registry.has(options.database);
-  // A database made for the import (not for a dry run) is planned against as it is, default users
-  // included, and discarded again if the import fails.
-  const created = !exists && !options.dryRun;
+  // A database made for the import (a dry run's too, which plans against it as the real run would)
+  // is discarded again if the import fails or only pretended.
+  const created = !exists;
   if (created) await registry.create(options.database);
+  let keep = false;
   try {
-    return await importInto(deps, options, source, started, exists, created);
-  } catch (err) {
-    if (created) await registry.discard(options.database).catch(() => undefined);
-    throw err;
+    const report = await importInto(deps, options, source, started, exists);
+    keep = !options.dryRun;
+    return report;
+  } finally {
+    if (created && !keep) await registry.discard(options.database).catch(() => undefined);
   }
 }
 
-async function importInto(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean, created: boolean): Promise<ImportReport> {
+async function importInto(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean): Promise<ImportReport> {
   const { registry } = deps;
-  const db = exists || created ? await registry.get(options.database) : undefined;
-  const existing = db ? (await deps.collections.all(db)).list : [defaultUsers()];
+  const db = await registry.get(options.database);
+  const existing = (await deps.collections.all(db)).list;
+  const settingsPlan = planSettings(source.settings(), source.generation, deps.encryptionKey);
   const plan = await planImport(source.collections(), source.generation, {
     collections: existing,
-    relationExists: async (name) => (db ? (await db.dialect.relationKind(db, name)) !== undefined : false),
-    usersRecords: db ? await usersRecords(db, existing) : 0,
+    relationExists: async (name) => (await db.dialect.relationKind(db, name)) !== undefined,
+    usersRecords: await usersRecords(db, existing),
     checkRule: deps.checkRule,
+    indexNames: async () => existing.flatMap((c) => c.indexes.map((i) => parseIndex(i)?.name.toLowerCase() ?? '')).filter((n) => n !== ''),
+    settings: settingsPlan.document,
   });
-  const admins = await planAdmins(registry.system, source.admins());
+  const admins = await planAdmins(registry.system, source.admins(), adminTokenSecret(source, settingsPlan.document));
   const links = source.externalAuths();
   const scan = scanFiles(source, plan.collections);
-  const notes: Note[] = [...plan.notes];
-  for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there` });
+  const notes: Note[] = [...plan.notes, ...settingsPlan.notes];
+  for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
+  const prepared = await deps.settings.prepare(settingsPlan.sections);
+  for (const [section, problems] of prepared.errors) {
+    const hint = section === 'smtp' ? smtpHint(settingsPlan.sections.get('smtp')) : '';
+    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}${hint}`, kind: 'not-carried' });
+  }
 
   const report: ImportReport = {
     source: source.dataFile,
@@ -163,6 +204,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     collections: [],
     administrators: { carried: admins.carry.length, skipped: admins.skipped },
     oauth2Links: { carried: 0, skipped: 0 },
+    settings: [...prepared.values.keys()],
     notCarried: notes,
   };
   const describe = (p: ImportPlan['collections'][number], records: number): CollectionReport => ({
@@ -175,20 +217,9 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     merged: p.replaces !== undefined,
   });
 
-  if (options.dryRun) {
-    for (const p of plan.collections) {
-      report.collections.push({ ...describe(p, p.collection.type === 'view' ? 0 : source.count(p.draft.pb.name)), indexes: p.draft.indexes.length });
-    }
-    const authIds = new Set(plan.collections.filter((p) => p.collection.type === 'auth').map((p) => p.draft.pb.id));
-    report.oauth2Links.carried = links.filter((l) => authIds.has(l.collectionId)).length;
-    report.oauth2Links.skipped = links.length - report.oauth2Links.carried;
-    notes.push(...GENERAL_NOTES);
-    return report;
-  }
-
-  const target = db!;
+  const target = db;
   try {
-    await copyFiles(deps.storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
+    if (!options.dryRun) await copyFiles(deps.storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
     const results = new Map<string, number>();
     const adminIds = admins.carry.map((a) => a.id);
     await inAllTransactions(
@@ -197,20 +228,23 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
       async ([tx, systemTx]) => {
         await writeAll(tx, source, plan, existing, deps, notes, results, links, report);
         await insertAdmins(systemTx, admins.carry);
+        await storeSettings(systemTx, prepared.values);
+        for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
+        if (options.dryRun) throw new DryRunDone();
       },
       // Only a COMMIT failing after the system database's went through gets here (SQLite files).
       async (i) => {
         if (i === 1) for (const id of adminIds) await registry.system.run('DELETE FROM _admins WHERE id = ?', [id]);
       },
     );
-    for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
   } catch (err) {
-    await removeFiles(deps.storage, options.database, scan, created);
+    if (err instanceof DryRunDone) return report;
+    if (!options.dryRun) await removeFiles(deps.storage, options.database, scan, !exists);
     throw err;
   } finally {
     await deps.collections.invalidate(target);
+    if (!options.dryRun) await deps.settings.forget();
   }
-  notes.push(...GENERAL_NOTES);
   report.ms = Date.now() - started;
   return report;
 }
@@ -234,10 +268,10 @@ async function writeAll(
     results.set(p.collection.name, copy.records);
     if (copy.ids) carried.set(p.draft.pb.id, { collectionId: p.collection.id, ids: copy.ids });
     if (copy.withoutEmail > 0) {
-      notes.push({ what: p.collection.name, why: `${copy.withoutEmail} account(s) have no email: they are carried, but cannot sign in with a password on Cairn until they get one` });
+      notes.push({ what: p.collection.name, why: `${copy.withoutEmail} account(s) have no email: they are carried, and sign in with another identity field, OAuth2 or not at all, as on PocketBase` });
     }
     if (copy.skipped.length > 0) {
-      notes.push({ what: p.collection.name, why: `${copy.skipped.length} record(s) not carried: their ids (${copy.skipped.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}${copy.skipped.length > 3 ? ', …' : ''}) are not 15 lower-case letters and digits, which Cairn's record ids are` });
+      notes.push({ what: p.collection.name, why: `${copy.skipped.length} record(s) not carried: their ids (${copy.skipped.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}${copy.skipped.length > 3 ? ', …' : ''}) are not 15 lower-case letters and digits, which Cairn's record ids are`, kind: 'not-carried' });
     }
   }
   for (const p of tables) {

@@ -1,5 +1,6 @@
 import Sqlite from 'better-sqlite3';
-import { existsSync, statSync } from 'node:fs';
+import { copyFileSync, constants, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { badRequest } from '../errors.ts';
 import { isValidName } from '../lib/identifiers.ts';
@@ -53,6 +54,8 @@ export interface PbAdmin {
   id: string;
   email: string;
   passwordHash: string;
+  /** With the instance's admin (or `_superusers`) token secret, what PocketBase signed the admin's tokens with. */
+  tokenKey: string;
   avatar: number;
   created: string;
   updated: string;
@@ -73,7 +76,9 @@ const FIELD_KEYS = new Set(['id', 'name', 'type', 'system', 'required', 'present
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function parseJson(text: unknown, fallback: unknown): unknown {
+function parseJson(raw: unknown, fallback: unknown): unknown {
+  // PocketBase's JSON columns hold text, or (written by some versions) a blob of the same bytes.
+  const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : raw;
   if (typeof text !== 'string' || text === '') return fallback;
   try {
     return JSON.parse(text);
@@ -115,6 +120,7 @@ export class PocketBaseSource {
     readonly dataFile: string,
     db: Sqlite.Database,
     generation: Generation,
+    private readonly copyDir: string,
   ) {
     this.db = db;
     this.generation = generation;
@@ -124,18 +130,28 @@ export class PocketBaseSource {
   /**
    * Opens `input`: a `pb_data` directory or its `data.db`. Refuses (400) a missing path, a file that
    * is not SQLite, and an SQLite file that is not PocketBase's.
+   *
+   * What is read is a private copy (with the `-wal` beside it, when there is one, so that SQLite reads
+   * what PocketBase committed last): PocketBase keeps its file in WAL mode, and SQLite opens such a
+   * file, even read-only, by making `-wal` and `-shm` files beside it (better-sqlite3 has no
+   * `immutable` URI). The source file and its directory stay byte for byte as they were.
    */
   static open(input: string): PocketBaseSource {
     const resolved = path.resolve(input);
     if (!existsSync(resolved)) throw refuse(`${input}: no such file or directory.`);
     const file = statSync(resolved).isDirectory() ? path.join(resolved, 'data.db') : resolved;
     if (!existsSync(file)) throw refuse(`${input} is a directory without a data.db: give a PocketBase pb_data directory or its data.db.`);
+    const copyDir = mkdtempSync(path.join(tmpdir(), 'cairn-pb-import-'));
+    const copy = path.join(copyDir, 'data.db');
     let db: Sqlite.Database;
     try {
-      db = new Sqlite(file, { readonly: true, fileMustExist: true });
+      copyFileSync(file, copy, constants.COPYFILE_FICLONE);
+      if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
+      db = new Sqlite(copy, { fileMustExist: true });
       // Opening is lazy: the first read is what finds out whether this is a database at all.
       db.prepare('SELECT name FROM sqlite_master LIMIT 1').get();
     } catch (err) {
+      rmSync(copyDir, { recursive: true, force: true });
       throw refuse(`${input} is not an SQLite database (${(err as Error).message}), so not a PocketBase data file.`);
     }
     try {
@@ -145,15 +161,17 @@ export class PocketBaseSource {
       else if (columns.has('schema') && columns.has('type')) generation = 'legacy';
       else if (columns.has('schema')) throw refuse(`${input} is from PocketBase before 0.8 (collections without types), which cannot be imported; upgrade it with PocketBase first.`);
       else throw refuse(`${input} is an SQLite database but not PocketBase's: it has no _collections table.`);
-      return new PocketBaseSource(file, db, generation);
+      return new PocketBaseSource(file, db, generation, copyDir);
     } catch (err) {
       db.close();
+      rmSync(copyDir, { recursive: true, force: true });
       throw err;
     }
   }
 
   close(): void {
     this.db.close();
+    rmSync(this.copyDir, { recursive: true, force: true });
   }
 
   /** Whether the file has a table of that name. */
@@ -200,7 +218,25 @@ export class PocketBaseSource {
     if (!this.hasTable(table)) return [];
     const hash = this.generation === 'current' ? 'password' : 'passwordHash';
     const avatar = this.columns(table).has('avatar') ? 'avatar' : '0';
-    return this.db.prepare(`SELECT id, email, ${hash} AS passwordHash, ${avatar} AS avatar, created, updated FROM ${table} ORDER BY created, rowid`).all() as PbAdmin[];
+    return this.db.prepare(`SELECT id, email, ${hash} AS passwordHash, tokenKey, ${avatar} AS avatar, created, updated FROM ${table} ORDER BY created, rowid`).all() as PbAdmin[];
+  }
+
+  /**
+   * PocketBase's settings (`_params`, key `settings`): the JSON document, or, when PocketBase wrote it
+   * encrypted (`--encryptionEnv`), the encrypted text.
+   */
+  settings(): { json?: Record<string, unknown>; encrypted?: string } {
+    if (!this.hasTable('_params')) return {};
+    // Before 0.23 the row is keyed by a `key` column, since by its id.
+    const key = this.columns('_params').has('key') ? 'key' : 'id';
+    const row = this.db.prepare(`SELECT value FROM _params WHERE ${key} = 'settings'`).get() as { value: unknown } | undefined;
+    // PocketBase writes the document as text or as a blob of its bytes.
+    const value = Buffer.isBuffer(row?.value) ? row.value.toString('utf8') : row?.value;
+    if (typeof value !== 'string' || value === '') return {};
+    const parsed = parseJson(value, undefined);
+    if (isObject(parsed)) return { json: parsed };
+    // An encrypted document is stored as a JSON string of base64 text, or as that text itself.
+    return { encrypted: typeof parsed === 'string' ? parsed : value };
   }
 
   /** OAuth2 links: `_externalAuths` (its columns were renamed in 0.23). */

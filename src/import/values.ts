@@ -23,7 +23,11 @@ export const toDate: Converter = (raw) => {
   return normalizeDate(String(raw)) ?? '';
 };
 
-function listOf(raw: unknown): string[] {
+/** PocketBase's JSON values are text, or a blob of the same bytes. */
+const textOf = (raw: unknown): unknown => (Buffer.isBuffer(raw) ? raw.toString('utf8') : raw);
+
+function listOf(value: unknown): string[] {
+  const raw = textOf(value);
   if (raw === null || raw === undefined || raw === '') return [];
   if (typeof raw === 'string' && raw.startsWith('[')) {
     try {
@@ -43,7 +47,8 @@ export const toList: Converter = (raw) => JSON.stringify(listOf(raw));
 export const toSingle: Converter = (raw) => listOf(raw)[0] ?? '';
 
 /** A JSON value as JSON text (NULL for none); text that is not JSON becomes a JSON string. */
-export const toJson: Converter = (raw) => {
+export const toJson: Converter = (value) => {
+  const raw = textOf(value);
   if (raw === null || raw === undefined || raw === '') return null;
   if (typeof raw !== 'string') return JSON.stringify(raw);
   try {
@@ -57,3 +62,15 @@ export const toJson: Converter = (raw) => {
 export function fileNamesOf(raw: unknown): string[] {
   return listOf(raw);
 }
+
+/** A geoPoint: PocketBase stores `{"lon":…,"lat":…}` as JSON text. */
+export const toGeoPoint: Converter = (value) => {
+  const raw = textOf(value);
+  if (typeof raw !== 'string' || raw === '') return JSON.stringify({ lon: 0, lat: 0 });
+  try {
+    const p = JSON.parse(raw) as { lon?: unknown; lat?: unknown };
+    return JSON.stringify({ lon: Number(p?.lon) || 0, lat: Number(p?.lat) || 0 });
+  } catch {
+    return JSON.stringify({ lon: 0, lat: 0 });
+  }
+};

@@ -1,5 +1,5 @@
 import { typeOf } from '../collections/fields/registry.ts';
-import type { Collection } from '../collections/model.ts';
+import type { Collection, FieldDef } from '../collections/model.ts';
 import { normalizeCollection } from '../collections/normalize.ts';
 import { deleteCollectionRow, insertCollection } from '../collections/store.ts';
 import { syncTable } from '../collections/table-sync.ts';
@@ -114,7 +114,7 @@ export async function addIndexes(tx: Transaction, p: PlannedCollection, notes: N
       // The collections API's checks: one CREATE INDEX on this table, no name Cairn keeps for itself.
       next = { ...current, indexes: normalizeCollection({ indexes: [...current.indexes, sql] }, current, { find: () => undefined, validateRule: () => undefined, validateOptions: [] }).indexes };
     } catch (err) {
-      notes.push({ what: `${p.collection.name} index`, why: `${JSON.stringify(sql)} is not carried: ${firstMessage(err)}` });
+      notes.push({ what: `${p.collection.name} index`, why: `${JSON.stringify(sql)} is not carried: ${firstMessage(err)}`, kind: 'not-carried' });
       continue;
     }
     try {
@@ -122,7 +122,7 @@ export async function addIndexes(tx: Transaction, p: PlannedCollection, notes: N
       await tx.transaction((inner) => syncTable(inner, current, next));
       current = next;
     } catch (err) {
-      notes.push({ what: `${p.collection.name} index`, why: `${JSON.stringify(sql)} is not carried: ${firstMessage(err)}` });
+      notes.push({ what: `${p.collection.name} index`, why: `${JSON.stringify(sql)} is not carried: ${firstMessage(err)}`, kind: 'not-carried' });
     }
   }
   p.collection = { ...p.collection, indexes: current.indexes };
@@ -135,22 +135,44 @@ function firstMessage(err: unknown): string {
   return detail?.message ?? e.message ?? String(err);
 }
 
-/** Creates a view (its fields inferred from its columns); one Cairn cannot create is reported. */
+/**
+ * PocketBase's definition of a view column (its type and options: a relation, a select, a file …)
+ * where Cairn can hold it; Cairn's inferred one otherwise.
+ */
+function viewField(inferred: FieldDef, p: PlannedCollection, all: readonly Collection[]): FieldDef {
+  const pb = p.draft.fields.find((f) => f.body.name === inferred.name);
+  if (!pb || pb.body.type === inferred.type) return pb ? { ...inferred, id: String(pb.body.id ?? inferred.id) } : inferred;
+  const lower = (s: string) => s.toLowerCase();
+  try {
+    const [field] = normalizeCollection({ name: p.collection.name, type: 'base', fields: [pb.body] }, undefined, {
+      find: (nameOrId) => all.find((c) => lower(c.name) === lower(nameOrId) || c.id === nameOrId),
+      validateRule: () => undefined,
+      validateOptions: [],
+    }).fields;
+    return field ?? inferred;
+  } catch {
+    return inferred;
+  }
+}
+
+/** Creates a view (its fields inferred from its columns, PocketBase's definitions laid over them); one Cairn cannot create is reported. */
 export async function createViewCollection(tx: Transaction, p: PlannedCollection, all: () => readonly Collection[], target: Pick<PlanTarget, 'checkRule'>, notes: Note[]): Promise<boolean> {
   try {
     const query = viewQuery(p.collection.name, String(p.collection.options.query ?? ''));
-    const fields = await tx.transaction((inner) => createView(inner, p.collection.name, query));
+    const inferred = await tx.transaction((inner) => createView(inner, p.collection.name, query));
+    const fields = inferred.map((f) => viewField(f, p, all()));
     p.collection = { ...p.collection, fields, options: { query } };
-    const inferred = new Map(fields.map((f) => [f.name, f.type]));
-    const changed = p.draft.pb.fields.filter((f) => inferred.has(f.name) && inferred.get(f.name) !== f.type);
+    const held = new Map(fields.map((f) => [f.name, f.type]));
+    const changed = p.draft.pb.fields.filter((f) => held.has(f.name) && held.get(f.name) !== f.type);
     if (changed.length > 0) {
       notes.push({
         what: p.collection.name,
-        why: `a view's fields are what Cairn reads from its columns: ${changed.map((f) => `${f.name} is ${inferred.get(f.name)} (${f.type} in PocketBase)`).join(', ')}`,
+        why: `a view's fields are what Cairn reads from its columns: ${changed.map((f) => `${f.name} is ${held.get(f.name)} (${f.type} in PocketBase)`).join(', ')}`,
+        kind: 'changed',
       });
     }
   } catch (err) {
-    notes.push({ what: p.collection.name, why: `view not carried: ${firstMessage(err)}` });
+    notes.push({ what: p.collection.name, why: `view not carried: ${firstMessage(err)}`, kind: 'not-carried' });
     return false;
   }
   checkRules(p, all(), target, notes);

@@ -1,5 +1,5 @@
 import { fieldType } from '../collections/fields/registry.ts';
-import { AUTH_SECRET_COLUMNS, type FieldDef, RESERVED_FIELD_NAMES } from '../collections/model.ts';
+import { AUTH_SECRET_COLUMNS, type FieldDef, isReservedFieldName } from '../collections/model.ts';
 import { badRequest } from '../errors.ts';
 import { isValidName, quoteIdent } from '../lib/identifiers.ts';
 import { randomId } from '../lib/ids.ts';
@@ -130,7 +130,7 @@ export async function createView(tx: Queryable, name: string, query: string): Pr
     if (seen.has(key)) throw badRequest(`View "${name}" has two columns named "${column.name}"; give them distinct aliases.`);
     seen.add(key);
     // System columns are read as such; auth secrets and other reserved names are never exposed.
-    if (RESERVED_FIELD_NAMES.has(key)) continue;
+    if (isReservedFieldName(key, 'view')) continue;
     if (!isValidName(column.name)) throw badRequest(`Column "${column.name}" of view "${name}" is not a valid field name; alias it (… AS name).`);
     fields.push(inferredField(name, column.name, column.type ?? ''));
   }

@@ -1,11 +1,19 @@
-import type { Collection } from '../collections/model.ts';
+import { autodateStamp } from '../collections/fields/autodate.ts';
+import { generatedText } from '../collections/fields/text.ts';
+import { type Collection, isCairnUsers } from '../collections/model.ts';
 import type { FieldError } from '../errors.ts';
 import type { RecordShape, ShapeField } from './shape.ts';
 
 export const REQUIRED: FieldError = { code: 'validation_required', message: 'Cannot be blank.' };
 
-/** Auth-collection fields only administrators (and the flows that own them) may write. */
-export const ADMIN_ONLY_AUTH_FIELDS = new Set(['role', 'verified']);
+/**
+ * Whether only administrators (and the flows that own it) may write a field: `role` of Cairn's own
+ * `users` (API contract §5). In any other collection, one carried from PocketBase included, a `role`
+ * is the application's own field, written as its rules allow (§18).
+ */
+export function isAdminOnlyField(collection: Collection, name: string): boolean {
+  return name === 'role' && isCairnUsers(collection);
+}
 
 export interface PreparedValues {
   /** Canonical values of the fields being written, by field name. */
@@ -84,11 +92,17 @@ export function prepareValues(
   const modifiers = collectModifiers(input, shape);
 
   for (const f of shape.fields) {
+    if (f.field.type === 'autodate') {
+      // Cairn's to set, whatever the input says (PocketBase ignores it too).
+      const stamp = autodateStamp(f.field, existing === undefined);
+      if (stamp !== undefined) values.set(f.name, stamp);
+      continue;
+    }
     const present = Object.prototype.hasOwnProperty.call(input, f.name);
     const mods = modifiers.get(f.name);
     if (!present && !mods && existing) continue;
 
-    if (collection.type === 'auth' && ADMIN_ONLY_AUTH_FIELDS.has(f.name) && !privileged && (present || mods)) {
+    if (!privileged && (present || mods) && isAdminOnlyField(collection, f.name)) {
       const current = existing ? existing[f.name] : f.type.zero(f.field);
       const wanted = f.type.prepare(input[f.name], f.field);
       if (mods || !wanted.ok || JSON.stringify(wanted.value) !== JSON.stringify(current)) {
@@ -101,6 +115,8 @@ export function prepareValues(
     if (present) raw = input[f.name];
     else if (!existing) raw = f.field.default ?? f.type.zero(f.field);
     else raw = existing[f.name];
+    // PocketBase fills an empty text field that has an autogenerate pattern when the record is created.
+    if (!existing && (raw === '' || raw === null || raw === undefined)) raw = generatedText(f.field) ?? raw;
 
     if (mods) {
       const applied = applyModifiers(f, raw, mods);

@@ -1,7 +1,7 @@
 import { badRequest, type FieldError, validationFailed } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
-import type { Database, SchemaStep } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
 
 /** Instance settings (system.db), one JSON document per section. */
 export const settingsTableStep: SchemaStep = {
@@ -62,6 +62,35 @@ export class SettingsService {
     return out;
   }
 
+  /**
+   * Sections of `values` merged over the stored ones as `patch` merges them (a known section is
+   * validated by its owner; one this instance has no owner for is kept as it is), without saving:
+   * `storeSettings` writes them in a transaction of the caller's (an import), `forget` then.
+   */
+  async prepare(values: ReadonlyMap<string, unknown>): Promise<{ values: Map<string, unknown>; errors: Map<string, Record<string, FieldError>> }> {
+    const stored = await this.load();
+    const out = new Map<string, unknown>();
+    const errors = new Map<string, Record<string, FieldError>>();
+    for (const [name, input] of values) {
+      const section = this.sections.get(name);
+      if (!section) {
+        out.set(name, input);
+        continue;
+      }
+      const problems: Record<string, FieldError> = {};
+      const merged = section.merge(input, stored.get(name), problems);
+      if (Object.keys(problems).length > 0) errors.set(name, problems);
+      else out.set(name, merged);
+    }
+    return { values: out, errors };
+  }
+
+  /** Drops the cached values, here and on the other nodes (after `storeSettings` committed). */
+  async forget(): Promise<void> {
+    this.cache = undefined;
+    await this.invalidations?.publish('settings');
+  }
+
   /** Applies the sections present in `body`; nothing is saved unless every section is valid. */
   async patch(body: unknown): Promise<Record<string, unknown>> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
@@ -77,19 +106,22 @@ export class SettingsService {
       changed.set(name, section.merge(input, values.get(name), errors));
     }
     if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to save the settings.');
-    const now = nowIso();
-    await this.system.transaction(async (tx) => {
-      for (const [name, value] of changed) {
-        await tx.run('INSERT INTO _settings (name, value, updated) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated = excluded.updated', [
-          name,
-          JSON.stringify(value),
-          now,
-        ]);
-      }
-    });
+    await this.system.transaction((tx) => storeSettings(tx, changed));
     for (const [name, value] of changed) values.set(name, value);
     await this.invalidations?.publish('settings');
     return this.view();
+  }
+}
+
+/** Writes sections of the settings document in a transaction the caller owns. */
+export async function storeSettings(tx: Queryable, values: ReadonlyMap<string, unknown>): Promise<void> {
+  const now = nowIso();
+  for (const [name, value] of values) {
+    await tx.run('INSERT INTO _settings (name, value, updated) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value, updated = excluded.updated', [
+      name,
+      JSON.stringify(value),
+      now,
+    ]);
   }
 }
 

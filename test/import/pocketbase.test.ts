@@ -298,10 +298,11 @@ describe('cairn import pocketbase: real PocketBase data of both generations', ()
     assert.ok(seconds < 10, `imported in ${seconds} s`);
     const legacy = reports.get('legacy-market')!;
     assert.match(legacy, /PocketBase before 0\.23/);
-    assert.match(legacy, /users \(auth, merged into Cairn's users\)/);
+    assert.match(legacy, /users \(auth, replaces Cairn's default users\)/);
     assert.match(legacy, /user_manner_join_view \(view\)/);
-    assert.match(legacy, /users\.username: carried as a unique text field/);
-    assert.match(reports.get('current-flashcards')!, /test_table\.field16: carried as a json field/);
+    assert.match(legacy, /fields: username text,/, 'the username of every account before 0.23 is a field');
+    assert.doesNotMatch(legacy, /allowUsernameAuth/, 'signing in with the username is carried, not reported as dropped');
+    assert.match(reports.get('current-flashcards')!, /field16 geoPoint/);
   });
 });
 
@@ -444,14 +445,14 @@ describe('cairn import pocketbase: refusals and dry runs change nothing', () => 
       db.close();
       const res = await importCli(dir, copy, '--db', 'reshaped');
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stdout, /users \(auth, merged into Cairn's users\)/);
+      assert.match(res.stdout, /users \(auth, replaces Cairn's default users\)/);
       const server = await startServer({ dir });
       try {
         const users = await allRecords(server, 'reshaped', 'users');
         assert.equal(users.length, roles.size);
         for (const user of users) assert.deepEqual(user.role, roles.get(user.id), `role of ${user.id}`);
         const collection = await server.admin('GET', '/api/collections/users', { db: 'reshaped' });
-        assert.equal(collection.body.system, true, "still Cairn's system users");
+        assert.equal(collection.body.system, false, "PocketBase's flag: the application's users, not Cairn's system collection");
         assert.equal(collection.body.fields.find((f: any) => f.name === 'role').options.maxSelect, 2);
         // The default auth routes keep working on the merged collection.
         const account = known('current-shifts').accounts.users[0];

@@ -38,8 +38,7 @@ test('values: PocketBase dates become ISO, lists and JSON keep their values', ()
 test('legacy: a relation without maxSelect holds several; username becomes a field', () => {
   const draft = draftCollection(
     collection([field('friends', 'relation', { collectionId: '_pb_users_auth_', maxSelect: null }), field('best', 'relation', { collectionId: '_pb_users_auth_', maxSelect: 1 })], { type: 'auth', name: 'users' }),
-    'legacy',
-    targets,
+    { generation: 'legacy', targets, indexNames: new Set() },
   );
   const byName = new Map(draft.fields.map((f) => [f.body.name, f]));
   assert.equal((byName.get('friends')!.body.options as { maxSelect: unknown }).maxSelect, null);
@@ -49,7 +48,7 @@ test('legacy: a relation without maxSelect holds several; username becomes a fie
   assert.equal(draft.system.get('passwordHash')!.source, 'passwordHash');
 });
 
-test('0.23+: flat options, autodate, geoPoint, reserved names, unknown types and view targets', () => {
+test('0.23+: flat options, autodate, geoPoint, a base collection\'s own email, unknown types and view targets', () => {
   const draft = draftCollection(
     collection([
       field('id', 'text', { primaryKey: true }),
@@ -63,23 +62,37 @@ test('0.23+: flat options, autodate, geoPoint, reserved names, unknown types and
       field('v', 'relation', { collectionId: 'v1', maxSelect: 1 }),
       field('created', 'autodate', { onCreate: true }),
     ]),
-    'current',
-    targets,
+    { generation: 'current', targets, indexNames: new Set() },
   );
   const byName = new Map(draft.fields.map((f) => [f.body.name, f.body]));
   assert.ok(!byName.has('id') && !byName.has('created'), 'system fields are columns, not fields');
   assert.deepEqual(byName.get('tags')!.options, { values: ['a', 'b'], maxSelect: 2 });
   assert.equal((byName.get('kind')!.options as { maxSelect: number }).maxSelect, 1);
   assert.equal((byName.get('count')!.options as { noDecimal: boolean }).noDecimal, true);
-  assert.equal(byName.get('seen')!.type, 'date');
-  assert.equal(byName.get('where')!.type, 'json');
-  assert.equal(byName.get('email_field')!.type, 'email', 'a base collection field named email is renamed');
+  assert.equal(byName.get('seen')!.type, 'autodate');
+  assert.deepEqual(byName.get('seen')!.options, { onCreate: true, onUpdate: false });
+  assert.equal(byName.get('where')!.type, 'geoPoint');
+  assert.equal(byName.get('email')!.type, 'email', 'a base collection keeps its own email field under its name');
+  assert.ok(!byName.has('email_field'));
   assert.ok(!byName.has('odd') && !byName.has('v'));
   const why = draft.notes.map((n) => `${n.what}: ${n.why}`).join('\n');
   assert.match(why, /things\.odd: not carried: Cairn has no "vector" field type/);
   assert.match(why, /things\.v: not carried: it points at the view "a_view"/);
   assert.match(why, /no "updated" field/);
   assert.ok(draft.system.has('created') && !draft.system.has('updated'));
+});
+
+test('indexes: names starting with "_" are renamed (never dropped), uniqueness and the rest kept', () => {
+  const taken = new Set(['pb_x_username_idx']);
+  const draft = draftCollection(
+    collection([field('username', 'text')], {
+      indexes: ['CREATE UNIQUE INDEX `_x_username_idx` ON `things` (username)', 'CREATE INDEX `idx_plain` ON `things` (`created`)'],
+    }),
+    { generation: 'current', targets, indexNames: taken },
+  );
+  assert.deepEqual(draft.indexes, ['CREATE UNIQUE INDEX "pb_x_username_idx_2" ON "things" (username)', 'CREATE INDEX "idx_plain" ON "things" ("created")']);
+  assert.match(draft.notes.map((n) => n.why).join('\n'), /index "_x_username_idx" renamed "pb_x_username_idx_2"/);
+  assert.equal(draft.notes.find((n) => n.why.includes('renamed'))!.kind, 'renamed');
 });
 
 test('indexes: backquotes become double quotes, string literals stay', () => {

@@ -1,6 +1,8 @@
+import { autodateField } from './autodate.ts';
 import { boolField } from './bool.ts';
 import { dateField } from './date.ts';
 import { emailField, urlField } from './email.ts';
+import { geoPointField } from './geopoint.ts';
 import { jsonField } from './json.ts';
 import { numberField } from './number.ts';
 import { relationField } from './relation.ts';
@@ -31,6 +33,6 @@ export function fieldTypeNames(): string[] {
   return [...types.keys()];
 }
 
-for (const t of [textField, editorField, numberField, boolField, emailField, urlField, dateField, selectField, jsonField, relationField]) {
+for (const t of [textField, editorField, numberField, boolField, emailField, urlField, dateField, selectField, jsonField, relationField, autodateField, geoPointField]) {
   registerFieldType(t);
 }

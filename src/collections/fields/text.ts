@@ -1,4 +1,7 @@
+import { randomInt } from 'node:crypto';
+import randexpModule from 'randexp';
 import { RE2JS } from 're2js';
+import type { FieldDef } from '../model.ts';
 import { checkMinMax, readBool, readInt, readString } from './options.ts';
 import { type FieldType, invalid, ok } from './types.ts';
 
@@ -44,7 +47,10 @@ export const textField: FieldType = {
     if (pattern && !compiledPattern(pattern)) {
       problems.set('pattern', 'Must be a valid RE2 (Go) regular expression; lookarounds and backreferences are not supported.');
     }
-    return { min, max, pattern };
+    // PocketBase's: a value made on create when none is given (`users[0-9]{5}`), see `generatedText`.
+    const autogeneratePattern = readString(raw, 'autogeneratePattern', problems);
+    if (autogeneratePattern && !compiledPattern(autogeneratePattern)) problems.set('autogeneratePattern', 'Must be a valid RE2 (Go) regular expression.');
+    return autogeneratePattern ? { min, max, pattern, autogeneratePattern } : { min, max, pattern };
   },
 
   prepare(value, field) {
@@ -71,11 +77,45 @@ export const editorField: FieldType = {
   ...textField,
   name: 'editor',
   normalizeOptions(raw, problems) {
-    return { convertUrls: readBool(raw, 'convertUrls', problems) };
+    const convertUrls = readBool(raw, 'convertUrls', problems) || readBool(raw, 'convertURLs', problems);
+    const maxSize = readInt(raw, 'maxSize', problems, { min: 0 });
+    return maxSize ? { convertUrls, maxSize } : { convertUrls };
   },
-  prepare(value) {
+  prepare(value, field) {
     const text = textInput(value);
-    return text === undefined ? invalid('validation_invalid_value', 'Must be a string.') : ok(text);
+    if (text === undefined) return invalid('validation_invalid_value', 'Must be a string.');
+    const maxSize = field.options.maxSize as number | undefined;
+    if (maxSize && Buffer.byteLength(text) > maxSize) return invalid('validation_max_text_constraint', `Must be no more than ${maxSize} bytes.`);
+    return ok(text);
   },
 };
 
+
+// randexp is CommonJS whose types declare an ES default export.
+type RandExp = import('randexp').default;
+const RandExp = ((randexpModule as unknown as { default?: unknown }).default ?? randexpModule) as typeof import('randexp').default;
+
+const generators = new Map<string, RandExp | null>();
+
+/**
+ * A value for a text field left empty on create, made from its `autogeneratePattern` (PocketBase's
+ * `users[0-9]{5}`, `[a-z0-9]{15}`), with the system's secure random numbers; undefined without a
+ * pattern. Repetitions without a bound (`+`, `*`) make at most 10 characters.
+ */
+export function generatedText(field: FieldDef): string | undefined {
+  const pattern = field.type === 'text' ? field.options.autogeneratePattern : undefined;
+  if (typeof pattern !== 'string' || pattern === '') return undefined;
+  let generator = generators.get(pattern);
+  if (generator === undefined) {
+    try {
+      generator = new RandExp(pattern);
+      generator.max = 10;
+      generator.randInt = (from: number, to: number) => randomInt(from, to + 1);
+    } catch {
+      generator = null;
+    }
+    if (generators.size > 1000) generators.clear();
+    generators.set(pattern, generator);
+  }
+  return generator?.gen();
+}

@@ -1,0 +1,105 @@
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { authSettingsOf } from '../collections/auth-settings.ts';
+import type { CollectionService } from '../collections/service.ts';
+import { SUPERUSERS_ID } from '../collections/superusers.ts';
+import type { AdminAuth, RecordAuth } from '../context.ts';
+import { serializeRecord } from '../records/serialize.ts';
+import { shapeOf } from '../records/shape.ts';
+import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
+import type { Database } from '../storage/index.ts';
+
+/**
+ * Tokens PocketBase issued, accepted after `cairn import pocketbase` so that a user (or superuser)
+ * signed in to the PocketBase app stays signed in on Cairn (API contract §18). PocketBase signs a
+ * record's token with HS256 under the record's `tokenKey` joined with a secret of its collection
+ * (`authToken.secret` for auth tokens, `fileToken.secret` for file tokens; before 0.23 the instance's
+ * `recordAuthToken.secret`, and `adminAuthToken.secret` for administrators). The import keeps each
+ * record's and administrator's tokenKey and those secrets (collection options; `_admins.tokenSecret`),
+ * so the same check holds here: a token is valid until it expires, or until its account's tokenKey
+ * changes (a new password), or the collection's secret does (a changed auth rule). Collections made
+ * in Cairn have no such secret: only Cairn's own tokens work for them.
+ */
+
+/** Where an administrator's PocketBase secret is kept. */
+export interface PocketBaseAdmins {
+  tokenSecretOf(id: string): Promise<{ id: string; email: string; tokenKey: string; tokenSecret: string } | undefined>;
+}
+
+interface Claims {
+  id: string;
+  type: string;
+  collectionId?: string;
+  refreshable?: boolean;
+}
+
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** The claims a token says it has, before any check; undefined when it cannot be PocketBase's. */
+function unverified(token: string): Claims | undefined {
+  if (!JWT.test(token)) return undefined;
+  try {
+    if (decodeProtectedHeader(token).alg !== 'HS256') return undefined;
+    const claims = decodeJwt(token) as Record<string, unknown>;
+    if (typeof claims.id !== 'string' || claims.id === '' || typeof claims.type !== 'string' || typeof claims.exp !== 'number') return undefined;
+    if (claims.collectionId !== undefined && typeof claims.collectionId !== 'string') return undefined;
+    return { id: claims.id, type: claims.type, collectionId: claims.collectionId as string | undefined, refreshable: claims.refreshable === false ? false : undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `token` is signed with `tokenKey + secret` and unexpired (jose checks `exp`, `nbf`, `iat`). */
+async function signedWith(token: string, tokenKey: string, secret: string): Promise<boolean> {
+  if (secret === '' || tokenKey === '') return false;
+  try {
+    await jwtVerify(token, new TextEncoder().encode(tokenKey + secret), { algorithms: ['HS256'] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class PocketBaseTokens {
+  constructor(
+    private readonly admins: PocketBaseAdmins,
+    private readonly collections: CollectionService,
+  ) {}
+
+  /**
+   * The caller a PocketBase token names in database `db`: `kind` `auth` for the Authorization header,
+   * `file` for a protected file's `?token=`. Undefined for anything that is not a valid PocketBase
+   * token of an imported account (the caller then refuses it as it refuses any bad token).
+   */
+  async resolve(token: string, db: Database, kind: 'auth' | 'file'): Promise<AdminAuth | RecordAuth | undefined> {
+    const claims = unverified(token);
+    if (!claims) return undefined;
+    const wanted = kind === 'file' ? ['file'] : ['auth', 'authRecord', 'admin'];
+    if (!wanted.includes(claims.type)) return undefined;
+    const superuser = claims.type === 'admin' || (claims.collectionId === SUPERUSERS_ID && claims.type !== 'authRecord');
+    if (superuser) {
+      // Only auth tokens: a superuser's file token is signed with a secret the import does not keep.
+      if (kind !== 'auth') return undefined;
+      const admin = await this.admins.tokenSecretOf(claims.id);
+      if (!admin || !(await signedWith(token, admin.tokenKey, admin.tokenSecret))) return undefined;
+      return claims.refreshable === false ? { type: 'admin', id: admin.id, email: admin.email, staticToken: true } : { type: 'admin', id: admin.id, email: admin.email };
+    }
+    if (!claims.collectionId) return undefined;
+    const collection = await this.collections.find(db, claims.collectionId);
+    if (!collection || collection.type !== 'auth' || collection.id !== claims.collectionId) return undefined;
+    const settings = authSettingsOf(collection);
+    const secret = (kind === 'file' ? settings.fileToken.secret : settings.authToken.secret) ?? '';
+    if (secret === '') return undefined;
+    const shape = shapeOf(collection);
+    const row = await db.get<Record<string, unknown>>(`SELECT ${shape.selectList}, t0."tokenKey" FROM ${shape.table} t0 WHERE t0.id = ?`, [claims.id]);
+    if (!row || !(await signedWith(token, String(row.tokenKey ?? ''), secret))) return undefined;
+    const auth: RecordAuth = {
+      type: 'record',
+      id: claims.id,
+      collectionId: collection.id,
+      collectionName: collection.name,
+      record: serializeRecord(row, shape, PRIVILEGED_VIEWER),
+    };
+    if (claims.refreshable === false) auth.staticToken = true;
+    return auth;
+  }
+}
