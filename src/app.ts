@@ -364,7 +364,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings, services.mailer));
+  await app.register(settingsRoutes(services.settings, services.mailer, { storage: services.fileStore.storage, onS3: config.s3 !== undefined }));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }));
   await app.register(ruleRoutes(services.collections));

@@ -173,6 +173,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /api/collections/meta/oauth2-providers', access: 'admin' },
     { route: 'GET /api/crons', access: 'superuser', noDb: true },
     { route: 'POST /api/crons/:id', access: 'superuser', noDb: true, params: { id: 'nightly' } },
+    { route: 'POST /api/settings/test/s3', access: 'superuser', noDb: true, body: ['filesystem'] },
+    { route: 'POST /api/settings/apple/generate-client-secret', access: 'superuser', noDb: true, body: ['clientId', 'teamId', 'keyId', 'privateKey', 'duration'] },
     { route: 'POST /api/sql', access: 'superuser', body: ['query'], base: { query: 'select 1' }, bodies: [{ query: 'select 1; drop table _collections; select 2; not sql' }] },
 
     { route: 'GET /api/collections/:collection/records', access: 'public', params: sweep, query: RECORD_LIST, as: 'admin', records: true },
