@@ -75,7 +75,9 @@ function normalizeField(
   const errors: Errors = {};
 
   const name = raw.name;
-  if (!isValidName(name)) {
+  if (name === undefined || name === null || name === '') {
+    errors.name = err('validation_required', 'Cannot be blank.');
+  } else if (!isValidName(name)) {
     errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
   } else if (isReservedFieldName(name, collectionType)) {
     errors.name = err('validation_reserved_name', `"${name}" is reserved for a system field.`);
@@ -182,6 +184,8 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
   if (!existing || (body.name !== undefined && body.name !== existing.name)) {
     if (existing) {
       errors.name = err('validation_collection_rename', 'Renaming a collection is not supported: the name is fixed once created.');
+    } else if (body.name === undefined || body.name === null || body.name === '') {
+      errors.name = err('validation_required', 'Cannot be blank.');
     } else if (!isValidName(body.name)) {
       errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
     } else if (!isValidCollectionName(body.name)) {

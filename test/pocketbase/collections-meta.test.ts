@@ -49,6 +49,15 @@ describe('PocketBase meta endpoints: dry-run of a view, OAuth2 providers, /api/c
     assert.equal((await server.request('GET', '/api/collections/meta/oauth2-providers', { token: user.token })).status, 403);
   });
 
+  test('a collection create without a body, or a field without a name, names what is missing', async () => {
+    const empty = await server.request('POST', '/api/collections', { token: server.adminToken });
+    assert.equal(empty.status, 400);
+    assert.equal(empty.body.data.name.code, 'validation_required');
+    const nameless = await server.admin('POST', '/api/collections', { body: { name: 'nameless', fields: [{ type: 'text' }] } });
+    assert.equal(nameless.status, 400);
+    assert.match(JSON.stringify(nameless.body.data), /validation_required/);
+  });
+
   test('/api/crons is for superusers; without hooks it lists nothing and runs nothing', async () => {
     assert.equal((await server.request('GET', '/api/crons')).status, 401);
     assert.equal((await server.request('GET', '/api/crons', { token: user.token })).status, 403);

@@ -52,7 +52,8 @@ export function collectionRoutes(collections: CollectionService, records: Record
 
     app.post('/api/collections', async (req) => {
       requireAdmin(req.ctx);
-      return json(await collections.create(req.ctx.db, req.body));
+      // No body is an empty one (SDKs send bodiless requests): every required field is then named.
+      return json(await collections.create(req.ctx.db, req.body ?? {}));
     });
 
     app.get('/api/collections/meta/scaffolds', async (req) => {
