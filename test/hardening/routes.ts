@@ -171,6 +171,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'POST /api/collections/:collection/request-email-change', access: 'session', params: users, body: ['newEmail'] },
     { route: 'POST /api/collections/meta/dry-run-view', access: 'superuser', body: ['query'], base: { query: 'select 1 as id' }, bodies: [{ query: 'select 1 as id; drop table _collections' }, { query: 'select * from _collections' }] },
     { route: 'GET /api/collections/meta/oauth2-providers', access: 'admin' },
+    // deleteMissing is left out: with it an administrator's import drops the canary's collections, as it must.
+    { route: 'PUT /api/collections/import', access: 'admin', body: ['collections'], base: { collections: [{ name: 'sweep_import' }] }, bodies: [{ collections: [{ name: '../x' }] }, { collections: [{ name: 'x', fields: 'nope' }], deleteMissing: 'yes' }] },
     { route: 'GET /api/crons', access: 'superuser', noDb: true },
     { route: 'POST /api/crons/:id', access: 'superuser', noDb: true, params: { id: 'nightly' } },
     { route: 'POST /api/settings/test/s3', access: 'superuser', noDb: true, body: ['filesystem'] },

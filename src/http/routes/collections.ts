@@ -3,6 +3,7 @@ import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
 import { collectionJson, type CollectionJsonDefaults, fieldJson } from '../../collections/pocketbase-shapes.ts';
 import { dryRunView } from '../../migrations/views.ts';
+import { importCollections } from '../../migrations/collections-import.ts';
 import { PRESETS } from '../../auth/oauth2/providers.ts';
 import { MAX_QUERY_LENGTH } from '../../sql/console.ts';
 import { badRequest, isApiError, validationFailed } from '../../errors.ts';
@@ -59,6 +60,13 @@ export function collectionRoutes(collections: CollectionService, records: Record
     app.get('/api/collections/meta/scaffolds', async (req) => {
       requireAdmin(req.ctx);
       return { base: json(scaffold('base')), auth: json(scaffold('auth')), view: json(scaffold('view')) };
+    });
+
+    // PocketBase's import of a whole schema: every collection created or updated, in one transaction.
+    app.put('/api/collections/import', async (req, reply) => {
+      requireAdmin(req.ctx);
+      await importCollections(req.ctx.db, collections, req.body ?? {});
+      return reply.status(204).send();
     });
 
     // PocketBase's dry run of a view collection: its fields (the id first) and a sample of its rows.

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
+
+describe('PUT /api/collections/import', () => {
+  let server: TestServer;
+  let user: { token: string };
+  before(async () => {
+    server = await startServer();
+    user = await createUser(server, 'import-user@example.com');
+    await createCollection(server, { name: 'kept', fields: [{ name: 'title', type: 'text' }] });
+    await createCollection(server, { name: 'dropped', fields: [{ name: 'title', type: 'text' }] });
+  });
+  after(() => server.close());
+
+  const put = (body: unknown, token: string | null = server.adminToken) => server.request('PUT', '/api/collections/import', { body, token });
+  const names = async () => (await server.admin('GET', '/api/collections?perPage=200')).body.items.map((c: { name: string }) => c.name) as string[];
+
+  test('administrators only; an empty list is refused', async () => {
+    assert.equal((await put({ collections: [] }, null)).status, 401);
+    assert.equal((await put({ collections: [] }, user.token)).status, 403);
+    const empty = await put({ collections: [] });
+    assert.equal(empty.status, 400);
+    assert.equal(empty.body.data.collections.code, 'validation_required');
+  });
+
+  test('creates and updates in one go: tables, fields and indexes follow', async () => {
+    const res = await put({
+      collections: [
+        { name: 'imported', fields: [{ name: 'label', type: 'text' }], indexes: ['create index idx_imported_label on imported (label)'] },
+        { name: 'kept', fields: [{ name: 'title', type: 'text' }, { name: 'extra', type: 'number' }], listRule: '' },
+        { name: 'members', type: 'auth' },
+      ],
+    });
+    assert.equal(res.status, 204, res.text);
+    const created = await server.request('POST', '/api/collections/imported/records', { body: { label: 'x' }, token: server.adminToken });
+    assert.equal(created.status, 200, created.text);
+    const kept = (await server.admin('GET', '/api/collections/kept')).body;
+    assert.deepEqual(kept.fields.filter((f: { system: boolean }) => !f.system).map((f: { name: string }) => f.name), ['title', 'extra']);
+    assert.equal(kept.listRule, '');
+    assert.ok((await names()).includes('members'));
+  });
+
+  test('one invalid collection changes nothing and is named in the error', async () => {
+    const res = await put({ collections: [{ name: 'fine_one' }, { name: 'broken', fields: [{ name: 'expand', type: 'text' }] }] });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.data.collections.code, 'validation_collections_import_failure');
+    assert.match(res.body.data.collections.message, /broken/);
+    assert.ok(!(await names()).includes('fine_one'));
+  });
+
+  test('deleteMissing removes the other collections, keeping system ones and the tables', async () => {
+    const res = await put({ deleteMissing: true, collections: [{ name: 'kept', fields: [{ name: 'title', type: 'text' }] }] });
+    assert.equal(res.status, 204, res.text);
+    const left = await names();
+    assert.ok(left.includes('kept'));
+    assert.ok(!left.includes('dropped'));
+    assert.ok(left.includes('users'), 'the system users collection stays');
+    assert.ok(left.includes('_externalAuths'));
+  });
+});
