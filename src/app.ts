@@ -18,6 +18,7 @@ import { SuperuserService } from './auth/superusers.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
 import { registerFieldType } from './collections/fields/registry.ts';
+import { environmentSections } from './settings/environment.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
@@ -208,7 +209,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const recordAuth = new RecordAuthService(tokens, collections, records, new MfaService(collections));
   recordAuth.onSignIn = hooks?.signIn;
   superusers.onSignIn = hooks?.signIn;
-  const settings = new SettingsService(registry.system, [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl)], invalidations);
+  const settings = new SettingsService(
+    registry.system,
+    [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl), ...environmentSections(config)],
+    invalidations,
+  );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });

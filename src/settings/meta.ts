@@ -22,7 +22,8 @@ export function metaSection(defaultAppUrl: string): SettingsSection<MetaSettings
       const text = (key: 'appName' | 'senderName', max: number) => {
         if (obj[key] === undefined) return;
         const v = obj[key];
-        if (typeof v !== 'string' || v.trim() === '' || v.length > max || /[\r\n]/.test(v)) {
+        if (v === '' || v === null) errors[`meta.${key}`] = { code: 'validation_required', message: 'Cannot be blank.' } satisfies FieldError;
+        else if (typeof v !== 'string' || v.trim() === '' || v.length > max || /[\r\n]/.test(v)) {
           errors[`meta.${key}`] = { code: 'validation_invalid_value', message: `Must be a single line of 1 to ${max} characters.` } satisfies FieldError;
         } else next[key] = v.trim();
       };
