@@ -6,7 +6,7 @@
  */
 
 /** Who may call: as test/hardening/routes.ts names it, plus file tokens and workflow secrets. */
-export type Access = 'public' | 'admin' | 'session' | 'admin-session' | 'file-token' | 'workflow-secret';
+export type Access = 'public' | 'admin' | 'session' | 'admin-session' | 'superuser' | 'file-token' | 'workflow-secret';
 
 export interface OperationInfo {
   summary: string;
@@ -59,6 +59,8 @@ export const CATALOG: Record<string, OperationInfo> = {
   'POST /api/collections/:collection/request-verification': { summary: 'Mail a verification link', tag: 'auth', access: 'public', body: 'object', status: 204 },
   'POST /api/collections/:collection/confirm-verification': { summary: 'Verify an email address with a token', tag: 'auth', access: 'public', body: 'object', status: 204 },
   'POST /api/collections/:collection/request-password-reset': { summary: 'Mail a password reset link', tag: 'auth', access: 'public', body: 'object', status: 204 },
+  'POST /api/collections/:collection/request-email-change': { summary: "Mail a link to move the signed-in account to a new address", tag: 'auth', access: 'session', body: 'object', status: 204 },
+  'POST /api/collections/:collection/confirm-email-change': { summary: 'Move the account to the new address with the token and its password', tag: 'auth', access: 'public', body: 'object', status: 204 },
   'POST /api/collections/:collection/confirm-password-reset': { summary: 'Set a password with a reset token', tag: 'auth', access: 'public', body: 'object', status: 204 },
 
   'POST /api/collections/_superusers/auth-with-password': { summary: 'Sign in as a superuser (PocketBase 0.23 token)', tag: 'superusers', access: 'public', body: 'PasswordSignIn', response: 'SuperuserAuth' },
@@ -79,6 +81,9 @@ export const CATALOG: Record<string, OperationInfo> = {
   'PATCH /api/collections/:name': { summary: 'Update a collection (fields are only added)', tag: 'collections', access: 'admin', body: 'CollectionInput', response: 'Collection' },
   'DELETE /api/collections/:name': { summary: 'Delete a collection (its table and data stay)', tag: 'collections', access: 'admin', status: 204 },
   'DELETE /api/collections/:name/truncate': { summary: 'Delete every record of a collection (in one transaction)', tag: 'collections', access: 'admin', status: 204 },
+  'GET /api/collections/meta/oauth2-providers': { summary: 'The OAuth2 providers Cairn knows by name', tag: 'collections', access: 'admin', response: 'object' },
+  'POST /api/collections/meta/dry-run-view': { summary: "A view query's fields and a sample of its rows, nothing kept", tag: 'collections', access: 'superuser', body: 'object', response: 'object' },
+  'PUT /api/collections/import': { summary: "Make the database's collections the given ones (PocketBase's import)", tag: 'collections', access: 'admin', body: 'object', status: 204 },
   'GET /api/collections/meta/scaffolds': { summary: 'A new collection of each type, as PocketBase 0.23 scaffolds them', tag: 'collections', access: 'admin', response: 'Scaffolds' },
   'GET /api/collections/:name/rules': { summary: "A collection's access rules", tag: 'collections', access: 'admin', response: 'Rules' },
   'PUT /api/collections/:name/rules': { summary: "Replace a collection's access rules", tag: 'collections', access: 'admin', body: 'Rules', response: 'Rules' },
@@ -102,7 +107,12 @@ export const CATALOG: Record<string, OperationInfo> = {
 
   'GET /api/settings': { summary: 'Instance settings (secrets left out)', tag: 'settings', access: 'admin', response: 'object' },
   'PATCH /api/settings': { summary: 'Update instance settings', tag: 'settings', access: 'admin', body: 'object', response: 'object' },
-  'POST /api/settings/test/email': { summary: 'Send a test mail (verification or password-reset template)', tag: 'settings', access: 'admin', body: 'object', status: 204 },
+  'POST /api/settings/test/email': { summary: "Send a test mail (one of PocketBase's five templates)", tag: 'settings', access: 'admin', body: 'object', status: 204 },
+  'POST /api/settings/test/s3': { summary: 'Check that the S3 bucket of files or backups answers', tag: 'settings', access: 'superuser', body: 'object', status: 204 },
+  'POST /api/settings/apple/generate-client-secret': { summary: "Make a Sign in with Apple client secret (ES256 JWT) from the app's key", tag: 'settings', access: 'superuser', body: 'object', response: 'object' },
+  'POST /api/sql': { summary: "Run SQL on the database (PocketBase's SQL console): the last statement's columns and rows", tag: 'settings', access: 'superuser', body: 'object', response: 'object' },
+  'GET /api/crons': { summary: "The hooks' cron jobs, as PocketBase lists its own", tag: 'hooks', access: 'superuser', response: 'object' },
+  'POST /api/crons/:id': { summary: "Run one of the hooks' cron jobs now", tag: 'hooks', access: 'superuser', status: 204 },
   'GET /api/databases': { summary: 'List databases', tag: 'databases', access: 'admin', response: '[Database]' },
   'POST /api/databases': { summary: 'Create a database', tag: 'databases', access: 'admin', body: 'DatabaseInput', response: 'Database' },
 
