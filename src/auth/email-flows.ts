@@ -8,13 +8,21 @@ import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Mailer } from './mail/mailer.ts';
-import { flowMail } from './mail/templates.ts';
+import { flowMail, templateMail } from './mail/templates.ts';
+import { durationText } from './otp.ts';
+import { authSettingsOf } from '../collections/auth-settings.ts';
 import { consumeToken, issueToken, type OneTimePurpose, peekToken, revokeTokens } from './one-time-tokens.ts';
 import { bodyOf } from './body.ts';
+import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 
-/** PocketBase's defaults: a verification link lasts a week, a reset link half an hour. */
-export const VERIFICATION_TTL_SECONDS = 7 * 86400;
+/** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
+
+/** A record's values a template may show: not its hidden fields. */
+export function publicValues(collection: Collection, record: Record<string, unknown>): Record<string, unknown> {
+  const hidden = new Set(collection.fields.filter((f) => f.hidden).map((f) => f.name));
+  return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k)));
+}
 
 const invalidToken = () =>
   validationFailed({ token: { code: 'validation_invalid_token', message: 'Invalid or expired token.' } }, 'Invalid or expired token.');
@@ -39,6 +47,9 @@ interface Account {
  * expiring token from the mail; a confirmed reset rotates the tokenKey, revoking earlier sessions.
  */
 export class EmailFlows {
+  /** Links PocketBase mailed before an import stay good (src/auth/pocketbase-tokens.ts). */
+  pocketbase?: PocketBaseTokens;
+
   constructor(
     private readonly records: RecordService,
     private readonly mailer: Mailer,
@@ -50,21 +61,34 @@ export class EmailFlows {
     return ctx.db.get<Account>(`SELECT id, email, verified FROM ${shapeOf(collection).table} WHERE ${column} = ?`, [value]);
   }
 
-  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, ttl: number, validFor: string) {
+  /**
+   * Mails a flow's single-use token, valid as long as the collection says (`verificationToken`,
+   * `passwordResetToken` durations), in the collection's own template when it has one.
+   */
+  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account) {
+    const settings = authSettingsOf(collection);
+    const ttl = purpose === 'verification' ? settings.verificationToken.duration : settings.passwordResetToken.duration;
     const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email }, ttl);
     const meta = await this.settings.get<MetaSettings>('meta');
-    this.mailer.sendLater(flowMail(purpose, meta, account.email, token, validFor, { kind: 'record', database: ctx.dbName, collection: collection.name }));
+    const template = purpose === 'verification' ? settings.verificationTemplate : settings.resetPasswordTemplate;
+    if (template) {
+      const record = await this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id).catch(() => ({ id: account.id, email: account.email }));
+      this.mailer.sendLater(templateMail(template, meta, account.email, { '{TOKEN}': token }, publicValues(collection, record as Record<string, unknown>)));
+      return;
+    }
+    this.mailer.sendLater(flowMail(purpose, meta, account.email, token, durationText(ttl), { kind: 'record', database: ctx.dbName, collection: collection.name }));
   }
 
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */
   async requestVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account || account.verified === 1) return;
-    await this.mail(ctx, collection, 'verification', account, VERIFICATION_TTL_SECONDS, '7 days');
+    await this.mail(ctx, collection, 'verification', account);
   }
 
   async confirmVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
-    const token = await consumeToken(ctx.db, 'verification', collection.id, bodyOf(body).token);
+    const raw = bodyOf(body).token;
+    const token = (await consumeToken(ctx.db, 'verification', collection.id, raw)) ?? (await this.pocketbase?.flowToken(raw, ctx.db, collection, 'verification'));
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     // A token mailed to an address the account no longer has proves nothing.
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
@@ -75,7 +99,7 @@ export class EmailFlows {
   async requestPasswordReset(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account) return;
-    await this.mail(ctx, collection, 'password-reset', account, PASSWORD_RESET_TTL_SECONDS, '30 minutes');
+    await this.mail(ctx, collection, 'password-reset', account);
   }
 
   /**
@@ -87,9 +111,10 @@ export class EmailFlows {
     const input = bodyOf(body);
     const errors: Record<string, FieldError> = {};
     const password = checkPassword(input, this.minPasswordLength, errors);
-    if (!(await peekToken(ctx.db, 'password-reset', collection.id, input.token))) throw invalidToken();
+    const carried = await this.pocketbase?.flowToken(input.token, ctx.db, collection, 'passwordReset');
+    if (!carried && !(await peekToken(ctx.db, 'password-reset', collection.id, input.token))) throw invalidToken();
     if (password === undefined) throw validationFailed(errors, 'Failed to reset the password.');
-    const token = await consumeToken(ctx.db, 'password-reset', collection.id, input.token);
+    const token = carried ?? (await consumeToken(ctx.db, 'password-reset', collection.id, input.token));
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { password, passwordConfirm: password, verified: true });

@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { authSettingsOf } from '../collections/auth-settings.ts';
+import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { SUPERUSERS_ID } from '../collections/superusers.ts';
 import type { AdminAuth, RecordAuth } from '../context.ts';
@@ -64,6 +65,25 @@ export class PocketBaseTokens {
     private readonly admins: PocketBaseAdmins,
     private readonly collections: CollectionService,
   ) {}
+
+  /**
+   * The account a verification or password-reset link PocketBase mailed names (its token: type
+   * `verification` or `passwordReset`, signed with the record's tokenKey and the collection's
+   * `verificationToken`/`passwordResetToken` secret), with the address it was mailed to; undefined
+   * for anything else. A reset changes the tokenKey, so such a token works once.
+   */
+  async flowToken(token: unknown, db: Database, collection: Collection, kind: 'verification' | 'passwordReset'): Promise<{ recordId: string; email: string } | undefined> {
+    if (typeof token !== 'string' || token.length > 2000) return undefined;
+    const claims = unverified(token);
+    if (!claims || claims.type !== kind || claims.collectionId !== collection.id || collection.type !== 'auth') return undefined;
+    const settings = authSettingsOf(collection);
+    const secret = (kind === 'verification' ? settings.verificationToken.secret : settings.passwordResetToken.secret) ?? '';
+    if (secret === '') return undefined;
+    const row = await db.get<{ tokenKey: string; email: string }>(`SELECT "tokenKey", email FROM ${shapeOf(collection).table} WHERE id = ?`, [claims.id]);
+    if (!row || !(await signedWith(token, String(row.tokenKey ?? ''), secret))) return undefined;
+    const email = decodeJwt(token).email;
+    return typeof email === 'string' ? { recordId: claims.id, email } : undefined;
+  }
 
   /**
    * The caller a PocketBase token names in database `db`: `kind` `auth` for the Authorization header,
