@@ -124,9 +124,9 @@ function fieldList(c: Collection): string[] {
 /** PocketBase's SMTP settings as the CAIRN_SMTP_URL that would send the same way (the password left out). */
 function smtpHint(smtp: unknown): string {
   const s = smtp as { enabled?: unknown; host?: unknown; port?: unknown; username?: unknown; tls?: unknown } | undefined;
-  if (!s || s.enabled !== true || typeof s.host !== 'string' || s.host === '') return ' (PocketBase sent no mail through SMTP)';
+  if (!s || s.enabled !== true || typeof s.host !== 'string' || s.host === '') return ' (PocketBase sent none through SMTP either)';
   const user = typeof s.username === 'string' && s.username !== '' ? `${encodeURIComponent(s.username)}:PASSWORD@` : '';
-  return `; PocketBase's is CAIRN_SMTP_URL=${s.tls === true ? 'smtps' : 'smtp'}://${user}${s.host}:${Number(s.port) || 587}`;
+  return `: PocketBase's is CAIRN_SMTP_URL=${s.tls === true ? 'smtps' : 'smtp'}://${user}${s.host}:${Number(s.port) || 587}`;
 }
 
 /** The secret PocketBase signed administrators' tokens with: `_superusers`' since 0.23, the instance's before. */
@@ -190,8 +190,14 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
   for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
   const prepared = await deps.settings.prepare(settingsPlan.sections);
   for (const [section, problems] of prepared.errors) {
-    const hint = section === 'smtp' ? smtpHint(settingsPlan.sections.get('smtp')) : '';
-    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}${hint}`, kind: 'not-carried' });
+    if (section === 'smtp') {
+      // Cairn's mail goes through CAIRN_SMTP_URL (set when the server starts): PocketBase's SMTP
+      // settings are kept as they were in the settings document, and the report says how to use them.
+      prepared.values.set('smtp', settingsPlan.sections.get('smtp'));
+      notes.push({ what: 'settings.smtp', why: `kept as PocketBase had it, but Cairn sends mail through CAIRN_SMTP_URL${smtpHint(settingsPlan.sections.get('smtp'))}`, kind: 'changed' });
+      continue;
+    }
+    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}`, kind: 'not-carried' });
   }
 
   const report: ImportReport = {
