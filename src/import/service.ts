@@ -269,6 +269,7 @@ async function writeAll(
   const tables = plan.collections.filter((p) => p.collection.type !== 'view');
   for (const p of tables) await createTable(tx, p);
   const carried = new Map<string, { collectionId: string; ids: Set<string> }>();
+  const copying = performance.now();
   for (const p of tables) {
     const copy = await copyRecords(tx, source, p);
     results.set(p.collection.name, copy.records);
@@ -280,6 +281,7 @@ async function writeAll(
       notes.push({ what: p.collection.name, why: `${copy.skipped.length} record(s) not carried: their ids (${copy.skipped.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}${copy.skipped.length > 3 ? ', …' : ''}) are not 15 lower-case letters and digits, which Cairn's record ids are`, kind: 'not-carried' });
     }
   }
+  if (!report.dryRun) report.recordsMs = Math.round(performance.now() - copying);
   for (const p of tables) {
     await addIndexes(tx, p, notes);
     await insertCollection(tx, p.collection);

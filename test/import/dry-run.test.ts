@@ -49,7 +49,7 @@ describe('cairn import pocketbase --dry-run', () => {
       assert.deepEqual(readdirSync(watched).sort(), listing, 'no -wal or -shm beside the source');
       assert.equal(dry.dryRun, true);
       assert.equal(typeof real.ms, 'number');
-      assert.deepEqual({ ...dry, dryRun: undefined, ms: undefined }, { ...real, dryRun: undefined, ms: undefined });
+      assert.deepEqual({ ...dry, dryRun: undefined, ms: undefined, recordsMs: undefined }, { ...real, dryRun: undefined, ms: undefined, recordsMs: undefined });
       assert.ok((real.collections as unknown[]).length > 0);
     });
   }
