@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { buildServices } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -17,13 +18,13 @@ import { importPocketBase } from '../src/import/service.ts';
 import { importDeps } from '../src/cli/import.ts';
 
 const TOTAL = Number(process.argv[2] ?? 100_000);
-const USERS = Math.min(1_000, Math.floor(TOTAL / 10));
 const ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const id = () => Array.from(randomBytes(15), (b) => ALNUM[b % 36]).join('');
 const pbDate = (ms: number) => new Date(ms).toISOString().replace('T', ' ');
 
-/** A PocketBase 0.23+ data.db with `TOTAL` records. */
-function makeInstance(dir: string): void {
+/** A PocketBase 0.23+ data.db with `total` records (also the bench's `import` case). */
+export function makeInstance(dir: string, total = TOTAL): void {
+  const USERS = Math.min(1_000, Math.floor(total / 10));
   const db = new Sqlite(path.join(dir, 'data.db'));
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
@@ -76,7 +77,7 @@ function makeInstance(dir: string): void {
       users.push(uid);
       insertUser.run(uid, `user${i}@example.com`, hash, randomBytes(25).toString('hex'), `User ${i}`, pbDate(start + i * 1000), pbDate(start + i * 1000));
     }
-    for (let i = 0; i < TOTAL - USERS; i++) {
+    for (let i = 0; i < total - USERS; i++) {
       const at = pbDate(start + i * 60_000);
       insertPost.run(id(), `Post number ${i}`, `<p>Body of post ${i}, with a little text to copy.</p>`, i % 1000, i % 2, JSON.stringify(['news', 'tech'].slice(0, 1 + (i % 2))), JSON.stringify({ words: i % 500, lang: 'en' }), at, users[i % users.length], at, at);
     }
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     mkdirSync(source);
     const made = Date.now();
     makeInstance(source);
-    process.stdout.write(`synthetic PocketBase instance: ${TOTAL.toLocaleString('en-US')} records (${USERS} users), made in ${((Date.now() - made) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(`synthetic PocketBase instance: ${TOTAL.toLocaleString('en-US')} records (${Math.min(1_000, Math.floor(TOTAL / 10))} users), made in ${((Date.now() - made) / 1000).toFixed(1)} s\n`);
     await importInto('SQLite', source, path.join(work, 'sqlite'));
     const server = process.env.BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
     if (server === 'off') return;
@@ -125,4 +126,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Run as a script (not when the bench's import case takes makeInstance from here).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

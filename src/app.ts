@@ -8,7 +8,7 @@ import { AdminPasswordReset } from './auth/admin-flows.ts';
 import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
 import { Mailer } from './auth/mail/mailer.ts';
-import { smtpSection } from './auth/mail/smtp-settings.ts';
+import { type SmtpSettings, smtpSection } from './auth/mail/smtp-settings.ts';
 import { PocketBaseTokens } from './auth/pocketbase-tokens.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { MfaService } from './auth/mfa.ts';
@@ -18,7 +18,7 @@ import { SuperuserService } from './auth/superusers.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
 import { registerFieldType } from './collections/fields/registry.ts';
-import { environmentSections } from './settings/environment.ts';
+import { pocketbaseSections } from './settings/pocketbase-sections.ts';
 import { CollectionService } from './collections/service.ts';
 import type { Config } from './config.ts';
 import { loggerOptions, registerRequestLog } from './http/logging.ts';
@@ -201,7 +201,8 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
   const admins = new AdminService(registry.system, config.minPasswordLength);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
-  authenticator.pocketbase = new PocketBaseTokens(admins, collections);
+  const pocketbaseTokens = new PocketBaseTokens(admins, collections);
+  authenticator.pocketbase = pocketbaseTokens;
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
   const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });
@@ -211,14 +212,15 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   superusers.onSignIn = hooks?.signIn;
   const settings = new SettingsService(
     registry.system,
-    [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl), ...environmentSections(config)],
+    [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl), ...pocketbaseSections(config)],
     invalidations,
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
-  const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'));
+  const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'), () => settings.get<SmtpSettings>('smtp'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
+  emailFlows.pocketbase = pocketbaseTokens;
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   const oauth2 = new OAuth2Service(settings, records, recordAuth);

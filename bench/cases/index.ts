@@ -1,3 +1,4 @@
+import { importCase } from './import.ts';
 import type { BenchCase, SoloCase } from '../case.ts';
 import { createCase } from './create.ts';
 import { createBatchCase } from './create-batch.ts';
@@ -36,4 +37,4 @@ export const cases: BenchCase<any>[] = [
 ];
 
 /** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */
-export const soloCases: SoloCase<any>[] = [createSustainedCase, loginCase, loginSuperuserCase];
+export const soloCases: SoloCase<any>[] = [createSustainedCase, loginCase, loginSuperuserCase, importCase];

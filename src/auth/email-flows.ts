@@ -8,36 +8,33 @@ import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { Mailer } from './mail/mailer.ts';
-import { flowMail } from './mail/templates.ts';
+import { flowMail, templateMail } from './mail/templates.ts';
+import { durationText } from './otp.ts';
 import { consumeToken, issueToken, type OneTimePurpose, type OneTimeToken, peekToken, revokeTokens } from './one-time-tokens.ts';
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { bodyOf } from './body.ts';
+import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 
-/** PocketBase's defaults: a verification link lasts a week, a reset link half an hour. */
-export const VERIFICATION_TTL_SECONDS = 7 * 86400;
+/** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
-/** PocketBase's default: an email change link lasts half an hour. */
-export const EMAIL_CHANGE_TTL_SECONDS = 30 * 60;
+
+/** A record's values a template may show: not its hidden fields. */
+export function publicValues(collection: Collection, record: Record<string, unknown>): Record<string, unknown> {
+  const hidden = new Set(collection.fields.filter((f) => f.hidden).map((f) => f.name));
+  return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k)));
+}
 
 const INVALID_TOKEN: FieldError = { code: 'validation_invalid_token', message: 'Invalid or expired token.' };
 const invalidToken = () => validationFailed({ token: INVALID_TOKEN }, 'Invalid or expired token.');
 const REQUIRED: FieldError = { code: 'validation_required', message: 'Cannot be blank.' };
 
-/**
- * The `token` of a confirmation, checked without taking it: its field error, or the token. A token
- * of another collection of this database says so (PocketBase's `validation_token_collection_mismatch`).
- */
-async function checkToken(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, value: unknown): Promise<OneTimeToken | FieldError> {
-  if (typeof value !== 'string' || value === '') return REQUIRED;
-  const token = await peekToken(ctx.db, purpose, undefined, value);
-  if (!token) return INVALID_TOKEN;
-  if (token.collectionId !== collection.id) {
-    return { code: 'validation_token_collection_mismatch', message: 'The provided token is for a different auth collection.' };
-  }
-  return token;
-}
+/** PocketBase's name of each flow's token type (links it mailed before an import). */
+const POCKETBASE_KIND = { verification: 'verification', 'password-reset': 'passwordReset', 'email-change': 'emailChange' } as const;
 
-const isFieldError = (v: OneTimeToken | FieldError): v is FieldError => 'code' in v;
+/** A confirmation's token, checked: Cairn's own (single-use, taken after validation) or PocketBase's (`carried`). */
+type CheckedToken = OneTimeToken & { carried: boolean };
+
+const isFieldError = (v: CheckedToken | FieldError): v is FieldError => 'code' in v;
 
 
 function emailOf(body: Record<string, unknown>): string {
@@ -64,6 +61,9 @@ interface EmailChangeAccount extends Account {
  * expiring token from the mail; a confirmed reset rotates the tokenKey, revoking earlier sessions.
  */
 export class EmailFlows {
+  /** Links PocketBase mailed before an import stay good (src/auth/pocketbase-tokens.ts). */
+  pocketbase?: PocketBaseTokens;
+
   constructor(
     private readonly records: RecordService,
     private readonly mailer: Mailer,
@@ -75,26 +75,60 @@ export class EmailFlows {
     return ctx.db.get<Account>(`SELECT id, email, verified FROM ${shapeOf(collection).table} WHERE ${column} = ?`, [value]);
   }
 
-  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, ttl: number, validFor: string, newEmail?: string) {
+  /**
+   * Mails a flow's single-use token, valid as long as the collection says (`verificationToken`,
+   * `passwordResetToken`, `emailChangeToken` durations), in the collection's own template when it has
+   * one. An email change's mail goes to the new address: following the link proves it.
+   */
+  private async mail(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, account: Account, newEmail?: string) {
+    const settings = authSettingsOf(collection);
+    const ttl = (purpose === 'verification' ? settings.verificationToken : purpose === 'password-reset' ? settings.passwordResetToken : settings.emailChangeToken).duration;
     const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email, newEmail }, ttl);
     const meta = await this.settings.get<MetaSettings>('meta');
-    // An email change is confirmed from the new address: that proves it.
     const to = newEmail ?? account.email;
-    this.mailer.sendLater(flowMail(purpose, meta, to, token, validFor, { kind: 'record', database: ctx.dbName, collection: collection.name }));
+    const template =
+      purpose === 'verification' ? settings.verificationTemplate : purpose === 'password-reset' ? settings.resetPasswordTemplate : settings.confirmEmailChangeTemplate;
+    if (template) {
+      const record = await this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id).catch(() => ({ id: account.id, email: account.email }));
+      this.mailer.sendLater(templateMail(template, meta, to, { '{TOKEN}': token }, publicValues(collection, record as Record<string, unknown>)));
+      return;
+    }
+    this.mailer.sendLater(flowMail(purpose, meta, to, token, durationText(ttl), { kind: 'record', database: ctx.dbName, collection: collection.name }));
+  }
+
+  /**
+   * The `token` of a confirmation, checked without taking it: its field error, or the token. A token
+   * of another collection of this database says so (PocketBase's `validation_token_collection_mismatch`).
+   */
+  private async checkToken(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, value: unknown): Promise<CheckedToken | FieldError> {
+    if (typeof value !== 'string' || value === '') return REQUIRED;
+    const own = await peekToken(ctx.db, purpose, undefined, value);
+    const carried = own ? undefined : await this.pocketbase?.flowToken(value, ctx.db, POCKETBASE_KIND[purpose]);
+    const token = own ?? carried;
+    if (!token) return INVALID_TOKEN;
+    if (token.collectionId !== collection.id) {
+      return { code: 'validation_token_collection_mismatch', message: 'The provided token is for a different auth collection.' };
+    }
+    return { ...token, carried: !own };
+  }
+
+  /** Takes a checked token: Cairn's are single-use; PocketBase's are stateless and lapse as the account changes. */
+  private async take(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, checked: CheckedToken, raw: unknown): Promise<OneTimeToken | undefined> {
+    return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw);
   }
 
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */
   async requestVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account || account.verified === 1) return;
-    await this.mail(ctx, collection, 'verification', account, VERIFICATION_TTL_SECONDS, '7 days');
+    await this.mail(ctx, collection, 'verification', account);
   }
 
   async confirmVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const input = bodyOf(body);
-    const checked = await checkToken(ctx, 'verification', collection, input.token);
+    const checked = await this.checkToken(ctx, 'verification', collection, input.token);
     if (isFieldError(checked)) throw validationFailed({ token: checked }, 'Invalid or expired token.');
-    const token = await consumeToken(ctx.db, 'verification', collection.id, input.token);
+    const token = await this.take(ctx, 'verification', collection, checked, input.token);
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     // A token mailed to an address the account no longer has proves nothing.
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
@@ -106,7 +140,7 @@ export class EmailFlows {
     if (!authSettingsOf(collection).passwordAuth.enabled) throw badRequest('The collection is not configured to allow password authentication.');
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account) return;
-    await this.mail(ctx, collection, 'password-reset', account, PASSWORD_RESET_TTL_SECONDS, '30 minutes');
+    await this.mail(ctx, collection, 'password-reset', account);
   }
 
   /**
@@ -118,7 +152,7 @@ export class EmailFlows {
     const input = bodyOf(body);
     // Every field's problem at once, as PocketBase's form reports them.
     const errors: Record<string, FieldError> = {};
-    const checked = await checkToken(ctx, 'password-reset', collection, input.token);
+    const checked = await this.checkToken(ctx, 'password-reset', collection, input.token);
     if (isFieldError(checked)) errors.token = checked;
     const password = typeof input.password === 'string' ? input.password : '';
     if (password === '') errors.password = REQUIRED;
@@ -127,8 +161,8 @@ export class EmailFlows {
     }
     if (typeof input.passwordConfirm !== 'string' || input.passwordConfirm === '') errors.passwordConfirm = REQUIRED;
     else if (input.passwordConfirm !== password) errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
-    if (Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to reset the password.');
-    const token = await consumeToken(ctx.db, 'password-reset', collection.id, input.token);
+    if (isFieldError(checked) || Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to reset the password.');
+    const token = await this.take(ctx, 'password-reset', collection, checked, input.token);
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { password, passwordConfirm: password, verified: true });
@@ -156,7 +190,7 @@ export class EmailFlows {
     else if (newEmail.toLowerCase() === account.email.toLowerCase()) problem = { code: 'validation_not_in_invalid', message: 'Must be a different address than the current one.' };
     else if (await this.account(ctx, collection, 'email', newEmail)) problem = { code: 'validation_invalid_new_email', message: 'Invalid new email address.' };
     if (problem) throw validationFailed({ newEmail: problem }, 'An error occurred while validating the submitted data.');
-    await this.mail(ctx, collection, 'email-change', account, EMAIL_CHANGE_TTL_SECONDS, '30 minutes', newEmail);
+    await this.mail(ctx, collection, 'email-change', account, newEmail);
   }
 
   /**
@@ -167,7 +201,7 @@ export class EmailFlows {
   async confirmEmailChange(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const input = bodyOf(body);
     const errors: Record<string, FieldError> = {};
-    const checked = await checkToken(ctx, 'email-change', collection, input.token);
+    const checked = await this.checkToken(ctx, 'email-change', collection, input.token);
     if (isFieldError(checked)) errors.token = checked;
     const password = typeof input.password === 'string' ? input.password : '';
     if (password === '') errors.password = REQUIRED;
@@ -183,8 +217,8 @@ export class EmailFlows {
         errors.password = { code: 'validation_invalid_password', message: 'Missing or invalid auth record password.' };
       }
     }
-    if (Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to confirm the email change.');
-    const token = await consumeToken(ctx.db, 'email-change', collection.id, input.token);
+    if (isFieldError(checked) || Object.keys(errors).length > 0) throw validationFailed(errors, errors.token ? 'Invalid or expired token.' : 'Failed to confirm the email change.');
+    const token = await this.take(ctx, 'email-change', collection, checked, input.token);
     if (!token?.newEmail || !account) throw invalidToken();
     await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { email: token.newEmail, verified: true });
   }

@@ -11,7 +11,7 @@ import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { SchemaStep } from '../storage/index.ts';
 import type { Mailer } from './mail/mailer.ts';
-import { otpMail } from './mail/templates.ts';
+import { otpMail, templateMail } from './mail/templates.ts';
 import { bodyOf } from './body.ts';
 
 /** One-time sign-in codes, in the database of their accounts; only a keyed hash of each code is kept. */
@@ -106,7 +106,11 @@ export class OtpService {
         now.toISOString(),
       ]);
     });
-    this.mailer.sendLater(otpMail(await this.settings.get<MetaSettings>('meta'), account.email, code, durationText(duration)));
+    const meta = await this.settings.get<MetaSettings>('meta');
+    const template = authSettingsOf(collection).otp.emailTemplate;
+    // The collection's own mail (PocketBase's template) when it has one, with the record's id and email.
+    if (template) this.mailer.sendLater(templateMail(template, meta, account.email, { '{OTP}': code, '{OTP_ID}': otpId }, { id: account.id, email: account.email }));
+    else this.mailer.sendLater(otpMail(meta, account.email, code, durationText(duration)));
     return { otpId };
   }
 

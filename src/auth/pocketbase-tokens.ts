@@ -5,6 +5,7 @@ import { SUPERUSERS_ID } from '../collections/superusers.ts';
 import type { AdminAuth, RecordAuth } from '../context.ts';
 import { serializeRecord } from '../records/serialize.ts';
 import { shapeOf } from '../records/shape.ts';
+import type { OneTimeToken } from './one-time-tokens.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import type { Database } from '../storage/index.ts';
 
@@ -64,6 +65,32 @@ export class PocketBaseTokens {
     private readonly admins: PocketBaseAdmins,
     private readonly collections: CollectionService,
   ) {}
+
+  /**
+   * The account a verification, password-reset or email-change link PocketBase mailed names (its
+   * token: type `verification`, `passwordReset` or `emailChange`, signed with the record's tokenKey and
+   * its collection's `verificationToken`/`passwordResetToken`/`emailChangeToken` secret), with the
+   * address it was mailed for and, for an email change, the new address; undefined for anything else.
+   * The collection is the token's own, so the caller can tell a link of another collection apart.
+   * A reset changes the tokenKey, so such a token works once.
+   */
+  async flowToken(token: unknown, db: Database, kind: 'verification' | 'passwordReset' | 'emailChange'): Promise<OneTimeToken | undefined> {
+    if (typeof token !== 'string' || token.length > 2000) return undefined;
+    const claims = unverified(token);
+    if (!claims || claims.type !== kind || !claims.collectionId) return undefined;
+    const collection = await this.collections.find(db, claims.collectionId);
+    if (!collection || collection.type !== 'auth' || collection.id !== claims.collectionId) return undefined;
+    const settings = authSettingsOf(collection);
+    const config = kind === 'verification' ? settings.verificationToken : kind === 'passwordReset' ? settings.passwordResetToken : settings.emailChangeToken;
+    const secret = config.secret ?? '';
+    if (secret === '') return undefined;
+    const row = await db.get<{ tokenKey: string }>(`SELECT "tokenKey" FROM ${shapeOf(collection).table} WHERE id = ?`, [claims.id]);
+    if (!row || !(await signedWith(token, String(row.tokenKey ?? ''), secret))) return undefined;
+    const { email, newEmail } = decodeJwt(token);
+    if (typeof email !== 'string') return undefined;
+    if (kind === 'emailChange' && typeof newEmail !== 'string') return undefined;
+    return { collectionId: collection.id, recordId: claims.id, email, newEmail: typeof newEmail === 'string' ? newEmail : null };
+  }
 
   /**
    * The caller a PocketBase token names in database `db`: `kind` `auth` for the Authorization header,

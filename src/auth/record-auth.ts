@@ -2,7 +2,9 @@ import { authSettingsOf } from '../collections/auth-settings.ts';
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { isSuperusers } from '../collections/superusers.ts';
-import type { RecordAuth, RequestContext } from '../context.ts';
+import { isPrivileged, type RecordAuth, type RequestContext } from '../context.ts';
+import { recordMatches } from '../rules/access/record-match.ts';
+import { FilterError } from '../rules/errors.ts';
 import { badRequest, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { serializeRecord, type RecordJson } from '../records/serialize.ts';
@@ -101,6 +103,7 @@ export class RecordAuthService {
    * (`onSignIn`: `onRecordAuthRequest`).
    */
   async result(ctx: RequestContext, collection: Collection, row: Row, method: AuthMethod, options: TokenOptions = {}): Promise<AuthResult> {
+    await this.checkAuthRule(ctx, collection, row.id as string);
     await this.mfa.check(ctx, collection, row.id as string, method);
     const token =
       options.token ??
@@ -111,6 +114,27 @@ export class RecordAuthService {
     const user = await this.ownRecord(ctx, collection, row);
     if (this.onSignIn) await this.onSignIn(ctx, collection, user, token, method);
     return { token, user, record: user };
+  }
+
+  /**
+   * The collection's auth rule (PocketBase ≥ 0.23's `authRule`, such as `verified = true`): checked
+   * against the record with every sign-in, refresh and impersonation, with the caller as they are
+   * (a guest signing in). null lets nobody sign in; administrators pass, as they pass every rule.
+   */
+  private async checkAuthRule(ctx: RequestContext, collection: Collection, id: string): Promise<void> {
+    const rule = authSettingsOf(collection).authRule;
+    if (rule === '' || isPrivileged(ctx.auth)) return;
+    const refused = () => forbidden("The request doesn't satisfy the collection requirements to authenticate.");
+    if (rule === null) throw refused();
+    let ok: boolean;
+    try {
+      ok = await recordMatches(ctx, collection, await this.collections.all(ctx.db), rule, id);
+    } catch (err) {
+      // A rule that no longer compiles lets nobody in (the narrower way to fail).
+      if (err instanceof FilterError) throw refused();
+      throw err;
+    }
+    if (!ok) throw refused();
   }
 
   /** The auth result for a record known by id (after OAuth2 sign-in, which found or created it). */

@@ -33,12 +33,13 @@ export function registerImportCommands(program: Command): void {
     .option('--dir <path>', 'data directory (env CAIRN_DIR)')
     .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
     .option('--dry-run', 'print the report of what would be imported and change nothing')
-    .action(async (source: string, opts: { db: string; dir?: string; databaseUrl?: string; dryRun?: boolean }) => {
+    .option('--json', 'print the report as JSON')
+    .action(async (source: string, opts: { db: string; dir?: string; databaseUrl?: string; dryRun?: boolean; json?: boolean }) => {
       const config = loadConfig({ dir: opts.dir, databaseUrl: opts.databaseUrl });
       const services = await buildServices(config);
       try {
         const report = await importPocketBase(importDeps(services, config.dir), { path: source, database: opts.db, dryRun: opts.dryRun === true });
-        process.stdout.write(`${formatReport(report)}\n`);
+        process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
       } finally {
         await services.registry.close();
       }

@@ -19,6 +19,8 @@ export interface ImportReport {
   notCarried: Note[];
   /** Wall time of the import in milliseconds (not set for a dry run). */
   ms?: number;
+  /** Of which copying the records (not set for a dry run). */
+  recordsMs?: number;
 }
 
 export interface CollectionReport {
@@ -73,7 +75,8 @@ export function formatReport(r: ImportReport): string {
   if (r.ms !== undefined) {
     const records = r.collections.reduce((s, c) => s + c.records, 0);
     lines.push('');
-    lines.push(`Done in ${(r.ms / 1000).toFixed(2)} s (${plural(records, 'record')}).`);
+    const rate = r.recordsMs ? `, copied at ${Math.round(records / (r.recordsMs / 1000)).toLocaleString('en-US')} records/s` : '';
+    lines.push(`Done in ${(r.ms / 1000).toFixed(2)} s (${plural(records, 'record')}${rate}).`);
   }
   return lines.join('\n');
 }

@@ -187,11 +187,6 @@ export interface DraftContext {
 /** PocketBase ≥ 0.23 lists these among `fields`; they are Cairn's system columns. */
 const SYSTEM_FIELD_NAMES = new Set(['id', 'password', 'tokenKey', 'email', 'emailVisibility', 'verified', 'created', 'updated']);
 
-/** A field as PocketBase ≥ 0.23 writes it (options flat on the field). */
-function flatField(f: PbField): Record<string, unknown> {
-  return { ...f.options, id: f.id, name: f.name, type: f.type, system: f.system, required: f.required, hidden: f.hidden, presentable: f.presentable };
-}
-
 /** The name an index of PocketBase gets in Cairn: `_`-prefixed names are Cairn's own, so `_x` becomes `pb_x`. */
 function indexName(name: string, taken: Set<string>): string {
   if (!name.startsWith('_') && !/^sqlite_/i.test(name) && !taken.has(name.toLowerCase())) return name;
@@ -253,7 +248,7 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
     // How PocketBase described the fields Cairn keeps as system columns (ids, flags, autodate and
     // email options), so the collection answers as it did there.
     const system = pb.fields.filter((f) => SYSTEM_FIELD_NAMES.has(f.name) && (type === 'auth' || f.name === 'id' || f.type === 'autodate'));
-    if (system.length > 0) draft.options.systemFields = system.map(flatField);
+    if (system.length > 0) draft.options.systemFields = system.map((f) => f.raw);
   }
   if (type === 'auth') {
     draft.system.set('email', { source: 'email', convert: toText });

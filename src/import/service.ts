@@ -121,13 +121,6 @@ function fieldList(c: Collection): string[] {
   return c.fields.map((f) => `${f.name} ${f.type}`);
 }
 
-/** PocketBase's SMTP settings as the CAIRN_SMTP_URL that would send the same way (the password left out). */
-function smtpHint(smtp: unknown): string {
-  const s = smtp as { enabled?: unknown; host?: unknown; port?: unknown; username?: unknown; tls?: unknown } | undefined;
-  if (!s || s.enabled !== true || typeof s.host !== 'string' || s.host === '') return ' (PocketBase sent no mail through SMTP)';
-  const user = typeof s.username === 'string' && s.username !== '' ? `${encodeURIComponent(s.username)}:PASSWORD@` : '';
-  return `; PocketBase's is CAIRN_SMTP_URL=${s.tls === true ? 'smtps' : 'smtp'}://${user}${s.host}:${Number(s.port) || 587}`;
-}
 
 /** The secret PocketBase signed administrators' tokens with: `_superusers`' since 0.23, the instance's before. */
 function adminTokenSecret(source: PocketBaseSource, settings: Record<string, unknown> | undefined): string {
@@ -190,8 +183,16 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
   for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
   const prepared = await deps.settings.prepare(settingsPlan.sections);
   for (const [section, problems] of prepared.errors) {
-    const hint = section === 'smtp' ? smtpHint(settingsPlan.sections.get('smtp')) : '';
-    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}${hint}`, kind: 'not-carried' });
+    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}`, kind: 'not-carried' });
+  }
+
+  // Which sessions of the PocketBase app survive the move.
+  const signed = plan.collections.filter((p) => p.collection.type === 'auth' && (p.collection.options.authToken as { secret?: unknown } | undefined)?.secret);
+  const unsigned = plan.collections.filter((p) => p.collection.type === 'auth' && !signed.includes(p));
+  const signedAdmins = admins.carry.filter((a) => a.tokenSecret !== '').length;
+  if (signed.length > 0 || signedAdmins > 0) notes.push({ what: 'tokens', why: `tokens PocketBase issued stay valid until they expire or the password changes (${[signed.map((p) => p.collection.name).join(', '), signedAdmins > 0 ? `${signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')})` });
+  if (unsigned.length > 0 || signedAdmins < admins.carry.length) {
+    notes.push({ what: 'tokens', why: `PocketBase's file holds no token secret for ${[unsigned.map((p) => p.collection.name).join(', '), admins.carry.length - signedAdmins > 0 ? `${admins.carry.length - signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')}${source.generation === 'legacy' ? ' (before 0.23 they are in its settings)' : ''}: their PocketBase tokens are not accepted, they sign in again with the same passwords`, kind: 'not-carried' });
   }
 
   const report: ImportReport = {
@@ -263,6 +264,7 @@ async function writeAll(
   const tables = plan.collections.filter((p) => p.collection.type !== 'view');
   for (const p of tables) await createTable(tx, p);
   const carried = new Map<string, { collectionId: string; ids: Set<string> }>();
+  const copying = performance.now();
   for (const p of tables) {
     const copy = await copyRecords(tx, source, p);
     results.set(p.collection.name, copy.records);
@@ -274,6 +276,7 @@ async function writeAll(
       notes.push({ what: p.collection.name, why: `${copy.skipped.length} record(s) not carried: their ids (${copy.skipped.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}${copy.skipped.length > 3 ? ', …' : ''}) are not 15 lower-case letters and digits, which Cairn's record ids are`, kind: 'not-carried' });
     }
   }
+  if (!report.dryRun) report.recordsMs = Math.round(performance.now() - copying);
   for (const p of tables) {
     await addIndexes(tx, p, notes);
     await insertCollection(tx, p.collection);

@@ -104,7 +104,15 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
     if (isObj(doc[name])) sections.set(name, doc[name]);
   }
   const kept = ['smtp', 's3', 'backups', 'rateLimits', 'trustedProxy', 'batch', 'logs'].filter((n) => sections.has(n));
-  if (kept.length > 0) notes.push({ what: 'settings', why: `carried as Cairn's settings sections ${kept.join(', ')} (PocketBase's shape, secrets included)` });
+  if (kept.length > 0) {
+    notes.push({
+      what: 'settings',
+      why:
+        `carried as Cairn's settings sections ${kept.join(', ')} (PocketBase's shape, secrets included), shown and written through /api/settings` +
+        (kept.includes('smtp') ? '; mail goes through the SMTP server of `smtp` when it is enabled and CAIRN_SMTP_URL is not set' : '') +
+        (kept.some((n) => n !== 'smtp') ? '; file storage, backups, batch and log limits, rate limits and trusted proxies follow Cairn\'s environment (CAIRN_*)' : ''),
+    });
+  }
   const extra: Record<string, unknown> = {};
   if (Array.isArray(doc.superuserIPs) && doc.superuserIPs.length > 0) extra.superuserIPs = doc.superuserIPs;
   for (const key of ['hideControls', 'accentColor']) if (meta[key] !== undefined) extra[key] = meta[key];

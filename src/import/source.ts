@@ -30,6 +30,8 @@ export interface PbField {
   hidden: boolean;
   unique: boolean;
   options: Record<string, unknown>;
+  /** The definition as PocketBase stored it. */
+  raw: Record<string, unknown>;
 }
 
 /** A row of PocketBase's `_collections`. */
@@ -106,6 +108,7 @@ function fieldOf(raw: unknown, generation: Generation): PbField | undefined {
     hidden: raw.hidden === true,
     unique: raw.unique === true,
     options,
+    raw,
   };
 }
 

@@ -2,7 +2,7 @@ import type { Collection } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
 import type { Resolver } from '../rules/compile.ts';
-import type { Sql } from '../storage/index.ts';
+import type { Queryable, Sql } from '../storage/index.ts';
 
 export type RecordAction = 'list' | 'view' | 'create' | 'update' | 'delete';
 
@@ -20,4 +20,12 @@ export interface RecordAccess {
   filterResolver(ctx: RequestContext, collection: Collection, collections: CollectionSet): Resolver;
   /** Whether the caller sees hidden fields and may write admin-only fields (`role`, `verified`). */
   privileged(ctx: RequestContext): boolean;
+  /**
+   * Whether the caller manages the auth record `id` (read through `q`) as an administrator would:
+   * privileged callers, and auth records the collection's `manageRule` lets through (PocketBase ≥
+   * 0.23): they set `verified` and change email and password without the old one.
+   */
+  manages(ctx: RequestContext, collection: Collection, collections: CollectionSet, id: string, q: Pick<Queryable, 'get'>): Promise<boolean>;
+  /** Whether the collection has a manage rule a caller like this one could pass (decides whether `manages` is worth asking). */
+  mayManage(ctx: RequestContext, collection: Collection): boolean;
 }

@@ -148,7 +148,10 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
     else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
   }
   // Hashing is slow, so it happens before the transaction takes the write lock.
-  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, s.privileged, deps.minPasswordLength) : undefined;
+  // A caller the manage rule may let through sets `verified` too; the rule is checked against the new
+  // record once it is written (below).
+  const mayManage = collection.type === 'auth' && deps.access.mayManage(ctx, collection);
+  const auth = collection.type === 'auth' ? await prepareAuthCreate(input, s.privileged || mayManage, deps.minPasswordLength) : undefined;
   if (around) {
     // Hooks may fix what the request got wrong; only what the caller may not ask for refuses it now.
     const refusals = refusalsOf({ ...errors, ...auth?.errors });
@@ -183,6 +186,9 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
     // As in PocketBase, the create rule is checked against the new record, before commit.
     if (createRule && !(await selectById(tx, shape, planned.id, createRule))) {
       throw badRequest('Failed to create record: the collection rule does not allow it.');
+    }
+    if (!s.privileged && mayManage && planned.auth?.columns.get('verified') === true && !(await deps.access.manages(ctx, collection, s.collections, planned.id, tx))) {
+      throw validationFailed({ verified: { code: 'validation_admin_only', message: 'Only administrators can set this field.' } }, 'Failed to create record.');
     }
     change = new Change('create', ctx, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
     await emit(deps, tx, change);

@@ -150,9 +150,12 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
   // against the state read now. A record not found here is a 404 in `apply`, unless an earlier write
   // of the same transaction creates it.
   let auth: { state: AuthState; prepared: AuthPrepared } | undefined;
+  // Administrators, and callers the collection's manage rule lets through, change the account's
+  // email, password and `verified` as administrators do.
+  const manager = collection.type === 'auth' && (s.privileged || (deps.access.mayManage(ctx, collection) && (await deps.access.manages(ctx, collection, s.collections, id, reader))));
   if (collection.type === 'auth') {
     const state = await authState(reader, shape, id, access);
-    if (state) auth = { state, prepared: await prepareAuthUpdate(input, state, s.privileged, deps.minPasswordLength) };
+    if (state) auth = { state, prepared: await prepareAuthUpdate(input, state, manager, deps.minPasswordLength) };
   }
   // Before the record is read and checked (inside the transaction): a refused update's uploads are
   // removed when its request settles.
@@ -171,7 +174,7 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
           // write of the same batch), or not prepared at all: prepared against the current one. Only
           // such a write pays for hashing inside the transaction.
           const state = (await authState(tx, shape, id, null))!;
-          authPrepared = auth && sameAuthState(auth.state, state) ? auth.prepared : await prepareAuthUpdate(input, state, s.privileged, deps.minPasswordLength);
+          authPrepared = auth && sameAuthState(auth.state, state) ? auth.prepared : await prepareAuthUpdate(input, state, manager, deps.minPasswordLength);
         }
         const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), s.privileged);
         done = await applyUpdate(s, tx, before, { values, auth: authPrepared }, errors);

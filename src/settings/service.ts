@@ -1,7 +1,8 @@
-import { badRequest, type FieldError, validationFailed } from '../errors.ts';
+import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import { nestErrors } from './shape.ts';
 
 /** Instance settings (system.db), one JSON document per section. */
 export const settingsTableStep: SchemaStep = {
@@ -18,7 +19,10 @@ export const settingsTableStep: SchemaStep = {
 export interface SettingsSection<T = unknown> {
   name: string;
   defaults(): T;
-  /** The section after applying `input` to `current`; problems go to `errors`, keyed by dotted path. */
+  /**
+   * The section after applying `input` to `current`; problems go to `errors`, keyed by dotted path
+   * from the section's name (`meta.appName`; answered nested).
+   */
   merge(input: unknown, current: T, errors: Record<string, FieldError>): T;
   view(value: T): unknown;
 }
@@ -105,7 +109,8 @@ export class SettingsService {
       }
       changed.set(name, section.merge(input, values.get(name), errors));
     }
-    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to save the settings.');
+    // Nested per section (`{meta: {appName: …}}`), as PocketBase answers them.
+    if (Object.keys(errors).length > 0) throw new ApiError(400, 'Failed to save the settings.', nestErrors(errors));
     await this.system.transaction((tx) => storeSettings(tx, changed));
     for (const [name, value] of changed) values.set(name, value);
     await this.invalidations?.publish('settings');

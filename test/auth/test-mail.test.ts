@@ -49,13 +49,21 @@ describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings
     assert.equal((await server.request('POST', '/api/settings/test/email', { body: { email: 'ops@example.com' } })).status, 401);
   });
 
-  test('settings show how mail leaves, without credentials, and refuse to change it', async () => {
+  test('settings show how mail leaves without credentials; a stored smtp section does not override CAIRN_SMTP_URL', async () => {
     const settings = await server.admin('GET', '/api/settings');
     const url = new URL(inbox.url);
-    assert.deepEqual(settings.body.smtp, { enabled: true, host: url.hostname, port: Number(url.port) });
-    const patch = await server.admin('PATCH', '/api/settings', { body: { smtp: { host: 'evil.example.com' } } });
-    assert.equal(patch.status, 400);
-    assert.equal(patch.body.data.smtp.code, 'validation_read_only');
+    assert.equal(settings.body.smtp.enabled, true);
+    assert.equal(settings.body.smtp.host, url.hostname);
+    assert.equal(settings.body.smtp.port, Number(url.port));
+    assert.equal(settings.body.smtp.password, undefined);
+    const patch = await server.admin('PATCH', '/api/settings', { body: { smtp: { host: 'mail.invalid', port: 2525, password: 'stored-pass' } } });
+    assert.equal(patch.status, 200, patch.text);
+    assert.equal(patch.body.smtp.host, 'mail.invalid');
+    assert.ok(!patch.text.includes('stored-pass'));
+    // The environment wins: the mail still reaches the server CAIRN_SMTP_URL names.
+    const res = await server.admin('POST', '/api/settings/test/email', { body: { email: 'still-env@example.com', template: 'verification' } });
+    assert.equal(res.status, 204, res.text);
+    await inbox.next('still-env@example.com');
   });
 
   test('mail links open the dashboard page of the flow, naming the database and collection', async () => {

@@ -7,7 +7,7 @@ import { toDate, toJson, toList, toSingle } from '../../src/import/values.ts';
 // The pure half of the import: PocketBase's stored collections and values → Cairn's.
 
 const field = (name: string, type: string, options: Record<string, unknown> = {}): PbField => ({
-  id: `f_${name}`, name, type, system: false, required: false, presentable: false, hidden: false, unique: false, options,
+  id: `f_${name}`, name, type, system: false, required: false, presentable: false, hidden: false, unique: false, options, raw: { name, type, ...options },
 });
 
 function collection(fields: PbField[], extra: Partial<PbCollection> = {}): PbCollection {

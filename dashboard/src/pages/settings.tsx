@@ -90,12 +90,13 @@ function MailSection({ smtp }: { smtp?: Settings['smtp'] }) {
           <code>
             {smtp.host}:{smtp.port}
           </code>{' '}
-          (<code>CAIRN_SMTP_URL</code>).
+          (<code>CAIRN_SMTP_URL</code> when set, else the <code>smtp</code> settings).
         </p>
       ) : (
         <p>
           <Badge tone="warning">no SMTP server</Badge> Mails are written as <code>.eml</code> files under the data directory's <code>mail/</code> folder. Set{' '}
-          <code>CAIRN_SMTP_URL</code> (e.g. <code>smtp://user:pass@host:587</code>) and restart to send them.
+          <code>CAIRN_SMTP_URL</code> (e.g. <code>smtp://user:pass@host:587</code>) and restart, or enable the <code>smtp</code> settings through{' '}
+          <code>PATCH /api/settings</code>, to send them.
         </p>
       )}
       <div class="grid-2">

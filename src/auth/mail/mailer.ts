@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Transporter } from 'nodemailer';
 import { randomId } from '../../lib/ids.ts';
+import type { SmtpSettings } from './smtp-settings.ts';
 
 export interface Mail {
   from: { name: string; address: string };
@@ -16,13 +17,15 @@ export interface MailLog {
 }
 
 /**
- * Sends mail through CAIRN_SMTP_URL, or writes each message as an `.eml` file under `<dir>/mail/`
- * when no SMTP server is configured (mode 0600: the messages carry single-use tokens). nodemailer
- * (some 10 MB resident) is imported with the first mail: most instances send none for hours.
+ * Sends mail through CAIRN_SMTP_URL; without it, through the SMTP server of the `smtp` settings
+ * section when that is enabled (an imported PocketBase's, or one set through `/api/settings`); else
+ * writes each message as an `.eml` file under `<dir>/mail/` (mode 0600: the messages carry single-use
+ * tokens). nodemailer (some 10 MB resident) is imported with the first mail: most instances send none
+ * for hours.
  */
 export class Mailer {
-  private transport?: Promise<Transporter>;
-  private readonly toFiles: boolean;
+  /** The transport in use and the settings it was made from (a changed section makes a new one). */
+  private transport?: { key: string; transport: Promise<Transporter> };
   private readonly pending = new Set<Promise<void>>();
   private closing?: Promise<void>;
   log?: MailLog;
@@ -30,21 +33,40 @@ export class Mailer {
   constructor(
     private readonly smtpUrl: string | undefined,
     private readonly mailDir: string,
-  ) {
-    this.toFiles = !smtpUrl;
-  }
+    /** The `smtp` settings section, read for each mail (cached by the settings service). */
+    private readonly stored?: () => Promise<SmtpSettings>,
+  ) {}
 
-  private transporter(): Promise<Transporter> {
-    this.transport ??= import('nodemailer').then(({ default: nodemailer }) =>
-      this.smtpUrl ? nodemailer.createTransport(this.smtpUrl) : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
-    );
-    return this.transport;
+  /** The transport for the next mail, and whether it writes files. */
+  private async transporter(): Promise<{ transport: Transporter; toFiles: boolean }> {
+    const stored = this.smtpUrl ? undefined : await this.stored?.();
+    const settings = stored?.enabled && stored.host !== '' ? stored : undefined;
+    const key = this.smtpUrl ? 'url' : settings ? JSON.stringify(settings) : 'files';
+    if (this.transport?.key !== key) {
+      const previous = this.transport?.transport;
+      const transport = import('nodemailer').then(({ default: nodemailer }) => {
+        if (this.smtpUrl) return nodemailer.createTransport(this.smtpUrl);
+        if (!settings) return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+        return nodemailer.createTransport({
+          host: settings.host,
+          port: settings.port,
+          secure: settings.tls,
+          name: settings.localName || undefined,
+          auth: settings.username ? { user: settings.username, pass: settings.password ?? '' } : undefined,
+          authMethod: settings.authMethod || undefined,
+        });
+      });
+      this.transport = { key, transport };
+      // Mails already handed to the old transport finish there; it closes once idle.
+      void previous?.then((t) => t.close()).catch(() => undefined);
+    }
+    return { transport: await this.transport.transport, toFiles: key === 'files' };
   }
 
   async send(mail: Mail): Promise<void> {
-    const transport = await this.transporter();
+    const { transport, toFiles } = await this.transporter();
     const info = await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
-    if (this.toFiles) {
+    if (toFiles) {
       mkdirSync(this.mailDir, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomId(6)}.eml`;
       writeFileSync(path.join(this.mailDir, name), info.message as Buffer, { mode: 0o600 });
@@ -78,7 +100,7 @@ export class Mailer {
       ]);
       clearTimeout(timer);
       if (!waited) this.log?.error({ mails: this.pending.size }, 'shutdown: mails still being sent were given up');
-      (await this.transport?.catch(() => undefined))?.close();
+      (await this.transport?.transport.catch(() => undefined))?.close();
     })();
     return this.closing;
   }

@@ -80,3 +80,34 @@ export function authAlertMail(meta: MetaSettings, to: string, where: string): Ma
   const html = `<p>Hello,</p><p>${escapeHtml(intro)}</p><p><em>${escapeHtml(where)}</em></p><p>${escapeHtml(outro)}</p><p>${escapeHtml(app)}</p>`;
   return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `Sign-in to ${app} from a new location`, text, html };
 }
+
+/**
+ * A collection's own mail (PocketBase's templates, carried by an import or set through the
+ * collections API): `{APP_NAME}`, `{APP_URL}`, `{TOKEN}`, `{OTP}`, `{OTP_ID}` and `{RECORD:field}`
+ * replaced as PocketBase replaces them. Record values are those anyone shown the record may see:
+ * hidden fields and the auth secrets stay placeholders.
+ */
+export function templateMail(
+  template: { subject: string; body: string },
+  meta: MetaSettings,
+  to: string,
+  values: Record<string, string>,
+  record: Record<string, unknown>,
+): Mail {
+  const all: Record<string, string> = { '{APP_NAME}': meta.appName, '{APP_URL}': meta.appUrl, ...values };
+  for (const [key, value] of Object.entries(record)) {
+    if (value === null || value === undefined || typeof value === 'object') continue;
+    all[`{RECORD:${key}}`] = String(value);
+  }
+  const fill = (text: string, escape: boolean) => text.replace(/\{[A-Z_]+(?::[A-Za-z0-9_]+)?\}/g, (m) => (all[m] === undefined ? m : escape ? escapeHtml(all[m]) : all[m]));
+  const html = fill(template.body, true);
+  const text = html
+    .replace(/<(br|\/p|\/div|\/h[1-6]|\/li)\s*\/?>/gi, '\n')
+    .replace(/<a\s[^>]*href="([^"]*)"[^>]*>([^<]*)<\/a>/gi, '$2: $1')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&#(\d+);/g, (_m, n: string) => String.fromCharCode(Number(n)))
+    .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: fill(template.subject, false), text: `${text}\n`, html };
+}

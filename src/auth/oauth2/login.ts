@@ -12,7 +12,8 @@ import type { SchemaStep } from '../../storage/index.ts';
 import type { SettingsService } from '../../settings/service.ts';
 import type { AuthResult, RecordAuthService } from '../record-auth.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
-import type { OAuth2Settings, ProviderConfig } from './providers.ts';
+import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
+import { authSettingsOf } from '../../collections/auth-settings.ts';
 
 /** Which provider account belongs to which auth record, per database. */
 export const externalAuthsTableStep: SchemaStep = {
@@ -73,16 +74,39 @@ export class OAuth2Service {
     private readonly recordAuth: RecordAuthService,
   ) {}
 
-  private async providers(): Promise<ProviderConfig[]> {
-    return (await this.settings.get<OAuth2Settings>('oauth2')).providers.filter((p) => p.enabled);
+  /**
+   * The providers a collection signs in with: its own (PocketBase ≥ 0.23 keeps them per collection;
+   * an import carries them), then the instance's of other names. A collection's provider of a name
+   * Cairn has no preset for, and without URLs, cannot be used and is left out.
+   */
+  private async providers(collection?: Collection): Promise<ProviderConfig[]> {
+    const own: ProviderConfig[] = [];
+    for (const p of collection?.type === 'auth' ? authSettingsOf(collection).oauth2.providers : []) {
+      const preset = PRESETS[p.name];
+      const config: ProviderConfig = {
+        name: p.name,
+        displayName: p.displayName || preset?.displayName || p.name,
+        clientId: p.clientId,
+        clientSecret: p.clientSecret,
+        authUrl: p.authUrl || preset?.authUrl || '',
+        tokenUrl: p.tokenUrl || preset?.tokenUrl || '',
+        userInfoUrl: p.userInfoUrl || preset?.userInfoUrl || '',
+        scopes: preset?.scopes ?? ['openid', 'email', 'profile'],
+        enabled: true,
+      };
+      if (config.authUrl && config.tokenUrl && config.userInfoUrl) own.push(config);
+    }
+    const names = new Set(own.map((p) => p.name));
+    const instance = (await this.settings.get<OAuth2Settings>('oauth2')).providers.filter((p) => p.enabled && !names.has(p.name));
+    return [...own, ...instance];
   }
 
   /**
    * The enabled providers with an authorization URL. As in PocketBase, the URL ends with
    * `redirect_uri=` for the client to complete, unless `redirectUrl` is given.
    */
-  async list(redirectUrl?: string): Promise<ProviderListing[]> {
-    return (await this.providers()).map((p) => {
+  async list(redirectUrl?: string, collection?: Collection): Promise<ProviderListing[]> {
+    return (await this.providers(collection)).map((p) => {
       const state = randomSecret(24);
       const codeVerifier = randomSecret(48);
       const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
@@ -108,7 +132,7 @@ export class OAuth2Service {
         ...(code === '' ? { code: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
       });
     }
-    const provider = (await this.providers()).find((p) => p.name === name);
+    const provider = (await this.providers(collection)).find((p) => p.name === name);
     if (!provider) throw validationFailed({ provider: { code: 'validation_invalid_provider', message: `OAuth2 provider "${name}" is not configured.` } });
 
     const accessToken = await exchangeCode(provider, code, optionalText(input.redirectUrl), optionalText(input.codeVerifier, 200));

@@ -97,7 +97,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
 
     app.get<CollectionParams>('/api/collections/:collection/auth-methods', async (req) => {
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
-      const methods = authMethodsJson(authSettingsOf(collection), await oauth2.list(redirectUrlOf(req.query)));
+      const methods = authMethodsJson(authSettingsOf(collection), await oauth2.list(redirectUrlOf(req.query), collection));
       // SDK 0.23+ asks for v0.23's keys only (`fields=mfa,otp,password,oauth2`).
       const fields = parseFieldsParam(param((req.query as Record<string, unknown>).fields));
       return fields ? pickFields(methods, fields) : methods;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Mailer } from '../../auth/mail/mailer.ts';
 import { sendTestMail } from '../../auth/mail/test-mail.ts';
 import { appleClientSecret } from '../../auth/oauth2/apple.ts';
-import { testS3 } from '../../files/storage/check.ts';
+import { type StoredS3, testS3 } from '../../files/storage/check.ts';
 import type { FileStorage } from '../../files/storage/types.ts';
 import type { SettingsService } from '../../settings/service.ts';
 import { requireAdmin, requireSuperuser } from '../guards.ts';
@@ -24,7 +24,7 @@ export function settingsRoutes(settings: SettingsService, mailer: Mailer, files:
 
     app.post('/api/settings/test/s3', noDb, async (req, reply) => {
       requireSuperuser(req.ctx, 'test the S3 storage');
-      await testS3(files.storage, files.onS3, req.body ?? {});
+      await testS3(files, async () => ({ storage: await settings.get<StoredS3>('s3'), backups: (await settings.get<{ s3: StoredS3 }>('backups')).s3 }), req.body ?? {});
       return reply.status(204).send();
     });
 

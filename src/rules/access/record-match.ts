@@ -2,6 +2,7 @@ import type { Collection } from '../../collections/model.ts';
 import type { CollectionSet } from '../../collections/service.ts';
 import type { RequestContext } from '../../context.ts';
 import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
+import type { Queryable } from '../../storage/index.ts';
 import { raw, sql } from '../../storage/sql.ts';
 import { RuleProgram } from './program.ts';
 import { scopeOf } from './rule-access.ts';
@@ -9,11 +10,12 @@ import { scopeOf } from './rule-access.ts';
 const programs = new WeakMap<Collection, Map<string, RuleProgram>>();
 
 /**
- * Whether one record meets a rule in this request (an auth collection's MFA rule). Programs are
+ * Whether one record meets a rule in this request (an auth collection's MFA, auth or manage rule), read
+ * through `q` (a transaction that holds a record not yet committed). Programs are
  * cached per immutable collection object, as the access rules' are. Throws FilterError for a rule
  * that no longer compiles.
  */
-export async function recordMatches(ctx: RequestContext, collection: Collection, collections: CollectionSet, rule: string, id: string): Promise<boolean> {
+export async function recordMatches(ctx: RequestContext, collection: Collection, collections: CollectionSet, rule: string, id: string, q: Pick<Queryable, 'get'> = ctx.db): Promise<boolean> {
   let byText = programs.get(collection);
   if (!byText) {
     byText = new Map();
@@ -25,6 +27,6 @@ export async function recordMatches(ctx: RequestContext, collection: Collection,
     byText.set(rule, program);
   }
   const t = raw(ROOT_ALIAS);
-  const q = sql`SELECT 1 AS ok FROM ${raw(shapeOf(collection).table)} ${t} WHERE ${t}.id = ${id} AND ${program.condition(ctx)}`;
-  return (await ctx.db.get(q.text, q.params)) !== undefined;
+  const query = sql`SELECT 1 AS ok FROM ${raw(shapeOf(collection).table)} ${t} WHERE ${t}.id = ${id} AND ${program.condition(ctx)}`;
+  return (await q.get(query.text, query.params)) !== undefined;
 }

@@ -1,3 +1,4 @@
+import { authSettingsOf } from '../../collections/auth-settings.ts';
 import type { Collection, RuleName } from '../../collections/model.ts';
 import type { CollectionSet } from '../../collections/service.ts';
 import { isPrivileged, type RequestContext } from '../../context.ts';
@@ -5,7 +6,9 @@ import { forbidden, isApiError } from '../../errors.ts';
 import type { RecordAccess, RecordAction } from '../../records/access.ts';
 import { RecordFieldResolver } from '../../records/resolver.ts';
 import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
+import type { Queryable } from '../../storage/index.ts';
 import { raw, type Sql, sql } from '../../storage/sql.ts';
+import { recordMatches } from './record-match.ts';
 import type { Resolver } from '../compile.ts';
 import { FilterError } from '../errors.ts';
 import { RuleProgram, ruleResolver } from './program.ts';
@@ -48,6 +51,24 @@ export class RuleAccess implements RecordAccess {
 
   privileged(ctx: RequestContext): boolean {
     return isPrivileged(ctx.auth);
+  }
+
+  mayManage(ctx: RequestContext, collection: Collection): boolean {
+    if (isPrivileged(ctx.auth)) return true;
+    const rule = collection.type === 'auth' ? authSettingsOf(collection).manageRule : null;
+    return typeof rule === 'string' && rule.trim() !== '' && ctx.auth.type === 'record';
+  }
+
+  async manages(ctx: RequestContext, collection: Collection, collections: CollectionSet, id: string, q: Pick<Queryable, 'get'>): Promise<boolean> {
+    if (isPrivileged(ctx.auth)) return true;
+    if (!this.mayManage(ctx, collection)) return false;
+    try {
+      return await recordMatches(ctx, collection, collections, authSettingsOf(collection).manageRule!, id, q);
+    } catch (err) {
+      // A manage rule that no longer compiles manages nothing.
+      if (err instanceof FilterError) return false;
+      throw err;
+    }
   }
 
   condition(ctx: RequestContext, collection: Collection, action: RecordAction, collections: CollectionSet): Sql | null {
