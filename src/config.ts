@@ -34,6 +34,10 @@ export interface Config {
   logLevel: string;
   /** Largest accepted JSON body, in bytes (API contract §9). */
   bodyLimit: number;
+  /** Most records one answer's `expand` holds (API contract §20). */
+  expandMaxRecords: number;
+  /** Most megabytes one expanded answer writes (API contract §20). */
+  maxAnswerMb: number;
   minPasswordLength: number;
   /** Largest multipart (upload) request, in bytes; a file field's `maxSize` limits each file. */
   uploadLimit: number;
@@ -293,6 +297,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     production: env.NODE_ENV === 'production',
     logLevel: nonEmpty(env.CAIRN_LOG_LEVEL) ?? 'info',
     bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    expandMaxRecords: intFrom('CAIRN_EXPAND_MAX_RECORDS', env.CAIRN_EXPAND_MAX_RECORDS, 5000, 1, 10_000_000),
+    maxAnswerMb: intFrom('CAIRN_MAX_ANSWER_MB', env.CAIRN_MAX_ANSWER_MB, 32, 1, 4096),
     minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
