@@ -29,8 +29,15 @@ export class OutboundPolicy {
   private readonly allowedHosts = new Set<string>();
   private readonly allowed = new BlockList();
 
-  /** `allow`: CAIRN_OUTBOUND_ALLOW's entries (addresses, `address/bits` ranges, host names). */
-  constructor(allow: readonly string[] = []) {
+  /**
+   * `allow`: CAIRN_OUTBOUND_ALLOW's entries (addresses, `address/bits` ranges, host names);
+   * `resolve`: how names become addresses (`dns.lookup`, replaced in tests that need a name resolving
+   * to a refused address).
+   */
+  constructor(
+    allow: readonly string[] = [],
+    private readonly resolve: typeof dnsLookup = dnsLookup,
+  ) {
     for (const entry of allow) {
       const [address, bits] = entry.split('/');
       const family = isIP(address);
@@ -74,7 +81,7 @@ export class OutboundPolicy {
     const byName = this.refusedHost(hostname);
     if (byName) return callback(refusal(byName), '', 0);
     const opts = typeof options === 'number' ? { family: options } : options;
-    dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
+    this.resolve(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as LookupAddress[];
       for (const a of list) {
