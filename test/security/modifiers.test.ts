@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { closeSdkClients, sdkClient } from '../helpers/sse.ts';
 
 /**
  * Security invariant "write modifiers are values" (API contract §20, issue 36 hole 1): a rule that
@@ -9,7 +10,7 @@ import { createCollection, createUser, startServer, type TestServer } from '../h
  */
 describe('write modifiers cannot sidestep a rule guarding the field', () => {
   let server: TestServer;
-  let user: { token: string; id: string };
+  let user: { token: string; id: string; user: Record<string, any> };
   let wallet: string;
 
   const stored = async () => (await server.admin('GET', `/api/collections/wallets/records/${wallet}`)).body;
@@ -34,7 +35,10 @@ describe('write modifiers cannot sidestep a rule guarding the field', () => {
     assert.equal(created.status, 200, created.text);
     wallet = created.body.id;
   });
-  after(() => server.close());
+  after(async () => {
+    await closeSdkClients();
+    await server.close();
+  });
 
   const attacks: Record<string, unknown>[] = [{ 'credits+': 4000 }, { 'credits-': -4000 }, { '+badges': 'gold' }, { 'badges+': ['gold'] }, { 'level+': 10 }, { 'badges-': 'bronze' }];
 
@@ -76,6 +80,17 @@ describe('write modifiers cannot sidestep a rule guarding the field', () => {
     assert.deepEqual([after.credits, after.level, after.badges], [7, 1, ['bronze']]);
     const create = await server.request('POST', '/api/batch', { token: user.token, body: { requests: [{ method: 'POST', url: '/api/collections/wallets/records', body: { owner: user.id, 'credits+': 4000 } }] } });
     assert.equal(create.status, 400, create.text);
+  });
+
+  test('through the PocketBase SDK as an attacker would use it: update and create with modifiers are refused', async () => {
+    const pb = sdkClient(server.url);
+    pb.authStore.save(user.token, user.user as never);
+    for (const body of attacks) {
+      await assert.rejects(pb.collection('wallets').update(wallet, body), (err: any) => err.status === 404, JSON.stringify(body));
+    }
+    await assert.rejects(pb.collection('wallets').create({ owner: user.id, 'credits+': 4000 }), (err: any) => err.status === 400);
+    const after = await stored();
+    assert.deepEqual([after.credits, after.level, after.badges], [7, 1, ['bronze']]);
   });
 
   test('creates with modifiers are refused; a create without the guarded fields is allowed', async () => {
