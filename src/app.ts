@@ -194,6 +194,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     access: new RuleAccess(),
     changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed), ...(hooks ? [hooks.changeHook] : [])],
     minPasswordLength: config.minPasswordLength,
+    expandLimits: { records: config.expandMaxRecords, bytes: config.maxAnswerMb * 1024 * 1024 },
     files: fileStore,
     search: fulltextSearch,
     events: hooks,

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
 import { fileURLToPath } from 'node:url';
+import { parseOutboundAllow } from './lib/outbound.ts';
 
 /** Where `npm run build:dashboard` writes the dashboard, relative to this package. */
 const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../dashboard/dist', import.meta.url));
@@ -21,6 +22,8 @@ export interface Config {
   tokenTtl: number;
   smtpUrl?: string;
   webhookTimeoutMs: number;
+  /** CAIRN_OUTBOUND_ALLOW: link-local or metadata addresses, ranges or names outbound requests may reach after all. */
+  outboundAllow: string[];
   webhookMaxAttempts: number;
   webhookBackoffMs: number;
   /** How long a due webhook event may wait while the event loop is saturated (0: never waits). */
@@ -34,6 +37,10 @@ export interface Config {
   logLevel: string;
   /** Largest accepted JSON body, in bytes (API contract §9). */
   bodyLimit: number;
+  /** Most records one answer's `expand` holds (API contract §20). */
+  expandMaxRecords: number;
+  /** Most megabytes one expanded answer writes (API contract §20). */
+  maxAnswerMb: number;
   minPasswordLength: number;
   /** Largest multipart (upload) request, in bytes; a file field's `maxSize` limits each file. */
   uploadLimit: number;
@@ -283,6 +290,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     adminPassword: nonEmpty(env.CAIRN_ADMIN_PASSWORD),
     tokenTtl: intFrom('CAIRN_TOKEN_TTL', env.CAIRN_TOKEN_TTL, 86400, 1, 10 * 365 * 86400),
     smtpUrl: nonEmpty(env.CAIRN_SMTP_URL),
+    outboundAllow: parseOutboundAllow(env.CAIRN_OUTBOUND_ALLOW),
     webhookTimeoutMs: intFrom('CAIRN_WEBHOOK_TIMEOUT_MS', env.CAIRN_WEBHOOK_TIMEOUT_MS, 10000, 1, 600000),
     webhookMaxAttempts: intFrom('CAIRN_WEBHOOK_MAX_ATTEMPTS', env.CAIRN_WEBHOOK_MAX_ATTEMPTS, 5, 1, 100),
     webhookBackoffMs: intFrom('CAIRN_WEBHOOK_BACKOFF_MS', env.CAIRN_WEBHOOK_BACKOFF_MS, 1000, 1, 3600000),
@@ -293,6 +301,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     production: env.NODE_ENV === 'production',
     logLevel: nonEmpty(env.CAIRN_LOG_LEVEL) ?? 'info',
     bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    expandMaxRecords: intFrom('CAIRN_EXPAND_MAX_RECORDS', env.CAIRN_EXPAND_MAX_RECORDS, 5000, 1, 10_000_000),
+    maxAnswerMb: intFrom('CAIRN_MAX_ANSWER_MB', env.CAIRN_MAX_ANSWER_MB, 32, 1, 4096),
     minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),

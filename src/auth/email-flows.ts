@@ -14,6 +14,7 @@ import { consumeToken, issueToken, type OneTimePurpose, type OneTimeToken, peekT
 import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { bodyOf } from './body.ts';
 import type { PocketBaseTokens } from './pocketbase-tokens.ts';
+import { claimUnverified } from './claim.ts';
 
 /** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
@@ -132,7 +133,11 @@ export class EmailFlows {
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     // A token mailed to an address the account no longer has proves nothing.
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
-    if (account.verified !== 1) await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { verified: true });
+    if (account.verified !== 1) {
+      await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { verified: true });
+      // The address is proven: OAuth2 links made before it was are removed (issue 36).
+      await claimUnverified(ctx.db, collection, account.id, { revokeTokens: false });
+    }
   }
 
   /** Sends a password-reset mail; answers the same for unknown addresses. */
@@ -166,6 +171,8 @@ export class EmailFlows {
     const account = token && (await this.account(ctx, collection, 'id', token.recordId));
     if (!token || !account || account.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, { password, passwordConfirm: password, verified: true });
+    // The new password already revoked the tokens; OAuth2 links made before the address was proven go.
+    if (account.verified !== 1) await claimUnverified(ctx.db, collection, account.id, { revokeTokens: false });
     await revokeTokens(ctx.db, 'password-reset', account.id);
   }
 

@@ -13,6 +13,7 @@ import type { SchemaStep } from '../storage/index.ts';
 import type { Mailer } from './mail/mailer.ts';
 import { otpMail, templateMail } from './mail/templates.ts';
 import { bodyOf } from './body.ts';
+import { claimUnverified } from './claim.ts';
 
 /** One-time sign-in codes, in the database of their accounts; only a keyed hash of each code is kept. */
 export const otpsTableStep: SchemaStep = {
@@ -161,6 +162,9 @@ export class OtpService {
         Object.assign(change, { password, passwordConfirm: password });
       }
       await this.records.update(systemContext(ctx.dbName, ctx.db), collection, account.id, change);
+      // Earlier OAuth2 links go (issue 36 hole 3); with MFA on the password stays, so the tokens are
+      // revoked here.
+      await claimUnverified(ctx.db, collection, account.id, { revokeTokens: change.password === undefined });
     }
     return account.id;
   }

@@ -1,5 +1,5 @@
 import type { Collection } from '../collections/model.ts';
-import type { RequestContext } from '../context.ts';
+import { isPrivileged, type RequestContext } from '../context.ts';
 import { badRequest } from '../errors.ts';
 import type { SearchProvider } from '../records/deps.ts';
 import { ROOT_ALIAS } from '../records/shape.ts';
@@ -70,7 +70,7 @@ export const fulltextSearch: SearchProvider = async (ctx: RequestContext, collec
       search: { code: 'validation_max_text_constraint', message: `At most ${MAX_SEARCH_LENGTH} characters.` },
     });
   }
-  const found = await ctx.db.get<{ tokenize: string | null }>('SELECT tokenize FROM _fulltext WHERE collection = ?', [collection.name]);
+  const found = await ctx.db.get<{ tokenize: string | null; fields: unknown }>('SELECT tokenize, fields FROM _fulltext WHERE collection = ?', [collection.name]);
   if (!found) {
     throw badRequest(`"${collection.name}" has no full-text index; add one with the create_fts migration operation.`, {
       search: { code: 'validation_no_fulltext_index', message: 'This collection has no full-text index.' },
@@ -78,5 +78,10 @@ export const fulltextSearch: SearchProvider = async (ctx: RequestContext, collec
   }
   const words = searchWords(terms);
   if (words.length === 0) return undefined;
-  return ctx.db.dialect.fulltext.search(ROOT_ALIAS, collection.name, words, found.tokenize ?? undefined);
+  // Search reads only what the caller may filter by (API contract §20): hidden fields are matched for
+  // administrators alone, or `search=<a guess>` would tell a guest whether a hidden value is right.
+  const indexed = (typeof found.fields === 'string' ? JSON.parse(found.fields) : found.fields) as string[];
+  const hidden = new Set(collection.fields.filter((f) => f.hidden).map((f) => f.name));
+  const only = !isPrivileged(ctx.auth) && indexed.some((f) => hidden.has(f)) ? { fields: indexed.filter((f) => !hidden.has(f)), indexed } : undefined;
+  return ctx.db.dialect.fulltext.search(ROOT_ALIAS, collection.name, words, found.tokenize ?? undefined, only);
 };

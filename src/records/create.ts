@@ -11,6 +11,7 @@ import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
 import { insertSql, type RecordShape } from './shape.ts';
 import { prepareValues } from './validate.ts';
+import { hasModifiers, withResolvedBody } from './modifiers.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
 import {
   answer,
@@ -138,10 +139,12 @@ function unchanged(planned: CreateValues, fieldErrors: Record<string, FieldError
 export async function planCreate(s: WriteScope, input: Record<string, unknown>, options: OutputOptions): Promise<RecordWrite> {
   const { deps, ctx, collection, shape } = s;
   // Checked first: a closed collection answers 403 whatever the body.
-  const createRule = deps.access.condition(ctx, collection, 'create', s.collections);
+  let createRule = deps.access.condition(ctx, collection, 'create', s.collections);
   checkOutputOptions(s.collections, collection, options);
   const around = deps.events?.around('create', collection);
   const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
+  // Modifiers are values: the rule reads `credits+` as the `credits` it stores.
+  if (createRule && hasModifiers(ctx.request.body, shape)) createRule = deps.access.condition(withResolvedBody(ctx, shape, values), collection, 'create', s.collections);
   let id = newRecordId();
   if (input.id !== undefined && input.id !== '') {
     if (isRecordId(input.id)) id = input.id;

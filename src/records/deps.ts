@@ -81,6 +81,8 @@ export interface RecordDeps {
   /** Called for every record created, updated or deleted, inside its transaction. */
   changeHooks: RecordChangeHook[];
   minPasswordLength: number;
+  /** Bounds of one answer's `expand` (CAIRN_EXPAND_MAX_RECORDS, CAIRN_MAX_ANSWER_MB); defaults when absent. */
+  expandLimits?: { records: number; bytes: number };
   search?: SearchProvider;
   files?: RecordFiles;
   events?: RecordEvents;

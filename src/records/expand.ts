@@ -19,6 +19,73 @@ const BACK_RELATION = /^([A-Za-z][A-Za-z0-9_]*)_via_([A-Za-z][A-Za-z0-9_]*)$/;
 
 type ExpandTree = Map<string, ExpandTree>;
 
+/** Most records one answer's `expand` holds, counting each place a record appears (API contract §20). */
+export const DEFAULT_EXPAND_MAX_RECORDS = 5000;
+/** Most bytes one answer with `expand` writes (API contract §20). */
+export const DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+export interface ExpandLimits {
+  records: number;
+  bytes: number;
+}
+
+/** What one answer's expand may still read: distinct records fetched, checked level by level. */
+export interface ExpandBudget {
+  limits: ExpandLimits;
+  fetched: number;
+}
+
+function tooManyRecords(limits: ExpandLimits): Error {
+  return badRequest(`The expand would hold more than ${limits.records} records; ask for fewer levels or relations (CAIRN_EXPAND_MAX_RECORDS).`);
+}
+
+function spend(budget: ExpandBudget, n: number): void {
+  budget.fetched += n;
+  // Records fetched are distinct per level; the answer holds at least as many.
+  if (budget.fetched > budget.limits.records) throw tooManyRecords(budget.limits);
+}
+
+/**
+ * Checks what an expanded answer would hold before it is written: a record related from several
+ * places is one object shared by all, but the JSON repeats it under each, so a few records related to
+ * each other make an answer exponential in the depth (six records, six levels: 93 MB). Counted over
+ * the shared objects (each once, memoized), so the check costs what the expand read, not what the
+ * answer would weigh. Throws `400` saying which bound was passed.
+ */
+export function checkExpandedSize(records: RecordJson[], limits: ExpandLimits): void {
+  const memo = new Map<object, { count: number; bytes: number }>();
+  const measure = (r: RecordJson): { count: number; bytes: number } => {
+    let m = memo.get(r);
+    if (m) return m;
+    const { expand, ...own } = r;
+    m = { count: 1, bytes: JSON.stringify(own).length };
+    if (expand) {
+      for (const [key, value] of Object.entries(expand)) {
+        m.bytes += key.length + 12;
+        for (const child of Array.isArray(value) ? value : [value]) {
+          if (!child || typeof child !== 'object') continue;
+          const c = measure(child as RecordJson);
+          m.count += c.count;
+          m.bytes += c.bytes + 1;
+        }
+      }
+    }
+    memo.set(r, m);
+    return m;
+  };
+  let count = 0;
+  let bytes = 0;
+  for (const r of records) {
+    const m = measure(r);
+    count += m.count - 1;
+    bytes += m.bytes;
+  }
+  if (count > limits.records) throw tooManyRecords(limits);
+  if (bytes > limits.bytes) {
+    throw badRequest(`The expanded answer would be larger than ${Math.round(limits.bytes / (1024 * 1024))} MB; ask for fewer levels, relations or records (CAIRN_MAX_ANSWER_MB).`);
+  }
+}
+
 export function parseExpand(text: string): ExpandTree {
   const root: ExpandTree = new Map();
   if (text.length > 2000) throw badRequest('The expand parameter is too long.');
@@ -112,6 +179,7 @@ export async function expandRecords(
   collection: Collection,
   records: RecordJson[],
   tree: ExpandTree,
+  budget: ExpandBudget = { limits: deps.expandLimits ?? { records: DEFAULT_EXPAND_MAX_RECORDS, bytes: DEFAULT_MAX_ANSWER_BYTES }, fetched: 0 },
 ): Promise<void> {
   if (records.length === 0) return;
   for (const [segment, subtree] of tree) {
@@ -126,7 +194,8 @@ export async function expandRecords(
       const ids = [...new Set(records.flatMap(idsOf))];
       if (ids.length === 0) continue;
       const related = await byIds(deps, ctx, collections, target, ids);
-      if (subtree.size > 0) await expandRecords(deps, ctx, collections, target, [...related.values()], subtree);
+      spend(budget, related.size);
+      if (subtree.size > 0) await expandRecords(deps, ctx, collections, target, [...related.values()], subtree, budget);
       for (const r of records) {
         const v = r[segment];
         const value = Array.isArray(v) ? idsOf(r).map((id) => related.get(id)).filter(Boolean) : related.get(v as string);
@@ -154,7 +223,8 @@ export async function expandRecords(
         })),
       );
     }
-    if (subtree.size > 0) await expandRecords(deps, ctx, collections, source, found, subtree);
+    spend(budget, found.length);
+    if (subtree.size > 0) await expandRecords(deps, ctx, collections, source, found, subtree, budget);
     for (const r of records) {
       const refs = found.filter((f) => {
         const v = f[via.name];

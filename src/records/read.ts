@@ -5,7 +5,7 @@ import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
 import { EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
-import { checkExpand, expandRecords, parseExpand } from './expand.ts';
+import { checkExpand, checkExpandedSize, DEFAULT_EXPAND_MAX_RECORDS, DEFAULT_MAX_ANSWER_BYTES, expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
 import { JsonText, type RecordJson, serializeRecord } from './serialize.ts';
@@ -44,7 +44,10 @@ export async function finishRecords(deps: RecordDeps, ctx: RequestContext, colle
   const expand = param(options.expand);
   if (expand !== '') {
     const collections = await deps.collections.all(ctx.db);
-    await expandRecords(deps, ctx, collections, collection, records, parseExpand(expand));
+    const limits = deps.expandLimits ?? { records: DEFAULT_EXPAND_MAX_RECORDS, bytes: DEFAULT_MAX_ANSWER_BYTES };
+    await expandRecords(deps, ctx, collections, collection, records, parseExpand(expand), { limits, fetched: 0 });
+    // Expand is bounded by work, not only depth (API contract §20).
+    checkExpandedSize(records, limits);
   }
   if (deps.events && !isSystem(ctx)) await deps.events.enrich(ctx, collection, records);
   const tree = parseFieldsParam(param(options.fields));

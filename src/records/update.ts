@@ -11,6 +11,7 @@ import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape } from './shape.ts';
 import { prepareValues } from './validate.ts';
+import { hasModifiers, withResolvedBody } from './modifiers.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
 import {
   answer,
@@ -166,7 +167,10 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
     action: 'update',
     async apply(tx) {
       try {
-        const before = await selectById(tx, shape, id, access);
+        // Modifiers are values: with one in the body, the rule reads the value the update stores,
+        // which depends on the stored record, so the record is read first and the rule checked after.
+        const modifiers = access !== null && hasModifiers(ctx.request.body, shape);
+        const before = await selectById(tx, shape, id, modifiers ? null : access);
         if (!before) throw notFound();
         let authPrepared: AuthPrepared | undefined;
         if (collection.type === 'auth') {
@@ -177,6 +181,10 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
           authPrepared = auth && sameAuthState(auth.state, state) ? auth.prepared : await prepareAuthUpdate(input, state, manager, deps.minPasswordLength);
         }
         const { values, errors } = prepareValues(collection, shape, input, canonical(shape, before), s.privileged);
+        if (modifiers) {
+          const resolved = deps.access.condition(withResolvedBody(ctx, shape, values), collection, 'update', s.collections);
+          if (resolved && !(await selectById(tx, shape, id, resolved))) throw notFound();
+        }
         done = await applyUpdate(s, tx, before, { values, auth: authPrepared }, errors);
       } catch (err) {
         throw uniqueViolation(err, collection, tx.dialect);

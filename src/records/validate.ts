@@ -98,8 +98,15 @@ export function prepareValues(
       if (stamp !== undefined) values.set(f.name, stamp);
       continue;
     }
-    const present = Object.prototype.hasOwnProperty.call(input, f.name);
-    const mods = modifiers.get(f.name);
+    let present = Object.prototype.hasOwnProperty.call(input, f.name);
+    let mods = modifiers.get(f.name);
+    if (!privileged && f.field.hidden && (present || mods)) {
+      // Hidden fields are written by administrators and hook code only: anyone else's value, plain or
+      // through a modifier, is ignored and the stored value (or the default) kept, as PocketBase ≥ 0.23
+      // drops them from a non-superuser's body (issue 36 hole 4).
+      present = false;
+      mods = undefined;
+    }
     if (!present && !mods && existing) continue;
 
     if (!privileged && (present || mods) && isAdminOnlyField(collection, f.name)) {

@@ -99,8 +99,12 @@ export interface FulltextDialect {
   create(tx: Queryable, collection: string, fields: readonly string[], tokenize: string | undefined): Promise<void>;
   /** Removes it (a no-op when there is none). */
   drop(tx: Queryable, collection: string): Promise<void>;
-  /** Matching rows (every word) of the record aliased `alias`, and an order term, best first. */
-  search(alias: string, collection: string, words: readonly string[], tokenize: string | undefined): { where: Sql; order: Sql };
+  /**
+   * Matching rows (every word) of the record aliased `alias`, and an order term, best first. With
+   * `only`, words match in those indexed fields alone (the caller may not read the others: hidden
+   * fields); `indexed` lists every field of the index, in its order.
+   */
+  search(alias: string, collection: string, words: readonly string[], tokenize: string | undefined, only?: { fields: readonly string[]; indexed: readonly string[] }): { where: Sql; order: Sql };
 }
 
 export interface Dialect {

@@ -4,6 +4,7 @@ import { signHs256 } from '../lib/jwt.ts';
 import { VERSION } from '../version.ts';
 import { type OutboxRow, triggerBody } from './outbox.ts';
 import { signingKey } from './target.ts';
+import { OutboundPolicy } from '../lib/outbound.ts';
 
 /** Lifetime of the JWT a delivery carries: long enough for a slow receiver, short enough to be useless later. */
 const TOKEN_TTL_SECONDS = 300;
@@ -66,12 +67,12 @@ const BODY_LIMIT = 64 * 1024;
 
 // A URL's origin and path, as undici's dispatch takes them: parsed once per target URL (a trigger's
 // events all go to the same one).
-const parsedUrls = new Map<string, { origin: string; path: string }>();
-function splitUrl(url: string): { origin: string; path: string } {
+const parsedUrls = new Map<string, { origin: string; path: string; hostname: string }>();
+function splitUrl(url: string): { origin: string; path: string; hostname: string } {
   let parsed = parsedUrls.get(url);
   if (!parsed) {
     const u = new URL(url);
-    parsed = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    parsed = { origin: u.origin, path: `${u.pathname}${u.search}`, hostname: u.hostname };
     // Targets are few; the bound only keeps a stream of one-off URLs (cron, workflows) from growing it.
     if (parsedUrls.size >= 1000) parsedUrls.clear();
     parsedUrls.set(url, parsed);
@@ -167,14 +168,19 @@ export class Sender {
   private interrupted = false;
   private stopped = false;
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    /** Where deliveries may not go (link-local and metadata addresses), checked on every attempt. */
+    private readonly outbound: OutboundPolicy = new OutboundPolicy(),
+  ) {}
 
   /** The pools, once undici (some 15 MB resident) is loaded: with the first attempt, so an instance
    * without webhooks never loads it. */
   private pools(): Promise<OriginPools> {
     const timeoutMs = this.timeoutMs;
     this.loading ??= import('undici').then((undici) => {
-      const agent = new OriginPools(undici, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      // Every new connection resolves its host through the policy: the address is checked after DNS.
+      const agent = new OriginPools(undici, { connect: { timeout: timeoutMs, lookup: this.outbound.lookup } as Pool.Options['connect'], headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       // Stopped before the first attempt: its requests fail at once, as after a close.
       if (this.stopped) void agent.destroy();
       return (this.agent = agent);
@@ -206,12 +212,15 @@ export class Sender {
         if (code && TIMEOUT_CODES.has(code)) return resolve({ ok: false, statusCode: 0, durationMs: elapsed(), error: `Timed out after ${this.timeoutMs} ms.`, interrupted: false });
         resolve({ ok: false, statusCode: 0, durationMs: elapsed(), error: describe(err), interrupted: false });
       };
-      let target: { origin: string; path: string };
+      let target: { origin: string; path: string; hostname: string };
       try {
         target = splitUrl(req.url);
       } catch (err) {
         return fail(err);
       }
+      // An address in the URL itself is connected to without a lookup: checked here, on every attempt.
+      const refused = this.outbound.refusedHost(target.hostname);
+      if (refused) return resolve({ ok: false, statusCode: 0, durationMs: elapsed(), error: refused, interrupted: false });
       agent.dispatch(
         { origin: target.origin, path: target.path, method: req.method as 'POST', headers: req.headers, body: req.body ?? undefined },
         {

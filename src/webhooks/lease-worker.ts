@@ -79,7 +79,7 @@ export class LeaseWorker implements Deliverer {
   private unlisten: Array<() => void> = [];
 
   constructor(private readonly o: WorkerOptions) {
-    this.sender = new Sender(o.timeoutMs);
+    this.sender = new Sender(o.timeoutMs, o.outbound);
     this.lease = o.leaseMs ?? leaseMs(o.timeoutMs);
   }
 

@@ -1,4 +1,5 @@
 import type { Logger } from '../lib/logger.ts';
+import type { OutboundPolicy } from '../lib/outbound.ts';
 import type { Database, DatabaseRegistry, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
 import type { OutboxEntry, OutboxRow, PendingRow } from './outbox.ts';
 
@@ -7,6 +8,8 @@ export interface WorkerOptions {
   /** The instance secret, which signs each delivery's JWT. */
   secret: string;
   timeoutMs: number;
+  /** Where deliveries may not go (API contract §20); by default link-local and metadata addresses. */
+  outbound?: OutboundPolicy;
   maxAttempts: number;
   backoffMs: number;
   /** How long a due event may wait while the event loop is saturated (0: never). */

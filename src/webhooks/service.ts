@@ -9,6 +9,7 @@ import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
 import type { OutboxEntry, PendingRow } from './outbox.ts';
 import type { Deliverer, OutboxStore } from './outbox-store.ts';
 import { triggersOf } from './triggers.ts';
+import { OutboundPolicy } from '../lib/outbound.ts';
 
 const LOG_STATUSES = ['success', 'failed', 'retrying'];
 const SOURCES = ['trigger', 'cron', 'workflow'];
@@ -20,7 +21,7 @@ export interface WebhookServiceOptions {
   /** The storage driver's outbox (SQLite's, or PostgreSQL's with leases for several nodes). */
   outbox: OutboxStore;
   secret: string;
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId' | 'webhookLeaseMs'>;
+  config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId' | 'webhookLeaseMs' | 'outboundAllow'>;
 }
 
 /**
@@ -90,6 +91,7 @@ export class WebhookService {
       registry: this.o.registry,
       secret: this.o.secret,
       timeoutMs: c.webhookTimeoutMs,
+      outbound: new OutboundPolicy(c.outboundAllow),
       maxAttempts: c.webhookMaxAttempts,
       backoffMs: c.webhookBackoffMs,
       maxDeferMs: c.webhookMaxDeferMs,

@@ -83,7 +83,7 @@ export class DeliveryWorker implements Deliverer {
   private running = false;
 
   constructor(private readonly o: WorkerOptions & { pacer?: Pacer }) {
-    this.sender = new Sender(o.timeoutMs);
+    this.sender = new Sender(o.timeoutMs, o.outbound);
     this.pacer = o.pacer ?? new DeliveryPacer(o.maxDeferMs);
   }
 

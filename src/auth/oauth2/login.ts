@@ -14,6 +14,7 @@ import type { AuthResult, RecordAuthService } from '../record-auth.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
 import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
+import { claimUnverified } from '../claim.ts';
 
 /** Which provider account belongs to which auth record, per database. */
 export const externalAuthsTableStep: SchemaStep = {
@@ -178,6 +179,9 @@ export class OAuth2Service {
         // which also revokes every token issued to it.
         const password = randomSecret(32);
         await this.records.update(systemContext(ctx.dbName, db), collection, existing.id, { verified: true, password, passwordConfirm: password });
+        // And their OAuth2 links go: an attacker's unverified OAuth2 identity would otherwise still
+        // sign in to the account its owner just took (issue 36 hole 2).
+        await claimUnverified(db, collection, existing.id, { revokeTokens: false });
       }
       await this.link(ctx, collection, existing.id, provider, profile.id);
       return { id: existing.id, isNew: false };

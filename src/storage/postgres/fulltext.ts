@@ -29,11 +29,16 @@ export const postgresFulltext: FulltextDialect = {
     await tx.exec(`CREATE INDEX ${quoteIdent(`_fts_${collection}`)} ON ${table} USING GIN (${COLUMN})`);
   },
 
-  search(alias, _collection, words, tokenize) {
+  search(alias, _collection, words, tokenize, only) {
     const config = raw(`'${configOf(tokenize)}'::regconfig`);
     // plainto_tsquery takes plain words (no operators from the input) and requires all of them.
     const query = sql`plainto_tsquery(${config}, ${words.join(' ')})`;
-    const column = raw(`${alias}.${COLUMN}`);
+    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`0` };
+    // Over some of the indexed fields only: the vector of those, made per row (the stored one mixes
+    // every field; no index helps, which only callers kept from hidden fields pay).
+    const column = only
+      ? raw(`to_tsvector('${configOf(tokenize)}'::regconfig, ${only.fields.map((f) => `coalesce(cairn_system.txt(${alias}.${quoteIdent(f)}), '')`).join(` || ' ' || `)})`)
+      : raw(`${alias}.${COLUMN}`);
     return {
       where: sql`${column} @@ ${query}`,
       order: sql`ts_rank(${column}, ${query}) DESC`,

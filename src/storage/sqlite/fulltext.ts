@@ -11,8 +11,10 @@ const tableOf = (collection: string) => `_fts_${collection}`;
 
 /** Every word becomes a quoted phrase, so FTS5 operators and syntax errors cannot come from the
  * input; the words must all match. */
-function ftsQuery(words: readonly string[]): string {
-  return words.map((t) => `"${t.replace(/"/g, '""')}"`).join(' ');
+function ftsQuery(words: readonly string[], fields?: readonly string[]): string {
+  // A column filter on each phrase: `{a b} : "word"` matches in columns a and b only.
+  const filter = fields ? `{${fields.map((f) => `"${f.replace(/"/g, '""')}"`).join(' ')}} : ` : '';
+  return words.map((t) => `${filter}"${t.replace(/"/g, '""')}"`).join(' ');
 }
 
 export const sqliteFulltext: FulltextDialect = {
@@ -39,10 +41,11 @@ export const sqliteFulltext: FulltextDialect = {
     await tx.exec(`INSERT INTO ${table}(${table}) VALUES ('rebuild')`);
   },
 
-  search(alias, collection, words) {
+  search(alias, collection, words, _tokenize, only) {
     const table = raw(quoteIdent(tableOf(collection)));
     const rowid = raw(`${alias}.rowid`);
-    const query = ftsQuery(words);
+    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`0` };
+    const query = ftsQuery(words, only?.fields);
     return {
       where: sql`${rowid} IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${query})`,
       // bm25 ranks are negative, best first in ascending order.
