@@ -36,7 +36,9 @@ export interface ExpandBudget {
 }
 
 function tooManyRecords(limits: ExpandLimits): Error {
-  return badRequest(`The expand would hold more than ${limits.records} records; ask for fewer levels or relations (CAIRN_EXPAND_MAX_RECORDS).`);
+  return badRequest(`The expand would hold more than ${limits.records} records; ask for fewer levels or relations (CAIRN_EXPAND_MAX_RECORDS).`, {
+    expand: { code: 'validation_expand_too_large', message: `At most ${limits.records} expanded records per answer.` },
+  });
 }
 
 function spend(budget: ExpandBudget, n: number): void {
@@ -82,7 +84,9 @@ export function checkExpandedSize(records: RecordJson[], limits: ExpandLimits): 
   }
   if (count > limits.records) throw tooManyRecords(limits);
   if (bytes > limits.bytes) {
-    throw badRequest(`The expanded answer would be larger than ${Math.round(limits.bytes / (1024 * 1024))} MB; ask for fewer levels, relations or records (CAIRN_MAX_ANSWER_MB).`);
+    throw badRequest(`The expanded answer would be larger than ${Math.round(limits.bytes / (1024 * 1024))} MB; ask for fewer levels, relations or records (CAIRN_MAX_ANSWER_MB).`, {
+      expand: { code: 'validation_expand_too_large', message: `At most ${Math.round(limits.bytes / (1024 * 1024))} MB of expanded records per answer.` },
+    });
   }
 }
 

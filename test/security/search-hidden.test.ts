@@ -26,7 +26,13 @@ describe('full-text search never matches a hidden field for non-administrators',
     });
     await server.admin('POST', '/api/collections/people/records', { body: { name: 'Alice Walker', ssn: 'zebracode 123' } });
     await server.admin('POST', '/api/collections/people/records', { body: { name: 'Bob Zebra', ssn: 'other 456' } });
-    const version = await saveMigration(server, { name: 'people search', databases: { main: { collections: { people: { create_fts: { fields: ['name', 'ssn'] } } } } } });
+    // An index over hidden fields only: nothing in it is for a guest to search.
+    await createCollection(server, { name: 'vault', listRule: '', viewRule: '', fields: [{ name: 'secret', type: 'text', hidden: true }] });
+    await server.admin('POST', '/api/collections/vault/records', { body: { secret: 'zebracode' } });
+    const version = await saveMigration(server, {
+      name: 'people search',
+      databases: { main: { collections: { people: { create_fts: { fields: ['name', 'ssn'] } }, vault: { create_fts: { fields: ['secret'] } } } } },
+    });
     assert.equal((await apply(server, version)).status, 200);
   });
   after(() => server.close());
@@ -48,6 +54,9 @@ describe('full-text search never matches a hidden field for non-administrators',
       assert.equal((await search('alice', token)).body.items.length, 1);
       // Two words, one visible one hidden: no match.
       assert.equal((await search('alice zebracode', token)).body.items.length, 0);
+      const vault = await server.request('GET', '/api/collections/vault/records?search=zebracode', { token });
+      assert.equal(vault.status, 200, vault.text);
+      assert.equal(vault.body.totalItems, 0);
     }
   });
 
@@ -58,5 +67,6 @@ describe('full-text search never matches a hidden field for non-administrators',
       res.body.items.map((r: any) => r.name),
       ['Alice Walker'],
     );
+    assert.equal((await server.admin('GET', '/api/collections/vault/records?search=zebracode')).body.totalItems, 1);
   });
 });

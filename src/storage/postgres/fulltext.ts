@@ -33,7 +33,7 @@ export const postgresFulltext: FulltextDialect = {
     const config = raw(`'${configOf(tokenize)}'::regconfig`);
     // plainto_tsquery takes plain words (no operators from the input) and requires all of them.
     const query = sql`plainto_tsquery(${config}, ${words.join(' ')})`;
-    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`0` };
+    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`(1 = 0)` };
     // Over some of the indexed fields only: the vector of those, made per row (the stored one mixes
     // every field; no index helps, which only callers kept from hidden fields pay).
     const column = only

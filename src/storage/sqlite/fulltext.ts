@@ -44,7 +44,7 @@ export const sqliteFulltext: FulltextDialect = {
   search(alias, collection, words, _tokenize, only) {
     const table = raw(quoteIdent(tableOf(collection)));
     const rowid = raw(`${alias}.rowid`);
-    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`0` };
+    if (only && only.fields.length === 0) return { where: sql`1 = 0`, order: sql`(1 = 0)` };
     const query = ftsQuery(words, only?.fields);
     return {
       where: sql`${rowid} IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ${query})`,
