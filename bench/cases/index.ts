@@ -5,6 +5,7 @@ import { createBatchCase } from './create-batch.ts';
 import { createRealtimeCase } from './create-realtime.ts';
 import { createSustainedCase } from './create-sustained.ts';
 import { createTriggerCase } from './create-trigger.ts';
+import { expandCyclicCase } from './expand-cyclic.ts';
 import { createHookedCase, hookRouteCase, viewEnrichedCase } from './hooks.ts';
 import { listCase } from './list.ts';
 import { list100kCase, list100kFilterCase } from './list-100k.ts';
@@ -34,6 +35,7 @@ export const cases: BenchCase<any>[] = [
   list100kCase,
   list100kFilterCase,
   hookRouteCase,
+  expandCyclicCase,
 ];
 
 /** Cases measured on Cairn alone after those above, each with its own load (see SoloCase). */

@@ -32,14 +32,13 @@ describe('expand is bounded by records and bytes', () => {
   });
   after(() => server.close());
 
-  test("a guest's cyclic 6-level expand answers 400 in milliseconds, on lists and views", async () => {
+  // How fast the refusal is, is measured by `npm run bench -- expand-cyclic-refused`, not asserted here.
+  test("a guest's cyclic 6-level expand answers 400 naming expand, on lists and views", async () => {
     for (const path of [`/api/collections/six/records?expand=${DEEP}`, `/api/collections/nine/records?expand=${DEEP}`, `/api/collections/six/records/${small[0]}?expand=${DEEP}`]) {
-      const started = performance.now();
       const res = await server.request('GET', path);
-      const took = performance.now() - started;
       assert.equal(res.status, 400, `${path}: ${res.status} ${res.text.slice(0, 200)}`);
       assert.match(res.body.message, /expand/i);
-      assert.ok(took < 1500, `${path} took ${Math.round(took)} ms`);
+      assert.equal(res.body.data.expand.code, 'validation_expand_too_large');
     }
     // The server still answers at once.
     assert.equal((await server.request('GET', '/api/health')).status, 200);
