@@ -15,6 +15,8 @@ import type { HookApp, HookAuth, HookCollection, HookSetup } from './types.ts';
 export interface HookRuntimeOptions {
   /** The hooks directory (absolute); undefined: no files. */
   dir?: string;
+  /** PocketBase's pb_hooks directory (absolute); undefined: none. */
+  pbDir?: string;
   /** Setups given in code (library mode), loaded after the files. */
   inline?: readonly HookSetup[];
   /** How long a write's hooks may run before the write fails with 503 (CAIRN_HOOK_TIMEOUT_MS). */
@@ -101,6 +103,11 @@ class Event {
   get auth(): HookAuth | null {
     if (this.authMade === undefined) this.authMade = hookAuth(this.ctx);
     return this.authMade;
+  }
+
+  /** The request the write came from (`method` is `SYSTEM` for work no request started). */
+  get request(): RequestContext['request'] {
+    return this.ctx.request;
   }
 }
 
@@ -252,7 +259,7 @@ export class HookRuntime implements RecordEvents {
   /** The first load: a failure stops the start (`HookLoadError`, with the file and line). */
   async load(): Promise<void> {
     try {
-      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
       this.loadedAt = new Date().toISOString();
     } catch (err) {
       this.work.dispose();
@@ -266,10 +273,12 @@ export class HookRuntime implements RecordEvents {
    */
   async reload(): Promise<HookLoadError | undefined> {
     try {
-      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
       const problems = this.check?.(set) ?? [];
       if (problems.length > 0) throw new HookLoadError(problems.join('; '));
+      const previous = this.set;
       this.set = set;
+      if (previous !== set) previous?.pb?.pool.close();
       this.loadedAt = new Date().toISOString();
       this.lastError = null;
       this.onSwap?.(set);
@@ -290,6 +299,7 @@ export class HookRuntime implements RecordEvents {
   }
 
   close(): void {
+    this.set?.pb?.pool.close();
     this.work.dispose();
   }
 

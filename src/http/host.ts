@@ -77,7 +77,7 @@ export class Host implements ServiceRestarter {
     // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
     // at process start: the rebuild within a restore must find its swap as it left it.
     recoverInterruptedRestore(config.dir);
-    const hooks = new HookRuntime({ dir: config.hooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
+    const hooks = new HookRuntime({ dir: config.hooksDir, pbDir: config.pbHooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
     await hooks.load();
     const host = new Host(config, hooks);
     try {

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+
+/** A pb_hooks folder with the given files. */
+function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
+  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pb-'));
+  const dir = path.join(root, 'pb_hooks');
+  mkdirSync(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+// Today's API (≥ 0.23): e.next(), $app.find*, e.requestInfo(), {name} path values.
+const MODERN = `
+onRecordCreate((e) => {
+  const title = e.record.getString("title");
+  if (title === "forbidden") throw new BadRequestError("No forbidden titles.");
+  e.record.set("slug", title.toLowerCase().replace(/ /g, "-"));
+  e.next();
+  if (title === "boom after") throw new Error("after the write");
+}, "tasks");
+
+onRecordCreateRequest((e) => {
+  e.record.set("source", "api");
+  e.next();
+}, "tasks");
+
+onRecordAfterCreateSuccess((e) => {
+  const log = new Record($app.findCollectionByNameOrId("events"));
+  log.set("what", "created " + e.record.id);
+  $app.save(log);
+  e.next();
+}, "tasks");
+
+routerAdd("GET", "/api/tasks-count/{prefix}", (e) => {
+  const prefix = e.request.pathValue("prefix");
+  const found = $app.findRecordsByFilter("tasks", "title ~ {:p}", "-created", 10, 0, { p: prefix });
+  const first = found.length ? $app.findRecordById("tasks", found[0].id) : null;
+  const rows = arrayOf(new DynamicModel({ title: "", n: 0 }));
+  $app.db().newQuery("SELECT title, 7 AS n FROM tasks WHERE title LIKE {:p} ORDER BY title").bind({ p: prefix + "%" }).all(rows);
+  const who = e.auth ? e.auth.collectionName : null;
+  return e.json(200, { count: found.length, first: first && first.getString("slug"), rows, q: e.request.url.query().get("q"), who, info: e.requestInfo().query });
+});
+
+routerAdd("POST", "/api/tasks-make", (e) => {
+  const body = e.requestInfo().body;
+  const rec = new Record($app.findCollectionByNameOrId("tasks"), { title: body.title });
+  $app.save(rec);
+  e.response.header().set("X-Made", rec.id);
+  return e.json(201, { id: rec.id, slug: rec.get("slug"), source: rec.get("source") });
+});
+
+routerAdd("GET", "/api/page", (e) => e.html(200, $template.loadString("<b>{{.name}}</b>").render({ name: "<x>" })));
+routerAdd("GET", "/api/admins-only", (e) => e.noContent(204), $apis.requireSuperuserAuth());
+routerAdd("GET", "/api/spin", (e) => { while (true) {} });
+`;
+
+// v0.22: onRecordBefore*Request, $app.dao(), echo's c.json, :id path params.
+const LEGACY = `
+onRecordBeforeUpdateRequest((e) => {
+  const n = e.record.getInt("n");
+  if (n < 0) throw new BadRequestError("n must not be negative");
+  e.record.set("n", n * 10);
+}, "tasks");
+
+routerAdd("GET", "/legacy/tasks/:id", (c) => {
+  const id = c.pathParam("id");
+  const rec = $app.dao().findRecordById("tasks", id);
+  return c.json(200, { title: rec.getString("title"), n: rec.getInt("n"), q: c.queryParam("q") });
+});
+
+routerAdd("POST", "/legacy/rename/:id", (c) => {
+  const data = $apis.requestInfo(c).data;
+  const rec = $app.dao().findRecordById("tasks", c.pathParam("id"));
+  rec.set("title", data.title);
+  $app.dao().saveRecord(rec);
+  return c.json(200, { ok: true });
+});
+`;
+
+describe('pb_hooks: both API generations', () => {
+  let server: TestServer;
+  let pb: ReturnType<typeof pbDir>;
+
+  before(async () => {
+    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY });
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_HOOK_TIMEOUT_MS: '1500' } });
+    await createCollection(server, { name: 'tasks', fields: [{ name: 'title', type: 'text' }, { name: 'slug', type: 'text' }, { name: 'source', type: 'text' }, { name: 'n', type: 'number' }] });
+    await createCollection(server, { name: 'events', fields: [{ name: 'what', type: 'text' }] });
+  });
+  after(async () => {
+    await server?.close();
+    pb?.remove();
+  });
+
+  test('record hooks change the record, *Request events fire for API requests only, after-success hooks write', async () => {
+    const res = await server.admin('POST', '/api/collections/tasks/records', { body: { title: 'Write Tests' } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.slug, 'write-tests');
+    assert.equal(res.body.source, 'api');
+    const made = await server.admin('POST', '/api/tasks-make', { body: { title: 'From Route' } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal(made.body.slug, 'from-route');
+    assert.equal(made.body.source, '', 'a save from a route is no API request');
+    assert.equal(made.headers.get('x-made'), made.body.id);
+    const events = await server.admin('GET', '/api/collections/events/records');
+    assert.equal(events.body.items.length, 2);
+  });
+
+  test('a throw rolls the write back and answers 400', async () => {
+    const bad = await server.admin('POST', '/api/collections/tasks/records', { body: { title: 'forbidden' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.message, 'No forbidden titles.');
+    const late = await server.admin('POST', '/api/collections/tasks/records', { body: { title: 'boom after' } });
+    assert.equal(late.status, 400);
+    const list = await server.admin('GET', '/api/collections/tasks/records', { query: { filter: 'title = "boom after"' } } as any);
+    const all = await server.admin('GET', '/api/collections/tasks/records?perPage=100');
+    assert.equal(all.body.items.filter((r: any) => r.title === 'boom after' || r.title === 'forbidden').length, 0, list.text);
+  });
+
+  test('routes read with $app, raw SQL, path values, query and auth', async () => {
+    const res = await server.request('GET', '/api/tasks-count/Wr?q=1');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.count, 1);
+    assert.equal(res.body.first, 'write-tests');
+    assert.deepEqual(res.body.rows, [{ title: 'Write Tests', n: 7 }]);
+    assert.equal(res.body.q, '1');
+    assert.equal(res.body.who, null);
+    assert.deepEqual(res.body.info, { q: '1' });
+    const page = await server.request('GET', '/api/page');
+    assert.equal(page.text, '<b>&lt;x&gt;</b>');
+    assert.match(String(page.headers.get('content-type')), /^text\/html/);
+    assert.equal((await server.request('GET', '/api/admins-only')).status, 401);
+    assert.equal((await server.admin('GET', '/api/admins-only')).status, 204);
+  });
+
+  test('v0.22: before-request hooks, dao(), c.pathParam', async () => {
+    const made = await server.admin('POST', '/api/collections/tasks/records', { body: { title: 'old', n: 1 } });
+    const id = made.body.id;
+    const up = await server.admin('PATCH', `/api/collections/tasks/records/${id}`, { body: { n: 4 } });
+    assert.equal(up.status, 200, up.text);
+    assert.equal(up.body.n, 40);
+    const neg = await server.admin('PATCH', `/api/collections/tasks/records/${id}`, { body: { n: -1 } });
+    assert.equal(neg.status, 400);
+    const got = await server.request('GET', `/legacy/tasks/${id}?q=z`);
+    assert.deepEqual(got.body, { title: 'old', n: 40, q: 'z' });
+    const renamed = await server.request('POST', `/legacy/rename/${id}`, { body: { title: 'renamed' } });
+    assert.equal(renamed.status, 200, renamed.text);
+    const again = await server.request('GET', `/legacy/tasks/${id}`);
+    assert.equal(again.body.title, 'renamed');
+    assert.equal(again.body.n, 40, 'a save from a route fires no *Request hook');
+    assert.equal((await server.request('GET', '/legacy/tasks/nope')).status, 404);
+  });
+
+  test('a handler that loops forever answers 503 and the server keeps answering', async () => {
+    const started = Date.now();
+    const spin = server.request('GET', '/api/spin');
+    const meanwhile = await server.request('GET', '/api/health');
+    assert.equal(meanwhile.status, 200);
+    const res = await spin;
+    assert.equal(res.status, 503);
+    assert.ok(Date.now() - started < 5000);
+    const after = await server.request('GET', '/api/tasks-count/Wr');
+    assert.equal(after.status, 200);
+  });
+});
