@@ -7,7 +7,7 @@ import type { Message, Plugin } from 'esbuild';
 import { hookApp, type ServiceSlot } from './facade.ts';
 import { HookSet } from './registry.ts';
 import type { HookSetup } from './types.ts';
-import { loadPbHooks } from '../pbhooks/index.ts';
+import { loadPbHooks, PbHookLoadError } from '../pbhooks/index.ts';
 
 /** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
 const HOOK_FILE = /\.(ts|mts|js|mjs)$/;
@@ -118,7 +118,7 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
     }
   } catch (err) {
     set.pb?.pool.close();
-    throw err;
+    throw err instanceof PbHookLoadError ? new HookLoadError(err.reason, err.file, err.line, err.column) : err;
   }
   return set;
 }

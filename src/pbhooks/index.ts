@@ -300,6 +300,17 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordAfterDeleteRequest: { on: 'onRecordAfterDeleteSuccess', api: true, gen: 22 },
 };
 
+/** PocketBase's cron macros. */
+const CRON_MACROS: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
 /** What Cairn does not fire (registered, listed, never called). */
 export interface PbLoaded {
   pool: PbPool;
@@ -309,7 +320,7 @@ export interface PbLoaded {
 
 /** `:name` (v0.22, echo) and `*` segments as Cairn's `{name}` and `{path...}`. */
 export function pbRoutePath(p: string): string {
-  return p
+  return (p.startsWith('/') ? p : `/${p}`)
     .split('/')
     .map((s, i, all) => (s.startsWith(':') ? `{${s.slice(1)}}` : s === '*' && i === all.length - 1 ? '{path...}' : s))
     .join('/')
@@ -512,7 +523,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         );
       } else if (reg.kind === 'cron') {
         const app = hookApp(slot, source);
-        set.addCron(reg.name!, reg.schedule!, () => pool.run(index, {}, opsFor(slot, app, 'main')), source);
+        set.addCron(reg.name!, CRON_MACROS[reg.schedule!.trim()] ?? reg.schedule!, () => pool.run(index, {}, opsFor(slot, app, 'main')), source);
       } else if (reg.kind === 'cronRemove') {
         set.crons.delete(reg.name!);
       }

@@ -530,6 +530,8 @@ export function workerMain(): void {
     isDev: () => false,
     dataDir: () => call('dataDir'),
     isBootstrapped: () => true,
+    // The CLI of a PocketBase binary: commands a file adds are accepted and never run.
+    rootCmd: { addCommand: () => undefined },
   };
 
   // ---- helpers PocketBase exposes ----
@@ -696,7 +698,17 @@ export function workerMain(): void {
     fns.push(fn);
     routeMw.push(mws);
   };
-  const hook = (event: string) => (fn: any, ...collections: any[]) => register({ kind: 'event', event, collections: collections.flat().map(String) }, fn);
+  const hook =
+    (event: string) =>
+    (fn: any, ...collections: any[]) => {
+      // Also (collection, handler), which some apps write.
+      if (typeof fn === 'string' && typeof collections[collections.length - 1] === 'function') {
+        const handler = collections.pop();
+        collections.unshift(fn);
+        fn = handler;
+      }
+      register({ kind: 'event', event, collections: collections.flat().map(String) }, fn);
+    };
 
   const globals: any = {
     $app,
@@ -713,6 +725,11 @@ export function workerMain(): void {
     DynamicModel,
     DateTime,
     MailerMessage,
+    Command: class {
+      constructor(o: any = {}) {
+        Object.assign(this, o);
+      }
+    },
     ApiError,
     BadRequestError,
     NotFoundError,
