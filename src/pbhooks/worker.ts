@@ -841,7 +841,7 @@ export function workerMain(): void {
       auth,
       httpContext: req ? routeContext(payload.request, { answer: null, headers: {} }) : undefined,
       requestInfo: req ? req.info : () => inner({ body: {}, query: {}, headers: {}, method: '' }),
-      request: req?.request,
+      request: req ? Object.assign(() => req.request, req.request) : undefined,
       uploadedFiles: {},
       files: {},
       next: () => {
@@ -868,11 +868,14 @@ export function workerMain(): void {
       out.answer = { status: Number(status), type, body };
     };
     const resHeaders = { set: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), add: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), get: (k: string) => out.headers[String(k).toLowerCase()] ?? '', del: (k: string) => delete out.headers[String(k).toLowerCase()] };
+    // v0.22's echo calls them (`c.request()`, `c.response()`); ≥ 0.23 reads them as fields.
+    const request = Object.assign(() => request, r.request);
+    const response: any = Object.assign(() => response, { header: () => resHeaders });
     const c: any = {
       app: $app,
       auth,
-      request: r.request,
-      response: { header: () => resHeaders },
+      request,
+      response,
       requestInfo: r.info,
       json: (status: number, data: any) => respond(status, 'application/json; charset=utf-8', JSON.stringify(data, (_k, x) => (x instanceof Record ? x.publicExport() : x)) ?? 'null'),
       string: (status: number, text: any) => respond(status, 'text/plain; charset=utf-8', String(text)),
