@@ -57,7 +57,23 @@ routerAdd("POST", "/api/tasks-make", (e) => {
 routerAdd("GET", "/api/page", (e) => e.html(200, $template.loadString("<b>{{.name}}</b>").render({ name: "<x>" })));
 routerAdd("GET", "/api/admins-only", (e) => e.noContent(204), $apis.requireSuperuserAuth());
 routerAdd("GET", "/api/spin", (e) => { while (true) {} });
+
+cronAdd("tally", "0 3 * * *", () => {
+  const n = $app.findRecordsByFilter("tasks", "id != ''").length;
+  const rec = new Record($app.findCollectionByNameOrId("events"));
+  rec.set("what", "tally " + n);
+  $app.save(rec);
+});
+
+routerAdd("GET", "/api/proxy", (e) => {
+  const lib = require(\`\${__hooks}/lib.js\`);
+  const port = e.request.header.get("X-Port");
+  const res = $http.send({ url: "http://127.0.0.1:" + port + "/api/health", method: "GET" });
+  return e.json(200, { status: res.statusCode, ok: res.json && res.json.code, greet: lib.greet("pb"), sha: $security.sha256("a").slice(0, 8) });
+});
 `;
+
+const LIB = `module.exports = { greet: (name) => "hello " + name };`;
 
 // v0.22: onRecordBefore*Request, $app.dao(), echo's c.json, :id path params.
 const LEGACY = `
@@ -87,7 +103,7 @@ describe('pb_hooks: both API generations', () => {
   let pb: ReturnType<typeof pbDir>;
 
   before(async () => {
-    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY });
+    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY, 'lib.js': LIB });
     server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_HOOK_TIMEOUT_MS: '1500' } });
     await createCollection(server, { name: 'tasks', fields: [{ name: 'title', type: 'text' }, { name: 'slug', type: 'text' }, { name: 'source', type: 'text' }, { name: 'n', type: 'number' }] });
     await createCollection(server, { name: 'events', fields: [{ name: 'what', type: 'text' }] });
@@ -154,6 +170,19 @@ describe('pb_hooks: both API generations', () => {
     assert.equal(again.body.title, 'renamed');
     assert.equal(again.body.n, 40, 'a save from a route fires no *Request hook');
     assert.equal((await server.request('GET', '/legacy/tasks/nope')).status, 404);
+  });
+
+  test('cron jobs, $http.send, require() of a local module, $security', async () => {
+    const run = await server.admin('POST', '/api/hooks/cron/tally');
+    assert.equal(run.status, 204, run.text);
+    const events = await server.admin('GET', '/api/collections/events/records?perPage=100');
+    assert.ok(events.body.items.some((r: any) => /^tally \d+$/.test(r.what)), events.text);
+    const port = new URL(server.url).port;
+    const res = await server.request('GET', '/api/proxy', { headers: { 'x-port': port } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.status, 200);
+    assert.equal(res.body.greet, 'hello pb');
+    assert.equal(res.body.sha, 'ca978112');
   });
 
   test('a handler that loops forever answers 503 and the server keeps answering', async () => {
