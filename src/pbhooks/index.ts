@@ -463,7 +463,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
               original: e.original,
               isNew: mapped.on === 'onRecordCreate',
               auth: e.auth,
-              request: isApi ? { method: e.request!.method, path: '', query: new URLSearchParams(e.request!.query as any).toString(), headers: e.request!.headers, body: e.request!.body, ip: e.request!.ip, params: {} } : undefined,
+              request: isApi ? { method: e.request!.method, path: '', query: new URLSearchParams(e.request!.query as any).toString(), headers: e.request!.headers, body: e.request!.body, ip: e.request!.ip, params: {}, auth: e.auth } : undefined,
             };
             const apply = (changes: Record<string, unknown>) => {
               if (after || !changes) return;
