@@ -66,6 +66,8 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
     cronAdd: later('cronAdd'),
     cronRemove: later('cronRemove'),
     records: (db) => live().records(db),
+    db: (db) => live().db(db),
+    settings: () => live().settings(),
     mail: { send: (message) => live().mail.send(message) },
     logger: {
       debug: (msg, data) => live().logger.debug(msg, data),
