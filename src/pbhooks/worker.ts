@@ -584,6 +584,17 @@ export function workerMain(): void {
       throw new Error('$os.exit is not available in Cairn');
     },
     args: () => [],
+    /** A command run when asked (`output()`, `combinedOutput()`, `run()`); blocks this worker only. */
+    cmd: (name: string, ...args: string[]) => {
+      const { spawnSync } = require('node:child_process');
+      const exec = () => spawnSync(String(name), args.map(String), { encoding: 'buffer', timeout: 60000 });
+      const check = (r: any) => {
+        if (r.error) throw r.error;
+        if (r.status !== 0) throw new Error(`exit status ${r.status}`);
+        return r;
+      };
+      return { output: () => check(exec()).stdout, combinedOutput: () => { const r = check(exec()); return Buffer.concat([r.stdout, r.stderr]); }, run: () => void check(exec()) };
+    },
     hostname: () => require('node:os').hostname(),
   };
   /** Go's html/template, minimally: `{{.a.b}}` (escaped), `{{raw .x}}`-free. */
@@ -752,6 +763,9 @@ export function workerMain(): void {
     setTimeout,
     clearTimeout,
   };
+  // goja lets Go constructors be called without `new` (`throw ForbiddenError()`): so may these.
+  const callable = (C: any) => new Proxy(C, { apply: (target, _self, args) => new target(...args) });
+  for (const name of ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError']) globals[name] = callable(globals[name]);
   for (const [k, v] of Object.entries(globals)) context[k] = v;
 
   // ---- CommonJS require() of the app's modules ----
