@@ -279,6 +279,7 @@ export class HookRuntime implements RecordEvents {
       const previous = this.set;
       this.set = set;
       if (previous !== set) previous?.pb?.pool.close();
+      if (this.slot.current) void set.pb?.bootstrap();
       this.loadedAt = new Date().toISOString();
       this.lastError = null;
       this.onSwap?.(set);
@@ -292,6 +293,7 @@ export class HookRuntime implements RecordEvents {
 
   attach(services: HookServices): void {
     this.slot.current = services;
+    void this.set?.pb?.bootstrap();
   }
 
   detach(services: HookServices): void {

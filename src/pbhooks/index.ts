@@ -354,7 +354,12 @@ export interface PbLoaded {
   pool: PbPool;
   registrations: PbRegistration[];
   unsupported: string[];
+  /** Runs `onBootstrap`/`onAfterBootstrap`/`onServe` handlers, once, when the app serves. */
+  bootstrap(): Promise<void>;
 }
+
+/** Registrations run once when the app serves. */
+const BOOTSTRAP = new Set(['onBootstrap', 'onAfterBootstrap', 'onBeforeBootstrap', 'onServe', 'onBeforeServe']);
 
 /** `:name` (v0.22, echo) and `*` segments as Cairn's `{name}` and `{path...}`. */
 export function pbRoutePath(p: string): string {
@@ -478,11 +483,16 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   const pool = new PbPool(files, dir!, timeoutMs, log);
   const registrations = await pool.start();
   const unsupported: string[] = [];
+  const bootstraps: number[] = [];
   try {
     registrations.forEach((reg, index) => {
       const source = reg.file;
       if (reg.kind === 'event') {
         const mapped = EVENTS[reg.event!];
+        if (BOOTSTRAP.has(reg.event!)) {
+          bootstraps.push(index);
+          return;
+        }
         if (!mapped) {
           unsupported.push(`${reg.event} (${path.basename(source)})`);
           return;
@@ -570,5 +580,20 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
     pool.close();
     throw err instanceof PbHookLoadError ? err : new PbHookLoadError(err instanceof Error ? err.message : String(err), files[0]);
   }
-  return { pool, registrations, unsupported };
+  let booted = false;
+  /** Runs the bootstrap handlers once the app serves (errors logged: the server runs on). */
+  const bootstrap = async () => {
+    if (booted || bootstraps.length === 0) return;
+    booted = true;
+    for (const index of bootstraps) {
+      const source = registrations[index].file;
+      const app = hookApp(slot, source);
+      try {
+        await pool.run(index, {}, opsFor(slot, app, 'main', { next: async () => undefined }));
+      } catch (err) {
+        log('error', 'a pb_hooks bootstrap handler failed', { hook: source, err: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  };
+  return { pool, registrations, unsupported, bootstrap };
 }

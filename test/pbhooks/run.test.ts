@@ -73,6 +73,24 @@ routerAdd("GET", "/api/proxy", (e) => {
 });
 `;
 
+// onBootstrap (0.23) and onAfterBootstrap (0.22) run once the app serves.
+const BOOT = `
+onBootstrap((e) => {
+  e.next();
+  $app.db().newQuery("CREATE TABLE IF NOT EXISTS boot_marks (what TEXT)").execute();
+  $app.db().newQuery("INSERT INTO boot_marks (what) VALUES ({:w})").bind({ w: "modern" }).execute();
+});
+onAfterBootstrap((e) => {
+  $app.db().newQuery("CREATE TABLE IF NOT EXISTS boot_marks (what TEXT)").execute();
+  $app.db().newQuery("INSERT INTO boot_marks (what) VALUES ({:w})").bind({ w: "legacy" }).execute();
+});
+routerAdd("GET", "/api/boot-marks", (e) => {
+  const rows = arrayOf(new DynamicModel({ what: "" }));
+  $app.db().newQuery("SELECT what FROM boot_marks ORDER BY what").all(rows);
+  return e.json(200, rows.map((r) => r.what));
+});
+`;
+
 const LIB = `module.exports = { greet: (name) => "hello " + name };`;
 
 // v0.22: onRecordBefore*Request, $app.dao(), echo's c.json, :id path params.
@@ -103,7 +121,7 @@ describe('pb_hooks: both API generations', () => {
   let pb: ReturnType<typeof pbDir>;
 
   before(async () => {
-    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY, 'lib.js': LIB });
+    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY, 'boot.pb.js': BOOT, 'lib.js': LIB });
     server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_HOOK_TIMEOUT_MS: '1500' } });
     await createCollection(server, { name: 'tasks', fields: [{ name: 'title', type: 'text' }, { name: 'slug', type: 'text' }, { name: 'source', type: 'text' }, { name: 'n', type: 'number' }] });
     await createCollection(server, { name: 'events', fields: [{ name: 'what', type: 'text' }] });
@@ -183,6 +201,18 @@ describe('pb_hooks: both API generations', () => {
     assert.equal(res.body.status, 200);
     assert.equal(res.body.greet, 'hello pb');
     assert.equal(res.body.sha, 'ca978112');
+  });
+
+  test('bootstrap handlers of both generations run once the app serves', async () => {
+    const deadline = Date.now() + 5000;
+    let marks: unknown;
+    while (Date.now() < deadline) {
+      const res = await server.request('GET', '/api/boot-marks');
+      marks = res.body;
+      if (res.status === 200 && Array.isArray(marks) && marks.length === 2) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(marks, ['legacy', 'modern']);
   });
 
   test('a handler that loops forever answers 503 and the server keeps answering', async () => {
