@@ -24,7 +24,13 @@ export function workerMain(): void {
     Atomics.store(flag, 0, 0);
     parentPort.postMessage({ type: 'call', op, args: plain(args) });
     Atomics.wait(flag, 0, 0);
-    const msg = receiveMessageOnPort(port);
+    let msg = receiveMessageOnPort(port);
+    // Now and then (2 in 300,000 calls measured on Node 20) the wake-up comes before the answer is
+    // on the port: wait for it a little rather than fail the handler.
+    for (let i = 0; !msg && i < 5000; i++) {
+      Atomics.wait(sleeper, 0, 0, i < 100 ? 0.05 : 1);
+      msg = receiveMessageOnPort(port);
+    }
     if (!msg) throw new Error(`pb_hooks: no answer to ${op}`);
     const res = msg.message;
     if (res.error) throw revive(res.error);
