@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '../app.ts';
@@ -99,7 +100,11 @@ export class Host implements ServiceRestarter {
       hooks.close();
       throw err;
     }
-    if (config.dev && config.hooksDir) host.stopWatchingHooks = watchHooks(config.hooksDir, hooks, () => host.current.app.log);
+    if (config.dev) {
+      // Both the TypeScript hooks and the pb_hooks reload (one load of both) when a file changes.
+      const stops = [config.hooksDir, config.pbHooksDir].filter((d): d is string => !!d && existsSync(d)).map((d) => watchHooks(d, hooks, () => host.current.app.log));
+      host.stopWatchingHooks = () => stops.forEach((stop) => stop());
+    }
     return host;
   }
 
