@@ -34,6 +34,9 @@ export interface HookStatus {
   routes: Array<{ method: string; path: string; source: string }>;
   cron: Array<{ name: string; schedule: string; source: string }>;
   lastError: { message: string; file: string | null; line: number | null; at: string } | null;
+  /** PocketBase's pb_hooks directory, and the events its files register that Cairn never fires. */
+  pbDir?: string | null;
+  pbNotFired?: string[];
 }
 
 const WRITE_EVENTS: Record<RecordChange['action'], RecordEventName> = { create: 'onRecordCreate', update: 'onRecordUpdate', delete: 'onRecordDelete' };
@@ -417,6 +420,8 @@ export class HookRuntime implements RecordEvents {
       routes: set.routes.map((r) => ({ method: r.method, path: r.path, source: r.source })),
       cron: [...set.crons.values()].map((c) => ({ name: c.name, schedule: c.expression, source: c.source })),
       lastError: this.lastError,
+      pbDir: this.options.pbDir ?? null,
+      pbNotFired: set.pb?.unsupported ?? [],
     };
   }
 }

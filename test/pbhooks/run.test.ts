@@ -203,6 +203,15 @@ describe('pb_hooks: both API generations', () => {
     assert.equal(res.body.sha, 'ca978112');
   });
 
+  test('GET /api/hooks lists the pb_hooks files, handlers and routes', async () => {
+    const res = await server.admin('GET', '/api/hooks');
+    assert.equal(res.status, 200, res.text);
+    assert.ok(res.body.files.some((f: string) => f.endsWith('main.pb.js')));
+    assert.ok(res.body.handlers.some((h: any) => h.event === 'onRecordCreate' && h.source.endsWith('main.pb.js')));
+    assert.ok(res.body.routes.some((r: any) => r.path === '/legacy/tasks/{id}'));
+    assert.equal(res.body.pbDir, pb.dir);
+  });
+
   test('bootstrap handlers of both generations run once the app serves', async () => {
     const deadline = Date.now() + 5000;
     let marks: unknown;
