@@ -49,7 +49,8 @@ routerAdd("GET", "/api/library/popular", (e) => {
 // A member's open loans.
 routerAdd("GET", "/api/library/mine", (e) => {
   const loans = $app.findRecordsByFilter("loans", "member = {:id} && returned = false", "due", 50, 0, { id: e.auth.id });
-  return e.json(200, loans.map((l) => ({ book: $app.findRecordById("books", l.getString("book")).getString("title"), due: l.getString("due") })));
+  $app.expandRecords(loans, ["book"]);
+  return e.json(200, loans.map((l) => ({ book: l.expandedOne("book").getString("title"), due: l.getString("due") })));
 }, $apis.requireAuth());
 
 // Every night: a log line for each overdue loan.
