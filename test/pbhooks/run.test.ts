@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -91,6 +91,21 @@ routerAdd("GET", "/api/boot-marks", (e) => {
 });
 `;
 
+// Mail as PocketBase apps send it.
+const MAIL = `
+routerAdd("POST", "/api/notify", (e) => {
+  const body = e.requestInfo().body;
+  const message = new MailerMessage({
+    from: { address: $app.settings().meta.senderAddress, name: $app.settings().meta.senderName },
+    to: [{ address: body.to }],
+    subject: "Hello " + body.name,
+    html: $template.loadString("<p>Hi {{.name}}</p>").render({ name: body.name }),
+  });
+  $app.newMailClient().send(message);
+  return e.noContent(204);
+});
+`;
+
 const LIB = `module.exports = { greet: (name) => "hello " + name };`;
 
 // v0.22: onRecordBefore*Request, $app.dao(), echo's c.json, :id path params.
@@ -121,7 +136,7 @@ describe('pb_hooks: both API generations', () => {
   let pb: ReturnType<typeof pbDir>;
 
   before(async () => {
-    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY, 'boot.pb.js': BOOT, 'lib.js': LIB });
+    pb = pbDir({ 'main.pb.js': MODERN, 'old.pb.js': LEGACY, 'boot.pb.js': BOOT, 'mail.pb.js': MAIL, 'lib.js': LIB });
     server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_HOOK_TIMEOUT_MS: '1500' } });
     await createCollection(server, { name: 'tasks', fields: [{ name: 'title', type: 'text' }, { name: 'slug', type: 'text' }, { name: 'source', type: 'text' }, { name: 'n', type: 'number' }] });
     await createCollection(server, { name: 'events', fields: [{ name: 'what', type: 'text' }] });
@@ -210,6 +225,16 @@ describe('pb_hooks: both API generations', () => {
     assert.ok(res.body.handlers.some((h: any) => h.event === 'onRecordCreate' && h.source.endsWith('main.pb.js')));
     assert.ok(res.body.routes.some((r: any) => r.path === '/legacy/tasks/{id}'));
     assert.equal(res.body.pbDir, pb.dir);
+  });
+
+  test('MailerMessage through $app.newMailClient().send', async () => {
+    const res = await server.request('POST', '/api/notify', { body: { to: 'ann@example.com', name: 'Ann' } });
+    assert.equal(res.status, 204, res.text);
+    const dir = path.join(server.dir, 'mail');
+    const files = readdirSync(dir);
+    const mail = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).find((t) => t.includes('Hello Ann'));
+    assert.ok(mail, files.join(', '));
+    assert.match(mail!, /ann@example\.com/);
   });
 
   test('bootstrap handlers of both generations run once the app serves', async () => {
