@@ -287,8 +287,8 @@ async function main(args: string[], guard = false): Promise<MeasuredCase[]> {
     // Node/V8 flags for Cairn's process alone (BENCH_CAIRN_FLAGS, e.g. GC settings to compare).
     const cairnFlags = (process.env.BENCH_CAIRN_FLAGS ?? '').split(' ').filter(Boolean);
     const cairn = await startProcess(
-      // With the bench's hooks (bench/hooks), each bound to its own case's collection or path.
-      [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1', '--hooks', path.join(ROOT, 'bench/hooks')],
+      // With the bench's hooks (bench/hooks, bench/pb_hooks), each bound to its own case's collection or path.
+      [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1', '--hooks', path.join(ROOT, 'bench/hooks'), '--pb-hooks', path.join(ROOT, 'bench/pb_hooks')],
       { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN_EMAIL, CAIRN_ADMIN_PASSWORD: ADMIN_PASSWORD, NODE_ENV: 'production', ...loopFile('cairn') },
       '/api/health',
     );
@@ -324,8 +324,8 @@ async function main(args: string[], guard = false): Promise<MeasuredCase[]> {
     // read, and only the first writes its request log).
     const baseline = logsOff
       ? await startProcess(
-          // With the bench's hooks (bench/hooks), each bound to its own case's collection or path.
-      [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1', '--hooks', path.join(ROOT, 'bench/hooks')],
+          // With the bench's hooks (bench/hooks, bench/pb_hooks), each bound to its own case's collection or path.
+      [...profile, ...loop, ...cairnFlags, path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', path.join(dir, 'cairn'), '--host', '127.0.0.1', '--hooks', path.join(ROOT, 'bench/hooks'), '--pb-hooks', path.join(ROOT, 'bench/pb_hooks')],
           { CAIRN_LOG_LEVEL: logLevel, CAIRN_RATE_LIMIT: 'off', CAIRN_REQUEST_LOGS: 'off', NODE_ENV: 'production', ...loopFile('baseline') },
           '/api/health',
         )

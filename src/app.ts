@@ -393,7 +393,17 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   if (hooks) {
     // Last: the hooks' catch-all route is what Fastify tries after every route above.
     // The catch-all that serves hook routes is not one they could shadow.
-    const check = (set: HookSet) => shadowedRoutes(set.routes, ownRoutes.filter((r) => r.url !== '/*'));
+    // pb_hooks routes that Cairn's own routes shadow (a PocketBase app's `GET /`) are left out with a
+    // warning: the app runs as it is, minus what Cairn serves there itself.
+    const check = (set: HookSet) => {
+      const own = ownRoutes.filter((r) => r.url !== '/*');
+      const pb = set.routes.filter((r) => r.source.endsWith('.pb.js'));
+      if (pb.length > 0) {
+        const hidden = shadowedRoutes(pb, own);
+        if (hidden.length > 0) app.log.warn({ routes: hidden }, 'pb_hooks routes Cairn serves itself are not served');
+      }
+      return shadowedRoutes(set.routes.filter((r) => !r.source.endsWith('.pb.js')), own);
+    };
     const problems = check(hooks.current);
     if (problems.length > 0) {
       await services.registry.close();

@@ -100,6 +100,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Where application hooks are loaded from (absolute); undefined: none (`CAIRN_HOOKS_DIR=off`). */
   hooksDir?: string;
+  /** Where PocketBase's `pb_hooks/*.pb.js` are loaded from (absolute); undefined: none (`CAIRN_PB_HOOKS_DIR=off`). */
+  pbHooksDir?: string;
   /** How long a write's hooks may run before the write fails with 503; CAIRN_HOOK_TIMEOUT_MS. */
   hookTimeoutMs: number;
   /** `cairn serve --dev`: hooks reload when their files change. */
@@ -120,6 +122,8 @@ export interface S3Config {
 }
 
 export interface ConfigFlags {
+  /** PocketBase's pb_hooks directory, or `off`. */
+  pbHooks?: string;
   host?: string;
   port?: string | number;
   dir?: string;
@@ -268,10 +272,10 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 /** Builds the Config; command-line flags win over CAIRN_* variables, which win over defaults. */
 /** The hooks directory: `./hooks` (beside `./data`) unless given; `off` for none. */
-function hooksDir(raw: string | undefined): string | undefined {
+function hooksDir(raw: string | undefined, fallback = './hooks'): string | undefined {
   const value = raw?.trim();
   if (value !== undefined && value.toLowerCase() === 'off') return undefined;
-  return path.resolve(value === undefined || value === '' ? './hooks' : value);
+  return path.resolve(value === undefined || value === '' ? fallback : value);
 }
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
@@ -325,6 +329,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
     shutdownTimeoutMs: intFrom('CAIRN_SHUTDOWN_TIMEOUT_MS', env.CAIRN_SHUTDOWN_TIMEOUT_MS, 10000, 0, 600000),
     hooksDir: hooksDir(flags.hooks ?? env.CAIRN_HOOKS_DIR),
+    pbHooksDir: hooksDir(flags.pbHooks ?? env.CAIRN_PB_HOOKS_DIR, './pb_hooks'),
     hookTimeoutMs: intFrom('CAIRN_HOOK_TIMEOUT_MS', env.CAIRN_HOOK_TIMEOUT_MS, 5000, 1, 600000),
     dev: flags.dev === true,
     storage,

@@ -14,6 +14,8 @@ export interface CairnOptions {
   databaseUrl?: string;
   /** A hooks directory to load as `cairn serve` does; none by default in library mode. */
   hooksDir?: string;
+  /** A pb_hooks directory (PocketBase's `*.pb.js`); none by default in library mode. */
+  pbHooksDir?: string;
   /** Hook setups, each called with the `app` a hook file's default export gets. */
   hooks?: HookSetup[];
   /** Other settings, by their environment names (`{ CAIRN_LOG_LEVEL: 'silent' }`); `process.env` otherwise. */
@@ -64,6 +66,8 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
     cronAdd: later('cronAdd'),
     cronRemove: later('cronRemove'),
     records: (db) => live().records(db),
+    db: (db) => live().db(db),
+    settings: () => live().settings(),
     mail: { send: (message) => live().mail.send(message) },
     logger: {
       debug: (msg, data) => live().logger.debug(msg, data),
@@ -75,7 +79,7 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
       starting ??= (async () => {
         const env = { ...process.env, ...options.env };
         const config = loadConfig(
-          { dir: options.dir, port: options.port, host: options.host, databaseUrl: options.databaseUrl, hooks: options.hooksDir ?? 'off' },
+          { dir: options.dir, port: options.port, host: options.host, databaseUrl: options.databaseUrl, hooks: options.hooksDir ?? 'off', pbHooks: options.pbHooksDir ?? 'off' },
           env,
         );
         host = await Host.start(config, { hooks: [...(options.hooks ?? []), ...queued] });

@@ -8,6 +8,7 @@ import { createTriggerCase } from './create-trigger.ts';
 import { expandCyclicCase } from './expand-cyclic.ts';
 import { createHookedCase, hookRouteCase, viewEnrichedCase } from './hooks.ts';
 import { listCase } from './list.ts';
+import { createPbHookedCase } from './pb-hooks.ts';
 import { list100kCase, list100kFilterCase } from './list-100k.ts';
 import { loginCase } from './login.ts';
 import { listAsOwnerCase, listOwnerRuleCase, viewAsOwnerCase, viewOwnerRuleCase } from './owned.ts';
@@ -20,6 +21,7 @@ export const cases: BenchCase<any>[] = [
   createCase,
   createTriggerCase,
   createHookedCase,
+  createPbHookedCase,
   createBatchCase,
   createRealtimeCase,
   viewCase,

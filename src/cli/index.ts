@@ -28,8 +28,9 @@ export function buildCli(): Command {
     .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
     .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
     .option('--hooks <path>', 'application hooks directory, or off (env CAIRN_HOOKS_DIR, default ./hooks)')
+    .option('--pb-hooks <path>', "PocketBase's pb_hooks directory, or off (env CAIRN_PB_HOOKS_DIR, default ./pb_hooks)")
     .option('--dev', 'development mode: reload the hooks when their files change')
-    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string; hooks?: string; dev?: boolean }) => {
+    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string; hooks?: string; pbHooks?: string; dev?: boolean }) => {
       await serve(loadConfig(opts));
     });
 

@@ -86,6 +86,18 @@ export function hookApp(slot: ServiceSlot, source: string, set?: HookSet, open?:
       set.crons.delete(name);
     },
     records: (db = 'main') => new HookRecords(data, db, open),
+    db: (db = 'main') => {
+      const records = new HookRecords(data, db, open);
+      return {
+        all: async (text, params = {}) => (await records.sql(text, params, 'all')) as any[],
+        one: async (text, params = {}) => ((await records.sql(text, params, 'one')) as any[])[0],
+        execute: async (text, params = {}) => void (await records.sql(text, params, 'execute')),
+      };
+    },
+    settings: async () => {
+      const meta = await servicesOf(slot).settings.get<MetaSettings>('meta');
+      return { meta: { appName: meta.appName, appUrl: meta.appUrl, senderName: meta.senderName, senderAddress: meta.senderAddress } };
+    },
     mail: { send: (message: MailMessage) => sendMail(slot, message) },
     logger: hookLogger(slot, source),
   };

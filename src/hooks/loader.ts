@@ -7,6 +7,7 @@ import type { Message, Plugin } from 'esbuild';
 import { hookApp, type ServiceSlot } from './facade.ts';
 import { HookSet } from './registry.ts';
 import type { HookSetup } from './types.ts';
+import { loadPbHooks, PbHookLoadError } from '../pbhooks/index.ts';
 
 /** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
 const HOOK_FILE = /\.(ts|mts|js|mjs)$/;
@@ -105,8 +106,24 @@ function located(err: unknown, dir: string | undefined, fallbackFile: string): H
  * The bundle is written under `workDir` (source maps inline, so stack traces name the hook files and
  * lines). Throws a `HookLoadError` naming the file and line of the first failure.
  */
-export async function loadHooks(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string): Promise<HookSet> {
+export async function loadHooks(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string, pb?: { dir?: string; timeoutMs: number }): Promise<HookSet> {
   const set = new HookSet();
+  try {
+    await loadTypeScript(dir, inline, slot, workDir, set);
+    // PocketBase's pb_hooks after the TypeScript hooks (API contract §22).
+    const loaded = await loadPbHooks(pb?.dir, set, slot, pb?.timeoutMs ?? 5000);
+    if (loaded) {
+      set.pb = loaded;
+      set.files.push(...loaded.pool.files);
+    }
+  } catch (err) {
+    set.pb?.pool.close();
+    throw err instanceof PbHookLoadError ? new HookLoadError(err.reason, err.file, err.line, err.column) : err;
+  }
+  return set;
+}
+
+async function loadTypeScript(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string, set: HookSet): Promise<void> {
   const files = dir ? hookFiles(dir) : [];
   if (files.length > 0) {
     // Only instances with hook files pay for esbuild (a child process) and source-mapped stacks.
@@ -156,7 +173,6 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
     }
   }
   for (const [i, setup] of inline.entries()) await register(setup, `<inline #${i + 1}>`, set, slot, dir);
-  return set;
 }
 
 async function register(setup: unknown, source: string, set: HookSet, slot: ServiceSlot, dir: string | undefined): Promise<void> {

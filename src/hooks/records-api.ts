@@ -108,6 +108,44 @@ export class HookRecords implements RecordsApi {
     return ctx.db.transaction((tx) => fn(new HookRecords(this.data, this.dbName, { db: this.dbName, tx })));
   }
 
+  /** A collection's description (pb_hooks' `findCollectionByNameOrId`). */
+  async collection(name: CollectionName): Promise<{ id: string; name: string; type: string; fields: unknown[] }> {
+    const { collection } = await this.scope(name);
+    return { id: collection.id, name: collection.name, type: collection.type, fields: (collection as any).fields ?? [] };
+  }
+
+  /** The record with `expand` applied (pb_hooks' `expandRecord`). */
+  async expanded(name: CollectionName, id: string, expand: string): Promise<any> {
+    const { ctx, collection } = await this.scope(name);
+    const record = await this.findById(name, id);
+    const [out] = await this.data().records.output(ctx, collection, [record], { expand } as any);
+    return out;
+  }
+
+  /**
+   * Raw SQL of the app on this database's engine: PocketBase's `{:name}` placeholders bound from
+   * `params`, `{{table}}` and `[[column]]` quoted as identifiers. `all` and `one` give rows.
+   */
+  async sql(text: string, params: Record<string, unknown>, mode: 'all' | 'one' | 'execute'): Promise<unknown> {
+    if (typeof text !== 'string' || text.trim() === '') throw new TypeError('the query is empty');
+    const ctx = await this.context();
+    const values: unknown[] = [];
+    const q = text
+      .replace(/\{\{([^}]+)\}\}|\[\[([^\]]+)\]\]/g, (_m, a: string | undefined, b: string | undefined) => `"${String(a ?? b).replace(/"/g, '""')}"`)
+      .replace(/\{:([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
+        if (!(name in params)) throw new TypeError(`the query names {:${name}}, which bind() did not give`);
+        const v = params[name];
+        values.push(typeof v === 'boolean' && ctx.db.dialect.name === 'sqlite' ? (v ? 1 : 0) : v !== null && typeof v === 'object' ? JSON.stringify(v) : v);
+        return '?';
+      });
+    if (mode === 'execute') {
+      await ctx.db.run(q, values);
+      return undefined;
+    }
+    const rows = await ctx.db.all<Row>(q, values);
+    return mode === 'one' ? rows.slice(0, 1) : rows;
+  }
+
   private async resolver(ctx: RequestContext, collection: Collection) {
     const collections = await this.data().collections.all(ctx.db);
     return this.data().records.deps.access.filterResolver(ctx, collection, collections);

@@ -1,3 +1,4 @@
+import type { PbLoaded } from '../pbhooks/index.ts';
 import type { Collection } from '../collections/model.ts';
 import { type Bound, type Handler, matches } from '../lib/chain.ts';
 import { parseSchedule, type Schedule, ScheduleError } from '../jobs/schedule.ts';
@@ -39,6 +40,8 @@ export class HookSet {
   readonly crons = new Map<string, HookCron>();
   /** The files loaded, in load order (absolute paths; `<inline #n>` for library-mode functions). */
   readonly files: string[] = [];
+  /** The pb_hooks of this load (their workers end with the set). */
+  pb?: PbLoaded;
   // Per collection version (collections are immutable and replaced on change), the handlers of each
   // event that apply to it: the write path asks on every write.
   private readonly byCollection = new WeakMap<Collection, Map<RecordEventName, readonly Bound<any>[]>>();

@@ -15,6 +15,8 @@ import type { HookApp, HookAuth, HookCollection, HookSetup } from './types.ts';
 export interface HookRuntimeOptions {
   /** The hooks directory (absolute); undefined: no files. */
   dir?: string;
+  /** PocketBase's pb_hooks directory (absolute); undefined: none. */
+  pbDir?: string;
   /** Setups given in code (library mode), loaded after the files. */
   inline?: readonly HookSetup[];
   /** How long a write's hooks may run before the write fails with 503 (CAIRN_HOOK_TIMEOUT_MS). */
@@ -32,6 +34,9 @@ export interface HookStatus {
   routes: Array<{ method: string; path: string; source: string }>;
   cron: Array<{ name: string; schedule: string; source: string }>;
   lastError: { message: string; file: string | null; line: number | null; at: string } | null;
+  /** PocketBase's pb_hooks directory, and the events its files register that Cairn never fires. */
+  pbDir?: string | null;
+  pbNotFired?: string[];
 }
 
 const WRITE_EVENTS: Record<RecordChange['action'], RecordEventName> = { create: 'onRecordCreate', update: 'onRecordUpdate', delete: 'onRecordDelete' };
@@ -101,6 +106,11 @@ class Event {
   get auth(): HookAuth | null {
     if (this.authMade === undefined) this.authMade = hookAuth(this.ctx);
     return this.authMade;
+  }
+
+  /** The request the write came from (`method` is `SYSTEM` for work no request started). */
+  get request(): RequestContext['request'] {
+    return this.ctx.request;
   }
 }
 
@@ -252,7 +262,7 @@ export class HookRuntime implements RecordEvents {
   /** The first load: a failure stops the start (`HookLoadError`, with the file and line). */
   async load(): Promise<void> {
     try {
-      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
       this.loadedAt = new Date().toISOString();
     } catch (err) {
       this.work.dispose();
@@ -266,10 +276,13 @@ export class HookRuntime implements RecordEvents {
    */
   async reload(): Promise<HookLoadError | undefined> {
     try {
-      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir);
+      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
       const problems = this.check?.(set) ?? [];
       if (problems.length > 0) throw new HookLoadError(problems.join('; '));
+      const previous = this.set;
       this.set = set;
+      if (previous !== set) previous?.pb?.pool.close();
+      if (this.slot.current) void set.pb?.bootstrap();
       this.loadedAt = new Date().toISOString();
       this.lastError = null;
       this.onSwap?.(set);
@@ -283,6 +296,7 @@ export class HookRuntime implements RecordEvents {
 
   attach(services: HookServices): void {
     this.slot.current = services;
+    void this.set?.pb?.bootstrap();
   }
 
   detach(services: HookServices): void {
@@ -290,6 +304,7 @@ export class HookRuntime implements RecordEvents {
   }
 
   close(): void {
+    this.set?.pb?.pool.close();
     this.work.dispose();
   }
 
@@ -405,6 +420,8 @@ export class HookRuntime implements RecordEvents {
       routes: set.routes.map((r) => ({ method: r.method, path: r.path, source: r.source })),
       cron: [...set.crons.values()].map((c) => ({ name: c.name, schedule: c.expression, source: c.source })),
       lastError: this.lastError,
+      pbDir: this.options.pbDir ?? null,
+      pbNotFired: set.pb?.unsupported ?? [],
     };
   }
 }

@@ -74,6 +74,17 @@ export interface RecordEvent<R = RecordData> extends HookEvent {
   readonly original?: R;
   /** Who asked for the write; `null` for a guest or for work no request started (cron, CLI). */
   readonly auth: HookAuth | null;
+  /** The request the write came from: `method` is `SYSTEM` for work no request started (hooks' own writes, cron, CLI). */
+  readonly request: HookRequestInfo;
+}
+
+/** The request behind a write. */
+export interface HookRequestInfo {
+  method: string;
+  headers: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  ip: string;
 }
 
 /** After a committed create, update or delete (never for a rolled-back one). */
@@ -126,6 +137,18 @@ export interface RouteEvent extends HookEvent {
   string(status: number, text: string): void;
   noContent(status?: number): void;
   redirect(status: number, url: string): void;
+  html(status: number, html: string): void;
+  /** Sets a header of the answer. */
+  header(name: string, value: string): void;
+  /** The client's address. */
+  readonly ip: string;
+}
+
+/** Raw SQL on one database's engine (SQLite or PostgreSQL: the SQL is the app's), `{:name}` placeholders bound from `params`. */
+export interface HookDb {
+  all<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  one<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T | undefined>;
+  execute(sql: string, params?: Record<string, unknown>): Promise<void>;
 }
 
 /** Runs before a route's handler; `await e.next()` goes on, returning without it ends the request. */
@@ -192,6 +215,10 @@ export interface HookApp {
   cronRemove(name: string): void;
   /** Records of a database (`main` by default). */
   records(db?: string): RecordsApi;
+  /** Raw SQL on a database (`main` by default); inside a record event, in the write's transaction. */
+  db(db?: string): HookDb;
+  /** The instance's settings (`meta`: appName, appUrl, senderName, senderAddress). */
+  settings(): Promise<{ meta: { appName: string; appUrl: string; senderName: string; senderAddress: string } }>;
   readonly mail: { send(message: MailMessage): Promise<void> };
   /** The server's logger, named after the hook file. */
   readonly logger: HookLogger;

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '../app.ts';
@@ -77,7 +78,7 @@ export class Host implements ServiceRestarter {
     // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
     // at process start: the rebuild within a restore must find its swap as it left it.
     recoverInterruptedRestore(config.dir);
-    const hooks = new HookRuntime({ dir: config.hooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
+    const hooks = new HookRuntime({ dir: config.hooksDir, pbDir: config.pbHooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
     await hooks.load();
     const host = new Host(config, hooks);
     try {
@@ -99,7 +100,11 @@ export class Host implements ServiceRestarter {
       hooks.close();
       throw err;
     }
-    if (config.dev && config.hooksDir) host.stopWatchingHooks = watchHooks(config.hooksDir, hooks, () => host.current.app.log);
+    if (config.dev) {
+      // Both the TypeScript hooks and the pb_hooks reload (one load of both) when a file changes.
+      const stops = [config.hooksDir, config.pbHooksDir].filter((d): d is string => !!d && existsSync(d)).map((d) => watchHooks(d, hooks, () => host.current.app.log));
+      host.stopWatchingHooks = () => stops.forEach((stop) => stop());
+    }
     return host;
   }
 

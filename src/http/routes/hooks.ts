@@ -89,6 +89,27 @@ class Request implements RouteEvent {
     this.answer = answer;
   }
 
+  /** The client's address. */
+  get ip(): string {
+    return this.req.ip;
+  }
+
+  /** A header of the answer. */
+  header(name: string, value: string): void {
+    (this.headersOut ??= {})[String(name).toLowerCase()] = String(value);
+  }
+
+  headersOut?: Record<string, string>;
+
+  html(status: number, text: string): void {
+    this.respond({ status, type: 'text/html; charset=utf-8', body: String(text) });
+  }
+
+  /** An answer as pb_hooks give it: status, content type and body text. */
+  raw(status: number, type: string | undefined, body: string | undefined): void {
+    this.respond({ status, type, body });
+  }
+
   json(status: number, data: unknown): void {
     this.respond({ status, type: 'application/json; charset=utf-8', body: JSON.stringify(data) ?? 'null' });
   }
@@ -107,7 +128,8 @@ class Request implements RouteEvent {
   }
 }
 
-function send(reply: FastifyReply, answer: Answer | undefined): FastifyReply {
+function send(reply: FastifyReply, answer: Answer | undefined, headers?: Record<string, string>): FastifyReply {
+  if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
   if (!answer) return reply.status(204).send();
   if (answer.location) reply.header('location', answer.location);
   if (answer.type) reply.type(answer.type);
@@ -193,7 +215,7 @@ export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveR
           },
           asHookError,
         );
-        return send(reply, e.answer);
+        return send(reply, e.answer, e.headersOut);
       },
     });
   };

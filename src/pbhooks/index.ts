@@ -1,0 +1,599 @@
+/**
+ * PocketBase's `pb_hooks/*.pb.js`, run as they are (API contract §22).
+ *
+ * The files run in worker threads (`worker.ts`), each evaluating them all in a `node:vm` context
+ * with PocketBase's globals. What they register becomes handlers of the TypeScript hooks' set
+ * (record events, routes, cron jobs), so they share its chain, transactions, time limit and cron
+ * claim. A handler runs in one idle worker; its synchronous `$app` calls come here as messages,
+ * are done with the event's `app` (bound to the write's transaction inside a record event), and
+ * answered on the worker's port while it waits on a shared integer. A handler past the time limit
+ * has its worker terminated and replaced: the request answers 503, the server never waits on it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { ApiError } from '../errors.ts';
+import { hookApp, type ServiceSlot } from '../hooks/facade.ts';
+import { HookRecords } from '../hooks/records-api.ts';
+import type { HookSet, RecordEventName } from '../hooks/registry.ts';
+import type { HookApp, RouteEvent } from '../hooks/types.ts';
+import type { MetaSettings } from '../settings/meta.ts';
+import { workerMain } from './worker.ts';
+
+/** A `*.pb.js` file that does not load: the file and line, as TypeScript hooks report it. */
+export class PbHookLoadError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly file?: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
+    super(file ? `${file}${line ? `:${line}${column ? `:${column}` : ''}` : ''}: ${reason}` : reason);
+    this.name = 'HookLoadError';
+  }
+}
+
+/** The `*.pb.js` files directly in `dir`, in name order (PocketBase's order); none without the folder. */
+export function pbHookFiles(dir: string | undefined): string[] {
+  if (!dir) return [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new PbHookLoadError(`cannot read the pb_hooks directory: ${(err as Error).message}`, dir);
+  }
+  return names
+    .filter((n) => n.endsWith('.pb.js') && !n.startsWith('.'))
+    .map((n) => path.join(dir, n))
+    .filter((f) => statSync(f).isFile())
+    .sort();
+}
+
+/** What a file registered, as the worker reports it. */
+export interface PbRegistration {
+  kind: 'event' | 'route' | 'cron' | 'cronRemove';
+  event?: string;
+  collections?: string[];
+  method?: string;
+  path?: string;
+  name?: string;
+  schedule?: string;
+  file: string;
+  gen: 22 | 23;
+}
+
+type Ops = (op: string, args: any[]) => Promise<unknown>;
+
+interface Job {
+  resolve(result: any): void;
+  reject(err: unknown): void;
+  ops: Ops;
+}
+
+const PRELUDE = 'var __name = (t, v) => Object.defineProperty(t, "name", { value: v, configurable: true });\n';
+
+class PbWorker {
+  readonly worker: Worker;
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  private readonly port: MessagePort;
+  job?: Job;
+  dead = false;
+  readonly ready: Promise<PbRegistration[]>;
+
+  constructor(
+    files: string[],
+    dir: string,
+    private readonly log: (level: string, msg: string, data: Record<string, unknown>) => void,
+    private readonly onExit: (w: PbWorker) => void,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(`${PRELUDE}(${workerMain.toString()})()`, {
+      eval: true,
+      workerData: { files, hooksDir: dir, flag: this.flag.buffer, port: port2 },
+      transferList: [port2],
+      stdout: false,
+      stderr: false,
+    });
+    this.worker.unref();
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.on('message', (msg: any) => {
+        switch (msg.type) {
+          case 'loaded':
+            resolve(msg.regs);
+            return;
+          case 'call':
+            this.answer(msg.op, msg.args);
+            return;
+          case 'log':
+            this.log(msg.level, msg.args[0], msg.args[1]);
+            return;
+          case 'done':
+          case 'fail': {
+            const job = this.job;
+            this.job = undefined;
+            if (!job) return;
+            if (msg.type === 'done') job.resolve(msg.result);
+            else job.reject(revive(msg.error));
+          }
+        }
+      });
+      this.worker.on('error', (err) => {
+        reject(located(err, files));
+        this.end(err);
+      });
+      this.worker.on('exit', () => this.end(new Error('the pb_hooks worker stopped')));
+    });
+  }
+
+  private answer(op: string, args: any[]): void {
+    const job = this.job;
+    const done = (reply: unknown) => {
+      if (this.dead) return;
+      this.port.postMessage(reply);
+      Atomics.store(this.flag, 0, 1);
+      Atomics.notify(this.flag, 0);
+    };
+    if (!job) return done({ error: { message: 'no handler is running' } });
+    job.ops(op, args).then(
+      (value) => done({ value: value === undefined ? undefined : JSON.parse(JSON.stringify(value) ?? 'null') }),
+      (err) => done({ error: errorData(err) }),
+    );
+  }
+
+  private end(err: unknown): void {
+    if (this.dead) return;
+    this.dead = true;
+    const job = this.job;
+    this.job = undefined;
+    job?.reject(err);
+    this.onExit(this);
+  }
+
+  terminate(): void {
+    this.end(new Error('terminated'));
+    void this.worker.terminate();
+  }
+}
+
+function errorData(err: unknown): Record<string, unknown> {
+  if (err instanceof ApiError) return { status: err.status, message: err.message, data: err.data };
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+function revive(e: { status?: number; message: string; data?: any; stack?: string }): Error {
+  if (e.status) return new ApiError(e.status, e.message, e.data ?? {});
+  const err = new Error(e.message);
+  if (e.stack) err.stack = e.stack;
+  return err;
+}
+
+/** A load error located in one of the files (the first stack frame naming it, or a syntax error's). */
+function located(err: unknown, files: string[]): PbHookLoadError {
+  const reason = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
+  const stack = err instanceof Error ? (err.stack ?? '') : '';
+  for (const file of files) {
+    const m = new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+)(?::(\\d+))?`).exec(stack);
+    if (m) return new PbHookLoadError(reason, file, Number(m[1]), m[2] ? Number(m[2]) : undefined);
+  }
+  return new PbHookLoadError(reason, files.length === 1 ? files[0] : undefined);
+}
+
+/** The 503 of a handler that ran past the time limit. */
+export function pbTimeout(): ApiError {
+  return new ApiError(503, 'The request took too long to process (a hook ran past its time limit); nothing was saved.');
+}
+
+/**
+ * Workers for one load of the files. Each runs one handler at a time; a handler whose `$app` call
+ * runs other handlers (a save firing record hooks) gets another worker, so busy workers never wait
+ * on each other. Idle workers beyond `keep` end.
+ *
+ * At most `keep` handlers run at once from outside (a request, a write, a cron tick); more wait in
+ * line for a worker instead of each spawning a fresh one that evaluates every file again and ends
+ * (50 concurrent requests to a one-line route fell to ~30 req/s and +100 MB that way). A handler
+ * run from inside another's `$app` call never waits in that line: its caller holds a worker.
+ */
+/** Set while a worker's `$app` call is done on this thread: handlers it runs are nested. */
+const insideOps = new AsyncLocalStorage<true>();
+
+export class PbPool {
+  private readonly idle: PbWorker[] = [];
+  private readonly all = new Set<PbWorker>();
+  private closed = false;
+
+  constructor(
+    readonly files: string[],
+    readonly dir: string,
+    private readonly timeoutMs: number,
+    private readonly log: (level: string, msg: string, data: Record<string, unknown>) => void,
+    private readonly keep = Math.max(2, availableParallelism()),
+  ) {}
+
+  /** Handlers run from outside at this moment, and those waiting for one of them to end. */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  private async slot(): Promise<() => void> {
+    if (this.running >= this.keep) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    };
+  }
+
+  private spawn(): PbWorker {
+    const w = new PbWorker(this.files, this.dir, this.log, (gone) => {
+      this.all.delete(gone);
+      const i = this.idle.indexOf(gone);
+      if (i >= 0) this.idle.splice(i, 1);
+    });
+    this.all.add(w);
+    return w;
+  }
+
+  /** Loads the files in a first worker: what they register, or the load error. */
+  async start(): Promise<PbRegistration[]> {
+    const w = this.spawn();
+    try {
+      const regs = await w.ready;
+      this.idle.push(w);
+      return regs;
+    } catch (err) {
+      w.terminate();
+      throw err;
+    }
+  }
+
+  /** Runs registration `index` with `payload`; its `$app` calls are done by `ops`. */
+  async run(index: number, payload: unknown, ops: Ops): Promise<any> {
+    if (this.closed) throw new ApiError(503, 'The server is stopping.');
+    if (insideOps.getStore()) return this.runNow(index, payload, ops);
+    const release = await this.slot();
+    try {
+      return await this.runNow(index, payload, ops);
+    } finally {
+      release();
+    }
+  }
+
+  private async runNow(index: number, payload: unknown, ops: Ops): Promise<any> {
+    if (this.closed) throw new ApiError(503, 'The server is stopping.');
+    const w = this.idle.pop() ?? this.spawn();
+    await w.ready;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        w.job = undefined;
+        w.terminate();
+        this.log('error', 'a pb_hooks handler ran past the time limit; its worker was replaced', { timeoutMs: this.timeoutMs, index });
+        reject(pbTimeout());
+      }, this.timeoutMs);
+      w.job = {
+        ops: (op, args) => insideOps.run(true, () => ops(op, args)),
+        resolve: (result) => {
+          clearTimeout(timer);
+          if (!this.closed && this.idle.length < this.keep && !w.dead) this.idle.push(w);
+          else w.terminate();
+          resolve(result);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      w.worker.postMessage({ type: 'run', index, payload });
+    });
+  }
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const w of [...this.all]) w.terminate();
+  }
+}
+
+/** Which Cairn event a PocketBase registration runs on, whether for API requests only, and its API generation. */
+const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23 }> = {
+  onRecordCreate: { on: 'onRecordCreate' },
+  onRecordCreateExecute: { on: 'onRecordCreate' },
+  onRecordValidate: { on: 'onRecordCreate' },
+  onModelCreate: { on: 'onRecordCreate' },
+  onModelBeforeCreate: { on: 'onRecordCreate', gen: 22 },
+  onRecordCreateRequest: { on: 'onRecordCreate', api: true },
+  onRecordBeforeCreateRequest: { on: 'onRecordCreate', api: true, gen: 22 },
+  onRecordUpdate: { on: 'onRecordUpdate' },
+  onRecordUpdateExecute: { on: 'onRecordUpdate' },
+  onModelUpdate: { on: 'onRecordUpdate' },
+  onModelBeforeUpdate: { on: 'onRecordUpdate', gen: 22 },
+  onRecordUpdateRequest: { on: 'onRecordUpdate', api: true },
+  onRecordBeforeUpdateRequest: { on: 'onRecordUpdate', api: true, gen: 22 },
+  onRecordDelete: { on: 'onRecordDelete' },
+  onRecordDeleteExecute: { on: 'onRecordDelete' },
+  onModelDelete: { on: 'onRecordDelete' },
+  onModelBeforeDelete: { on: 'onRecordDelete', gen: 22 },
+  onRecordDeleteRequest: { on: 'onRecordDelete', api: true },
+  onRecordBeforeDeleteRequest: { on: 'onRecordDelete', api: true, gen: 22 },
+  onRecordAfterCreateSuccess: { on: 'onRecordAfterCreateSuccess' },
+  onModelAfterCreateSuccess: { on: 'onRecordAfterCreateSuccess' },
+  onModelAfterCreate: { on: 'onRecordAfterCreateSuccess', gen: 22 },
+  onRecordAfterCreateRequest: { on: 'onRecordAfterCreateSuccess', api: true, gen: 22 },
+  onRecordAfterUpdateSuccess: { on: 'onRecordAfterUpdateSuccess' },
+  onModelAfterUpdateSuccess: { on: 'onRecordAfterUpdateSuccess' },
+  onModelAfterUpdate: { on: 'onRecordAfterUpdateSuccess', gen: 22 },
+  onRecordAfterUpdateRequest: { on: 'onRecordAfterUpdateSuccess', api: true, gen: 22 },
+  onRecordAfterDeleteSuccess: { on: 'onRecordAfterDeleteSuccess' },
+  onModelAfterDeleteSuccess: { on: 'onRecordAfterDeleteSuccess' },
+  onModelAfterDelete: { on: 'onRecordAfterDeleteSuccess', gen: 22 },
+  onRecordAfterDeleteRequest: { on: 'onRecordAfterDeleteSuccess', api: true, gen: 22 },
+};
+
+/** PocketBase's cron macros. */
+const CRON_MACROS: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+/** What Cairn does not fire (registered, listed, never called). */
+export interface PbLoaded {
+  pool: PbPool;
+  registrations: PbRegistration[];
+  unsupported: string[];
+  /** Runs `onBootstrap`/`onAfterBootstrap`/`onServe` handlers, once, when the app serves. */
+  bootstrap(): Promise<void>;
+}
+
+/** Registrations run once when the app serves. */
+const BOOTSTRAP = new Set(['onBootstrap', 'onAfterBootstrap', 'onBeforeBootstrap', 'onServe', 'onBeforeServe']);
+
+/** `:name` (v0.22, echo) and `*` segments as Cairn's `{name}` and `{path...}`. */
+export function pbRoutePath(p: string): string {
+  return (p.startsWith('/') ? p : `/${p}`)
+    .split('/')
+    .map((s, i, all) => (s.startsWith(':') ? `{${s.slice(1)}}` : s === '*' && i === all.length - 1 ? '{path...}' : s))
+    .join('/')
+    .replace(/\{\$\}$/, '');
+}
+
+interface EventLike {
+  app: HookApp;
+  db: string;
+  auth: unknown;
+  collection: { id: string; name: string; type: string };
+  record: Record<string, unknown>;
+  original?: Record<string, unknown>;
+  request?: { method: string; headers: Record<string, unknown>; query: Record<string, unknown>; body: unknown; ip: string };
+  next(): Promise<void>;
+}
+
+/** Ops a handler's `$app` reaches: `app` is the event's (in a record event, bound to the write's transaction). */
+function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<string, (...args: any[]) => Promise<unknown>> = {}): Ops {
+  const records = () => app.records(db) as HookRecords;
+  return async (op, args) => {
+    const own = extra[op];
+    if (own) return own(...args);
+    switch (op) {
+      case 'findById':
+        return records().findById(args[0], args[1]);
+      case 'findFirst':
+        return records().findFirst(args[0], args[1], args[2] ?? undefined);
+      case 'find':
+        return records().find(args[0], clean(args[1]));
+      case 'count':
+        return records().count(args[0]);
+      case 'create':
+        return records().create(args[0], args[1]);
+      case 'update':
+        return records().update(args[0], args[1], args[2]);
+      case 'delete':
+        return records().delete(args[0], args[1]);
+      case 'collection':
+        return records().collection(args[0]);
+      case 'expand':
+        return records().expanded(args[0], args[1], args[2]);
+      case 'sql':
+        return records().sql(args[0], args[1] ?? {}, args[2]);
+      case 'settings': {
+        const s = slot.current?.settings;
+        const meta = s ? await s.get<MetaSettings>('meta') : undefined;
+        return { meta: { appName: meta?.appName ?? '', appURL: meta?.appUrl ?? '', appUrl: meta?.appUrl ?? '', senderName: meta?.senderName ?? '', senderAddress: meta?.senderAddress ?? '' }, smtp: { enabled: true } };
+      }
+      case 'mail':
+        return app.mail.send(mailOf(args[0]));
+      case 'http':
+        return httpSend(args[0]);
+      case 'dataDir':
+        return process.cwd();
+      default:
+        throw new Error(`${op} is not available in Cairn's pb_hooks`);
+    }
+  };
+}
+
+function clean(options: any): any {
+  const out: any = {};
+  for (const [k, v] of Object.entries(options ?? {})) if (v !== undefined && v !== null && v !== '') out[k] = v;
+  return out;
+}
+
+function addresses(v: any): string[] {
+  return (Array.isArray(v) ? v : v ? [v] : []).map((a: any) => (typeof a === 'string' ? a : a?.name ? `${a.name} <${a.address}>` : String(a?.address ?? '')));
+}
+
+function mailOf(m: any): { to: string[]; subject: string; text?: string; html?: string } {
+  return { to: addresses(m?.to), subject: String(m?.subject ?? ''), text: m?.text, html: m?.html };
+}
+
+/** `$http.send`: PocketBase's answer shape (`statusCode`, `headers`, `raw`, `json`, `cookies`). */
+async function httpSend(config: { url: string; method: string; body: string; headers: Record<string, string>; timeout: number }): Promise<unknown> {
+  const res = await fetch(config.url, {
+    method: String(config.method || 'GET').toUpperCase(),
+    headers: config.headers,
+    body: ['GET', 'HEAD'].includes(String(config.method || 'GET').toUpperCase()) || !config.body ? undefined : String(config.body),
+    signal: AbortSignal.timeout(Math.max(1, Number(config.timeout) || 120) * 1000),
+  });
+  const raw = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    json = null;
+  }
+  const headers: Record<string, string[]> = {};
+  res.headers.forEach((v, k) => {
+    headers[k.replace(/(^|-)([a-z])/g, (_m, d, c) => d + c.toUpperCase())] = [v];
+  });
+  return { statusCode: res.status, headers, raw, json, body: raw, cookies: {} };
+}
+
+/** Plain errors of a handler as PocketBase answers them: 400, the detail in the log only. */
+function asPbError(err: unknown, file: string, log: (level: string, msg: string, data: Record<string, unknown>) => void): unknown {
+  if (err instanceof ApiError) return err;
+  log('error', 'pb_hooks handler failed', { hook: file, err: err instanceof Error ? err.message : String(err) });
+  return new ApiError(400, 'Something went wrong while processing your request.');
+}
+
+/**
+ * Loads `dir`'s `*.pb.js` files into `set`: record events, routes and cron jobs become the set's
+ * handlers, each running its registration in the pool. Throws a `PbHookLoadError` naming the file
+ * (and line) of a file that does not load. Undefined when there are no files.
+ */
+export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: ServiceSlot, timeoutMs: number): Promise<PbLoaded | undefined> {
+  const files = pbHookFiles(dir);
+  if (files.length === 0) return undefined;
+  const log = (level: string, msg: string, data: Record<string, unknown>) => {
+    const l = slot.current?.log ?? slot.log;
+    (l as any)?.[level in { debug: 1, info: 1, warn: 1, error: 1 } ? level : 'info']?.(data ?? {}, msg);
+  };
+  const pool = new PbPool(files, dir!, timeoutMs, log);
+  const registrations = await pool.start();
+  const unsupported: string[] = [];
+  const bootstraps: number[] = [];
+  try {
+    registrations.forEach((reg, index) => {
+      const source = reg.file;
+      if (reg.kind === 'event') {
+        const mapped = EVENTS[reg.event!];
+        if (BOOTSTRAP.has(reg.event!)) {
+          bootstraps.push(index);
+          return;
+        }
+        if (!mapped) {
+          unsupported.push(`${reg.event} (${path.basename(source)})`);
+          return;
+        }
+        const gen = mapped.gen ?? reg.gen;
+        const after = mapped.on.startsWith('onRecordAfter');
+        set.bind(
+          mapped.on,
+          async (e: EventLike) => {
+            const isApi = !!e.request && e.request.method !== 'SYSTEM';
+            if (mapped.api && !isApi) return e.next();
+            let reachedNext = false;
+            const payload = {
+              collection: e.collection,
+              record: e.record,
+              original: e.original,
+              isNew: mapped.on === 'onRecordCreate',
+              auth: e.auth,
+              request: isApi ? { method: e.request!.method, path: '', query: new URLSearchParams(e.request!.query as any).toString(), headers: e.request!.headers, body: e.request!.body, ip: e.request!.ip, params: {}, auth: e.auth } : undefined,
+            };
+            const apply = (changes: Record<string, unknown>) => {
+              if (after || !changes) return;
+              const r = e.record;
+              for (const [k, v] of Object.entries(changes)) r[k] = v;
+            };
+            const ops = opsFor(slot, e.app, e.db, {
+              next: async (changes: Record<string, unknown>) => {
+                apply(changes);
+                reachedNext = true;
+                await e.next();
+                return after ? e.record : e.record;
+              },
+            });
+            let result: { nextCalled: boolean; changes: Record<string, unknown> };
+            try {
+              result = await pool.run(index, payload, ops);
+            } catch (err) {
+              throw asPbError(err, source, log);
+            }
+            if (gen === 22 || after) {
+              // v0.22's handlers and the after-success events go on by themselves.
+              if (!reachedNext) {
+                apply(result.changes);
+                await e.next();
+              }
+            }
+          },
+          reg.collections ?? [],
+          source,
+        );
+      } else if (reg.kind === 'route') {
+        set.addRoute(
+          reg.method === 'ANY' ? 'GET' : reg.method!,
+          pbRoutePath(reg.path!),
+          async (e: RouteEvent) => {
+            const params: Record<string, string> = {};
+            for (const m of pbRoutePath(reg.path!).matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)(?:\.\.\.)?\}/g)) params[m[1]] = e.pathValue(m[1]);
+            for (const m of reg.path!.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)(?:\.\.\.)?\}/g)) params[m[1]] = e.pathValue(m[1]);
+            const body = e.method === 'GET' || e.method === 'HEAD' ? {} : await e.bindBody().catch(() => ({}));
+            const r = e as RouteEvent & { ip?: string; html?(s: number, t: string): void; header?(k: string, v: string): void; raw?(s: number, type: string | undefined, body: string | undefined, location?: string): void };
+            const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true };
+            let out: { answer?: { status: number; type?: string; body?: string; location?: string } | null; headers: Record<string, string> };
+            try {
+              out = await pool.run(index, payload, opsFor(slot, e.app, e.db));
+            } catch (err) {
+              throw asPbError(err, source, log);
+            }
+            for (const [k, v] of Object.entries(out.headers ?? {})) r.header?.(k, v);
+            const a = out.answer;
+            if (!a) return e.noContent(204);
+            if (a.location) return e.redirect(a.status, a.location);
+            r.raw!(a.status, a.type, a.body);
+          },
+          [],
+          source,
+        );
+      } else if (reg.kind === 'cron') {
+        const app = hookApp(slot, source);
+        set.addCron(reg.name!, CRON_MACROS[reg.schedule!.trim()] ?? reg.schedule!, () => pool.run(index, {}, opsFor(slot, app, 'main')), source);
+      } else if (reg.kind === 'cronRemove') {
+        set.crons.delete(reg.name!);
+      }
+    });
+  } catch (err) {
+    pool.close();
+    throw err instanceof PbHookLoadError ? err : new PbHookLoadError(err instanceof Error ? err.message : String(err), files[0]);
+  }
+  let booted = false;
+  /** Runs the bootstrap handlers once the app serves (errors logged: the server runs on). */
+  const bootstrap = async () => {
+    if (booted || bootstraps.length === 0) return;
+    booted = true;
+    for (const index of bootstraps) {
+      const source = registrations[index].file;
+      const app = hookApp(slot, source);
+      try {
+        await pool.run(index, {}, opsFor(slot, app, 'main', { next: async () => undefined }));
+      } catch (err) {
+        log('error', 'a pb_hooks bootstrap handler failed', { hook: source, err: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  };
+  return { pool, registrations, unsupported, bootstrap };
+}
