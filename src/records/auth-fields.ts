@@ -48,7 +48,7 @@ function checkEmail(value: unknown, errors: Record<string, FieldError>): string 
   }
   const email = value.trim();
   if (!isEmail(email)) {
-    errors.email = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+    errors.email = { code: 'validation_is_email', message: 'Must be a valid email address.' };
     return undefined;
   }
   return email;
