@@ -69,3 +69,42 @@ describe('PocketBase v0.39 details of the auth routes', () => {
     assert.equal(res.body.data.name.code, 'validation_match_invalid');
   });
 });
+
+describe('PocketBase v0.39 details of record writes', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('a missing or different passwordConfirm is reported alone, before the record’s fields', async () => {
+    const empty = await server.request('POST', '/api/collections/users/records', { body: {} });
+    assert.equal(empty.status, 400);
+    assert.deepEqual(Object.keys(empty.body.data).sort(), ['password', 'passwordConfirm']);
+    assert.equal(empty.body.data.passwordConfirm.code, 'validation_required');
+    const mismatch = await server.request('POST', '/api/collections/users/records', {
+      body: { email: 'not-an-address', password: 'short', passwordConfirm: 'other' },
+    });
+    assert.equal(mismatch.status, 400);
+    assert.deepEqual(Object.keys(mismatch.body.data), ['passwordConfirm']);
+    assert.equal(mismatch.body.data.passwordConfirm.code, 'validation_values_mismatch');
+    // With the pair right, the fields' own errors come (the password's length among them).
+    const fields = await server.request('POST', '/api/collections/users/records', {
+      body: { email: 'not-an-address', password: 'short', passwordConfirm: 'short' },
+    });
+    assert.equal(fields.body.data.email.code, 'validation_is_email');
+    assert.equal(fields.body.data.password.code, 'validation_min_text_constraint');
+  });
+
+  test('an update naming another id is validation_pk_change; naming the same id is fine', async () => {
+    const user = await createUser(server, 'pk@example.com', 'pk-password-1');
+    const other = await server.admin('PATCH', `/api/collections/users/records/${user.id}`, { body: { id: 'abcdefghijklmno' } });
+    assert.equal(other.status, 400);
+    assert.equal(other.body.data.id.code, 'validation_pk_change');
+    const same = await server.admin('PATCH', `/api/collections/users/records/${user.id}`, { body: { id: user.id } });
+    assert.equal(same.status, 200);
+  });
+});
