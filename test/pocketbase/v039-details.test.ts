@@ -108,3 +108,33 @@ describe('PocketBase v0.39 details of record writes', () => {
     assert.equal(same.status, 200);
   });
 });
+
+describe('PocketBase v0.39 filter and sort of the collections list', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer();
+    for (const name of ['alpha_notes', 'beta_notes', 'gamma']) {
+      const res = await server.admin('POST', '/api/collections', { body: { name, type: 'base', fields: [{ name: 'title', type: 'text' }] } });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('filter over the collections’ own properties; sort by them', async () => {
+    const res = await server.admin('GET', `/api/collections?filter=${encodeURIComponent("name~'notes' && system=false")}&sort=-name`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.totalItems, 2);
+    assert.deepEqual(res.body.items.map((c: { name: string }) => c.name), ['beta_notes', 'alpha_notes']);
+  });
+
+  test('an unknown property in filter or sort is a 400 with empty data', async () => {
+    for (const q of [`filter=${encodeURIComponent("nope~'x'")}`, 'sort=nope', `filter=${encodeURIComponent('name =')}`]) {
+      const res = await server.admin('GET', `/api/collections?${q}`);
+      assert.equal(res.status, 400, q);
+      assert.deepEqual(res.body.data, {}, q);
+    }
+  });
+});
