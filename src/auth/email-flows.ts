@@ -116,7 +116,8 @@ export class EmailFlows {
     const own = await peekToken(ctx.db, purpose, undefined, value);
     const carried = own ? undefined : await this.pocketbase?.flowToken(value, ctx.db, POCKETBASE_KIND[purpose]);
     const token = own ?? carried;
-    if (!token) return otherJwtType(value, POCKETBASE_KIND[purpose]) ? INVALID_TOKEN_PAYLOAD : INVALID_TOKEN;
+    // As PocketBase: only the email change names a token of another kind (its claims lack newEmail).
+    if (!token) return purpose === 'email-change' && otherJwtType(value, POCKETBASE_KIND[purpose]) ? INVALID_TOKEN_PAYLOAD : INVALID_TOKEN;
     if (token.collectionId !== collection.id) {
       return { code: 'validation_token_collection_mismatch', message: 'The provided token is for a different auth collection.' };
     }

@@ -138,3 +138,25 @@ describe('PocketBase v0.39 filter and sort of the collections list', () => {
     }
   });
 });
+
+describe('PocketBase v0.39 token codes of the other confirmations', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('an auth token sent to confirm-verification or confirm-password-reset stays validation_invalid_token', async () => {
+    const bo = await createUser(server, 'bo@example.com', 'bo-password-1');
+    for (const [path, body] of [
+      ['confirm-verification', { token: bo.token }],
+      ['confirm-password-reset', { token: bo.token, password: 'new-password-1', passwordConfirm: 'new-password-1' }],
+    ] as const) {
+      const res = await server.request('POST', `/api/collections/users/${path}`, { body });
+      assert.equal(res.status, 400, path);
+      assert.equal(res.body.data.token.code, 'validation_invalid_token', path);
+    }
+  });
+});
