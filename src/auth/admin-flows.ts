@@ -33,7 +33,7 @@ export class AdminPasswordReset {
   async request(body: unknown): Promise<void> {
     const email = bodyOf(body).email;
     if (typeof email !== 'string' || !isEmail(email.trim())) {
-      throw validationFailed({ email: { code: 'validation_invalid_email', message: 'Must be a valid email address.' } });
+      throw validationFailed({ email: { code: 'validation_is_email', message: 'Must be a valid email address.' } });
     }
     const admin = await this.admins.findByEmail(email.trim());
     if (!admin) return;

@@ -103,7 +103,7 @@ export class AdminService {
     const errors: Record<string, FieldError> = {};
     const out: { email?: string; passwordHash?: string; avatar?: number } = {};
     if (creating || body.email !== undefined) {
-      if (typeof body.email !== 'string' || !isEmail(body.email.trim())) errors.email = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+      if (typeof body.email !== 'string' || !isEmail(body.email.trim())) errors.email = { code: 'validation_is_email', message: 'Must be a valid email address.' };
       else out.email = body.email.trim();
     }
     if (creating || body.password !== undefined) {

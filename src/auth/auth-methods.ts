@@ -10,15 +10,21 @@ export function authMethodsJson(settings: AuthSettings, listed: ProviderListing[
   const password = settings.passwordAuth.enabled;
   const identityFields = password ? settings.passwordAuth.identityFields : [];
   const oauth2 = settings.oauth2.enabled && listed.length > 0;
-  const providers = oauth2 ? listed.map((p) => ({ ...p, authURL: p.authUrl, logo: '' })) : [];
+  const providers = oauth2 ? listed.map((p) => ({ ...p, authURL: p.authUrl, logo: providerBadge(p.displayName || p.name) })) : [];
   return {
     usernamePassword: identityFields.includes('username'),
     emailPassword: identityFields.includes('email'),
     onlyVerified: false,
-    authProviders: providers,
-    password: { enabled: password, identityFields },
-    oauth2: { enabled: oauth2, providers },
+    authProviders: providers.map((p) => ({ ...p, logo: '' })),
+    password: { identityFields, enabled: password },
+    oauth2: { providers, enabled: oauth2 },
     otp: { enabled: settings.otp.enabled, duration: settings.otp.enabled ? settings.otp.duration : 0 },
     mfa: { enabled: settings.mfa.enabled, duration: settings.mfa.enabled ? settings.mfa.duration : 0 },
   };
+}
+
+/** A provider's `logo` (an SVG, as PocketBase's list has one): Cairn draws a round badge with the provider's initial. */
+function providerBadge(label: string): string {
+  const initial = (label.trim()[0] ?? '?').toUpperCase().replace(/[<>&"']/g, '?');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32"><circle cx="16" cy="16" r="16" fill="#555"/><text x="16" y="21" font-family="sans-serif" font-size="15" fill="#fff" text-anchor="middle">${initial}</text></svg>`;
 }

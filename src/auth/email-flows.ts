@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { authSettingsOf } from '../collections/auth-settings.ts';
 import { isEmail } from '../collections/fields/email.ts';
 import type { Collection } from '../collections/model.ts';
@@ -27,6 +28,16 @@ export function publicValues(collection: Collection, record: Record<string, unkn
 
 const INVALID_TOKEN: FieldError = { code: 'validation_invalid_token', message: 'Invalid or expired token.' };
 const invalidToken = () => validationFailed({ token: INVALID_TOKEN }, 'Invalid or expired token.');
+const INVALID_TOKEN_PAYLOAD: FieldError = { code: 'validation_invalid_token_payload', message: 'Invalid token payload - type mismatch.' };
+/** A JWT whose `type` claim names another kind of token (an auth token sent to a confirmation, as PocketBase words it). */
+function otherJwtType(value: string, kind: string): boolean {
+  try {
+    const type = decodeJwt(value).type;
+    return typeof type === 'string' && type !== kind;
+  } catch {
+    return false;
+  }
+}
 const REQUIRED: FieldError = { code: 'validation_required', message: 'Cannot be blank.' };
 
 /** PocketBase's name of each flow's token type (links it mailed before an import). */
@@ -41,7 +52,7 @@ const isFieldError = (v: CheckedToken | FieldError): v is FieldError => 'code' i
 function emailOf(body: Record<string, unknown>): string {
   const email = typeof body.email === 'string' ? body.email.trim() : '';
   if (email === '') throw validationFailed({ email: { code: 'validation_required', message: 'Cannot be blank.' } });
-  if (!isEmail(email)) throw validationFailed({ email: { code: 'validation_invalid_email', message: 'Must be a valid email address.' } });
+  if (!isEmail(email)) throw validationFailed({ email: { code: 'validation_is_email', message: 'Must be a valid email address.' } });
   return email;
 }
 
@@ -106,7 +117,8 @@ export class EmailFlows {
     const own = await peekToken(ctx.db, purpose, undefined, value);
     const carried = own ? undefined : await this.pocketbase?.flowToken(value, ctx.db, POCKETBASE_KIND[purpose]);
     const token = own ?? carried;
-    if (!token) return INVALID_TOKEN;
+    // As PocketBase: only the email change names a token of another kind (its claims lack newEmail).
+    if (!token) return purpose === 'email-change' && otherJwtType(value, POCKETBASE_KIND[purpose]) ? INVALID_TOKEN_PAYLOAD : INVALID_TOKEN;
     if (token.collectionId !== collection.id) {
       return { code: 'validation_token_collection_mismatch', message: 'The provided token is for a different auth collection.' };
     }

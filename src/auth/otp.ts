@@ -85,7 +85,7 @@ export class OtpService {
     const raw = bodyOf(input).email;
     const email = typeof raw === 'string' ? raw.trim() : '';
     if (email === '') throw validationFailed({ email: { code: 'validation_required', message: 'Cannot be blank.' } });
-    if (email.length > 255 || !isEmail(email)) throw validationFailed({ email: { code: 'validation_invalid_email', message: 'Must be a valid email address.' } });
+    if (email.length > 255 || !isEmail(email)) throw validationFailed({ email: { code: 'validation_is_email', message: 'Must be a valid email address.' } });
     const otpId = randomId();
     const account = await ctx.db.get<{ id: string; email: string }>(`SELECT id, email FROM ${shapeOf(collection).table} WHERE email = ?`, [email]);
     if (!account) return { otpId };

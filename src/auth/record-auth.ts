@@ -175,7 +175,7 @@ export class RecordAuthService {
     const fields = authSettingsOf(collection).passwordAuth.identityFields;
     if (identityField !== undefined && identityField !== '') {
       if (typeof identityField !== 'string' || !fields.includes(identityField)) {
-        throw validationFailed({ identityField: { code: 'validation_invalid_identity_field', message: `Must be one of ${fields.map((f) => `"${f}"`).join(', ')}.` } }, 'Failed to authenticate.');
+        throw validationFailed({ identityField: { code: 'validation_in_invalid', message: `Must be one of ${fields.map((f) => `"${f}"`).join(', ')}.` } }, 'Failed to authenticate.');
       }
       return this.loadRow(ctx, collection, identityField, identity);
     }

@@ -49,7 +49,7 @@ function stamp(date = new Date()): string {
 }
 
 function invalidKey() {
-  return validationFailed({ name: fieldError('validation_invalid_backup_name', 'Use 1-96 lower-case letters, digits, _ or -, ending in .zip.') });
+  return validationFailed({ name: fieldError('validation_match_invalid', 'Use 1-96 lower-case letters, digits, _ or -, ending in .zip.') });
 }
 
 /**

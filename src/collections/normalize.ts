@@ -63,6 +63,8 @@ function parseOptions(raw: unknown, errors: Errors): Record<string, unknown> | u
   return value;
 }
 
+const RECORD_JSON_KEYS = new Set(['expand', 'collectionid', 'collectionname']);
+
 function normalizeField(
   raw: unknown,
   previous: Map<string, FieldDef>,
@@ -79,6 +81,9 @@ function normalizeField(
     errors.name = err('validation_required', 'Cannot be blank.');
   } else if (!isValidName(name)) {
     errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+  } else if (RECORD_JSON_KEYS.has(name.toLowerCase())) {
+    // PocketBase's code for the keys every record's JSON has (they are no column).
+    errors.name = err('validation_not_in_invalid', `"${name}" is a key of every record and cannot be a field name.`);
   } else if (isReservedFieldName(name, collectionType)) {
     errors.name = err('validation_reserved_name', `"${name}" is reserved for a system field.`);
   }

@@ -50,6 +50,17 @@ export function isRecordId(value: unknown): value is string {
   return typeof value === 'string' && RECORD_ID_PATTERN.test(value);
 }
 
+/**
+ * Why a wanted record id is refused, with PocketBase's codes for its 15-character `id` text field:
+ * too short, too long, or other characters than lower-case letters and digits.
+ */
+export function recordIdError(value: unknown): { code: string; message: string } {
+  if (typeof value !== 'string') return { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+  if (value.length < 15) return { code: 'validation_min_text_constraint', message: 'Must be at least 15 character(s).' };
+  if (value.length > 15) return { code: 'validation_max_text_constraint', message: 'Must be less than 15 character(s).' };
+  return { code: 'validation_invalid_format', message: 'Invalid value format.' };
+}
+
 export function uuid(): string {
   return randomUUID();
 }

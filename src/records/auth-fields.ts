@@ -22,6 +22,10 @@ export function newTokenKey(): string {
 /** Checks `password` and `passwordConfirm`; returns the password when both are acceptable. */
 export function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>): string | undefined {
   const password = input.password;
+  // As PocketBase: the confirmation is checked whatever is wrong with the password itself.
+  const confirm = input.passwordConfirm;
+  if (typeof confirm !== 'string' || confirm === '') errors.passwordConfirm = { code: 'validation_required', message: 'Cannot be blank.' };
+  else if (confirm !== password) errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
   if (typeof password !== 'string' || password === '') {
     errors.password = { code: 'validation_required', message: 'Cannot be blank.' };
     return undefined;
@@ -34,11 +38,18 @@ export function checkPassword(input: Record<string, unknown>, minLength: number,
     errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
     return undefined;
   }
-  if (input.passwordConfirm !== password) {
-    errors.passwordConfirm = { code: 'validation_values_mismatch', message: "Values don't match." };
-    return undefined;
-  }
-  return password;
+  return errors.passwordConfirm ? undefined : password;
+}
+
+/**
+ * PocketBase checks the form's password pair (a missing password, a missing or different
+ * `passwordConfirm`) before the record's fields: while that pair is wrong, only it is reported.
+ */
+export function passwordErrorsFirst(errors: Record<string, FieldError>): Record<string, FieldError> {
+  const form: Record<string, FieldError> = {};
+  if (errors.password?.code === 'validation_required') form.password = errors.password;
+  if (errors.passwordConfirm) form.passwordConfirm = errors.passwordConfirm;
+  return Object.keys(form).length > 0 ? form : errors;
 }
 
 function checkEmail(value: unknown, errors: Record<string, FieldError>): string | undefined {
@@ -48,7 +59,7 @@ function checkEmail(value: unknown, errors: Record<string, FieldError>): string 
   }
   const email = value.trim();
   if (!isEmail(email)) {
-    errors.email = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+    errors.email = { code: 'validation_is_email', message: 'Must be a valid email address.' };
     return undefined;
   }
   return email;

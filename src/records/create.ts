@@ -1,10 +1,10 @@
 import type { Collection } from '../collections/model.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, type FieldError, validationFailed } from '../errors.ts';
-import { isRecordId, newRecordId } from '../lib/ids.ts';
+import { isRecordId, newRecordId, recordIdError } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Queryable, Row, Transaction } from '../storage/index.ts';
-import { type AuthPrepared, prepareAuthCreate, settleAuthChanges } from './auth-fields.ts';
+import { type AuthPrepared, passwordErrorsFirst, prepareAuthCreate, settleAuthChanges } from './auth-fields.ts';
 import type { RecordDeps } from './deps.ts';
 import { refusalsOf } from './draft.ts';
 import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
@@ -116,7 +116,7 @@ async function settleCreate(s: WriteScope, changes: ReadonlyMap<string, unknown>
   if (changes.has('id')) {
     delete errors.id;
     const wanted = changes.get('id');
-    if (!isRecordId(wanted)) errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+    if (!isRecordId(wanted)) errors.id = recordIdError(wanted);
     // Uploads were put in storage under the first id before the transaction.
     else if (shape.hasFiles) errors.id = { code: 'validation_id_fixed', message: 'The id of a record with file fields cannot be changed by a hook.' };
     else id = wanted;
@@ -129,7 +129,7 @@ async function settleCreate(s: WriteScope, changes: ReadonlyMap<string, unknown>
 
 /** What a create writes when its hooks changed nothing: what the request prepared, if it was valid. */
 function unchanged(planned: CreateValues, fieldErrors: Record<string, FieldError>): CreateValues {
-  const errors = planned.auth && Object.keys(planned.auth.errors).length > 0 ? { ...fieldErrors, ...planned.auth.errors } : fieldErrors;
+  const errors = planned.auth && Object.keys(planned.auth.errors).length > 0 ? passwordErrorsFirst({ ...fieldErrors, ...planned.auth.errors }) : fieldErrors;
   if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
   if (planned.auth && !planned.auth.columns.has('passwordHash')) throw validationFailed({ password: { code: 'validation_required', message: 'Cannot be blank.' } }, 'Failed to create record.');
   return planned;
@@ -148,7 +148,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
   let id = newRecordId();
   if (input.id !== undefined && input.id !== '') {
     if (isRecordId(input.id)) id = input.id;
-    else errors.id = { code: 'validation_invalid_id', message: 'Must be 15 lower-case letters and digits.' };
+    else errors.id = recordIdError(input.id);
   }
   // Hashing is slow, so it happens before the transaction takes the write lock.
   // A caller the manage rule may let through sets `verified` too; the rule is checked against the new
@@ -161,7 +161,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
     if (refusals) throw validationFailed(refusals, 'Failed to create record.');
   } else {
     Object.assign(errors, auth?.errors);
-    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to create record.');
+    if (Object.keys(errors).length > 0) throw validationFailed(passwordErrorsFirst(errors), 'Failed to create record.');
   }
   await deps.files?.upload?.(ctx.dbName, collection, id, input);
   const declared = await declaredTypes(ctx.db, shape);

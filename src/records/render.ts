@@ -21,7 +21,13 @@ function generate(shape: RecordShape, privileged: boolean): Renderer {
   const c = shape.collection;
   const fromDb: Array<FieldType['fromDb']> = [];
   const defs: FieldDef[] = [];
-  let code = `let s = '{"id":' + q(row.id) + ${JSON.stringify(`,"collectionId":${JSON.stringify(c.id)},"collectionName":${JSON.stringify(c.name)},"created":`)} + q(row.created) + ',"updated":' + q(row.updated);\n`;
+  let code =
+    c.type === 'view'
+      ? // As serializeRecord: a view record has `created` and `updated` only when its query selects them.
+        `let s = '{"id":' + q(row.id) + ${JSON.stringify(`,"collectionId":${JSON.stringify(c.id)},"collectionName":${JSON.stringify(c.name)}`)};\n` +
+        `if (row.created !== '' && row.created != null) s += ',"created":' + q(row.created);\n` +
+        `if (row.updated !== '' && row.updated != null) s += ',"updated":' + q(row.updated);\n`
+      : `let s = '{"id":' + q(row.id) + ${JSON.stringify(`,"collectionId":${JSON.stringify(c.id)},"collectionName":${JSON.stringify(c.name)},"created":`)} + q(row.created) + ',"updated":' + q(row.updated);\n`;
   if (c.type === 'auth') {
     code += `const visible = row.emailVisibility === 1 || row.emailVisibility === true;\n`;
     const shows = privileged ? 'true' : `visible || (viewer.authRecordId === row.id && viewer.authCollectionId === ${JSON.stringify(c.id)})`;

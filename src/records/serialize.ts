@@ -27,6 +27,11 @@ export function serializeRecord(row: Row, shape: RecordShape, viewer: Viewer): R
     created: row.created,
     updated: row.updated,
   };
+  // As PocketBase: a view record has `created` and `updated` only when its query selects them.
+  if (c.type === 'view') {
+    if (row.created === '' || row.created === null || row.created === undefined) delete out.created;
+    if (row.updated === '' || row.updated === null || row.updated === undefined) delete out.updated;
+  }
   if (c.type === 'auth') {
     const visible = row.emailVisibility === 1 || row.emailVisibility === true;
     const own = viewer.authRecordId === row.id && viewer.authCollectionId === c.id;

@@ -4,7 +4,7 @@ import { type FieldError, notFound, validationFailed } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { nowIso } from '../lib/time.ts';
 import { type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../storage/index.ts';
-import { type AuthPrepared, prepareAuthUpdate, settleAuthChanges } from './auth-fields.ts';
+import { type AuthPrepared, passwordErrorsFirst, prepareAuthUpdate, settleAuthChanges } from './auth-fields.ts';
 import type { RecordDeps } from './deps.ts';
 import { refusalsOf } from './draft.ts';
 import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
@@ -85,7 +85,7 @@ export async function applyUpdate(
   let done: { row: Row; change: Change } | undefined;
   const write = async (values: Map<string, unknown>, auth: AuthPrepared | undefined, errors: Record<string, FieldError>): Promise<RecordJson> => {
     if (values !== planned.values || !planned.derived) await checkRelations(tx, s.collections, shape, values, errors);
-    if (Object.keys(errors).length > 0) throw validationFailed(errors, 'Failed to update record.');
+    if (Object.keys(errors).length > 0) throw validationFailed(passwordErrorsFirst(errors), 'Failed to update record.');
     const columns = columnValues(shape, values, auth);
     columns.set('updated', nowIso());
     const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
@@ -185,6 +185,8 @@ export async function planUpdate(s: WriteScope, id: string, input: Record<string
           const resolved = deps.access.condition(withResolvedBody(ctx, shape, values), collection, 'update', s.collections);
           if (resolved && !(await selectById(tx, shape, id, resolved))) throw notFound();
         }
+        // As PocketBase: a record's id is not changed by an update.
+        if (input.id !== undefined && input.id !== before.id) errors.id = { code: 'validation_pk_change', message: 'The record primary key cannot be changed.' };
         done = await applyUpdate(s, tx, before, { values, auth: authPrepared }, errors);
       } catch (err) {
         throw uniqueViolation(err, collection, tx.dialect);

@@ -36,7 +36,7 @@ export function metaSection(defaultAppUrl: string): SettingsSection<MetaSettings
       }
       if (obj.senderAddress !== undefined) {
         if (typeof obj.senderAddress !== 'string' || !isEmail(obj.senderAddress.trim())) {
-          errors['meta.senderAddress'] = { code: 'validation_invalid_email', message: 'Must be a valid email address.' };
+          errors['meta.senderAddress'] = { code: 'validation_is_email', message: 'Must be a valid email address.' };
         } else next.senderAddress = obj.senderAddress.trim();
       }
       return next;

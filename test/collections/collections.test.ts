@@ -129,6 +129,7 @@ describe('collections API', () => {
       [{ name: 'x_type', type: 'view' }, (d) => assert.equal(d.type.code, 'validation_invalid_type')],
       [{ name: 'x_ft', fields: [{ name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.fields[0].type.code, 'validation_invalid_type')],
       [{ name: 'x_res', fields: [{ name: 'id', type: 'text' }] }, (d) => assert.equal(d.fields[0].name.code, 'validation_reserved_name')],
+      [{ name: 'x_keys', fields: [{ name: 'expand', type: 'text' }, { name: 'collectionName', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_not_in_invalid')],
       [{ name: 'x_dup', fields: [{ name: 'a', type: 'text' }, { name: 'A', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_duplicated_name')],
       [{ name: 'x_fields', fields: 'title' }, (d) => assert.equal(d.fields.code, 'validation_invalid_fields')],
       [{ name: 'x_rule', listRule: 'title = ' }, (d) => assert.equal(d.listRule.code, 'validation_invalid_rule')],

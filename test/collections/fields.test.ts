@@ -86,7 +86,7 @@ describe('field types: values validated on every write, options validated on sav
     ['score', 1.5, 'validation_no_decimal_constraint'],
     ['done', 'maybe', 'validation_invalid_bool'],
     ['done', 2, 'validation_invalid_bool'],
-    ['contact', 'not-an-email', 'validation_invalid_email'],
+    ['contact', 'not-an-email', 'validation_is_email'],
     ['contact', 'ann@other.org', 'validation_email_domain_not_allowed'],
     ['site', 'no url', 'validation_invalid_url'],
     ['site', 'https://evil.test/x', 'validation_url_domain_not_allowed'],

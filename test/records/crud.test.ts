@@ -54,7 +54,12 @@ describe('records: create, view, update, delete, expand, fields', () => {
     assert.equal(dup.body.data.id.code, 'validation_not_unique');
     const bad = await server.admin('POST', '/api/collections/books/records', { body: { id: 'BAD-ID', title: 'x' } });
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.data.id.code, 'validation_invalid_id');
+    assert.equal(bad.body.data.id.code, 'validation_min_text_constraint', 'PocketBase’s code for a short id');
+    for (const [id, code] of [['mybook0000000012', 'validation_max_text_constraint'], ['MyBook000000001', 'validation_invalid_format']]) {
+      const res = await server.admin('POST', '/api/collections/books/records', { body: { id, title: 'x' } });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.data.id.code, code, id);
+    }
   });
 
   test('view by id; unknown ids and collections are 404', async () => {

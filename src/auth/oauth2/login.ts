@@ -127,14 +127,13 @@ export class OAuth2Service {
     this.recordAuth.requireMethod(collection, 'oauth2');
     const name = optionalText(input.provider, 100);
     const code = optionalText(input.code);
-    if (name === '' || code === '') {
-      throw validationFailed({
-        ...(name === '' ? { provider: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
-        ...(code === '' ? { code: { code: 'validation_required', message: 'Cannot be blank.' } } : {}),
-      });
-    }
-    const provider = (await this.providers(collection)).find((p) => p.name === name);
-    if (!provider) throw validationFailed({ provider: { code: 'validation_invalid_provider', message: `OAuth2 provider "${name}" is not configured.` } });
+    // As PocketBase: every form error at once, an unknown or disabled provider among them.
+    const provider = name === '' ? undefined : (await this.providers(collection)).find((p) => p.name === name);
+    const problems: Record<string, { code: string; message: string }> = {};
+    if (name === '') problems.provider = { code: 'validation_required', message: 'Cannot be blank.' };
+    else if (!provider) problems.provider = { code: 'validation_invalid_provider', message: `OAuth2 provider "${name}" is not configured.` };
+    if (code === '') problems.code = { code: 'validation_required', message: 'Cannot be blank.' };
+    if (!provider || code === '') throw validationFailed(problems);
 
     const accessToken = await exchangeCode(provider, code, optionalText(input.redirectUrl), optionalText(input.codeVerifier, 200));
     const profile = await fetchProfile(provider, accessToken);

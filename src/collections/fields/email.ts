@@ -33,9 +33,9 @@ export const emailField: FieldType = {
   normalizeOptions: domainOptions,
   prepare(value, field) {
     const text = textInput(value);
-    if (text === undefined) return invalid('validation_invalid_email', 'Must be a valid email address.');
+    if (text === undefined) return invalid('validation_is_email', 'Must be a valid email address.');
     if (text === '') return ok(text);
-    if (!isEmail(text)) return invalid('validation_invalid_email', 'Must be a valid email address.');
+    if (!isEmail(text)) return invalid('validation_is_email', 'Must be a valid email address.');
     if (!domainAllowed(text.slice(text.lastIndexOf('@') + 1), field.options)) {
       return invalid('validation_email_domain_not_allowed', 'Email domain is not allowed.');
     }

@@ -1,3 +1,4 @@
+import { filterCollections, sortCollections } from '../../collections/list-query.ts';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
@@ -41,13 +42,14 @@ export function collectionRoutes(collections: CollectionService, records: Record
       const { page, perPage } = pagination(query);
       const set = await collections.all(req.ctx.db);
       const type = param(query.type);
-      const all = [SUPERUSERS_COLLECTION, ...set.list].filter((c) => type === '' || c.type === type);
+      const listed = [SUPERUSERS_COLLECTION, ...set.list].filter((c) => type === '' || c.type === type).map(json) as unknown as Array<Record<string, unknown>>;
+      const all = sortCollections(filterCollections(listed, param(query.filter)), param(query.sort));
       return {
         page,
         perPage,
         totalItems: all.length,
         totalPages: Math.ceil(all.length / perPage),
-        items: all.slice((page - 1) * perPage, page * perPage).map(json),
+        items: all.slice((page - 1) * perPage, page * perPage),
       };
     });
 
