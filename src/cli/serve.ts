@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import type { Config } from '../config.ts';
 import { Host } from '../http/host.ts';
+import { processLogger } from '../http/logging.ts';
 import { releaseMemoryWhenIdle } from '../lib/idle-memory.ts';
 
 /**
@@ -18,6 +19,11 @@ const BACKSTOP_MARGIN_MS = 5000;
  * exits with 1 after the timeout and a margin, logging what it was still waiting for.
  */
 export async function serve(config: Config): Promise<void> {
+  if (config.databaseUrl) {
+    // A node started with (or just before) its database: it waits rather than exit (contract §21).
+    const { waitForPostgres } = await import('../storage/postgres/wait.ts');
+    await waitForPostgres(config.databaseUrl, config.dbWaitMs, processLogger(config.logLevel));
+  }
   const host = await Host.start(config);
   host.app.log.info(`Server listening at http://${config.host}:${host.port}`);
   const stopReleasing = releaseMemoryWhenIdle({
