@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
-import { freePort, runCli, spawnServer } from '../helpers/process.ts';
+import { CAIRN_ARGS, freePort, runCli } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /** A TCP proxy on `port` in front of `target`, opened only when called. */
 async function openProxy(port: number, target: URL): Promise<net.Server> {
@@ -36,20 +39,38 @@ describe('waiting for the database at start (contract §21)', { skip: skipOn('sq
     const late = new URL(real);
     late.hostname = '127.0.0.1';
     late.port = String(port);
-    // The proxy (the database, as far as the node can tell) opens a second and a half after the start.
+    // The node starts while nothing listens there; the proxy (the database, as far as the node can
+    // tell) opens once the node has said that it waits.
+    const serverPort = await freePort();
+    const child = spawn(process.execPath, [...CAIRN_ARGS, 'serve', '--dir', dir, '--port', String(serverPort), '--host', '127.0.0.1'], {
+      env: { ...process.env, CAIRN_DATABASE_URL: late.toString(), CAIRN_DB_WAIT_MS: '20000', CAIRN_LOG_LEVEL: 'info', CAIRN_RATE_LIMIT: 'off', CAIRN_DRAIN_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = once(child, 'exit');
     let proxy: net.Server | undefined;
-    const opening = new Promise<void>((resolve) =>
-      setTimeout(async () => {
-        proxy = await openProxy(port, real);
-        resolve();
-      }, 1500),
-    );
-    const server = await spawnServer(dir, { CAIRN_DATABASE_URL: late.toString(), CAIRN_DB_WAIT_MS: '20000', CAIRN_LOG_LEVEL: 'info' });
-    await opening;
-    assert.match(server.output(), /the database is not up yet; waiting for it/);
-    assert.equal((await fetch(`${server.url}/api/health`)).status, 200);
-    assert.equal(await server.kill(), 0);
-    proxy?.close();
+    try {
+      await waitFor(() => out.includes('the database is not up yet; waiting for it'), { timeoutMs: 20_000, what: 'the node to say it waits' });
+      proxy = await openProxy(port, real);
+      await waitFor(
+        async () => {
+          try {
+            return (await fetch(`http://127.0.0.1:${serverPort}/api/health`)).status === 200;
+          } catch {
+            return false;
+          }
+        },
+        { timeoutMs: 20_000, what: 'the node to serve once its database answers' },
+      );
+      assert.match(out, /the database answers/);
+    } finally {
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      proxy?.close();
+      assert.equal(code, 0, out);
+    }
   });
 
   test('past CAIRN_DB_WAIT_MS it gives up with exit code 1', async () => {
