@@ -15,8 +15,8 @@ import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const EXAMPLES = path.join(ROOT, 'examples/load-balancers');
-// Drain ≥ the balancer's detection time (haproxy: inter 500 × fall 2 = 1 s), with a margin.
-const DRAIN_MS = 1500;
+// Drain ≥ the balancer's detection time (haproxy: inter 500 × fall 2, plus the check under way: 1.5 s).
+const DRAIN_MS = 2000;
 const ROUNDS = 2;
 
 /** The example configuration with the test's ports (and, for nginx, its temporary paths). */
@@ -113,8 +113,9 @@ describe('a rolling restart behind a load balancer', { skip: skipOn('sqlite', 't
     await dropDatabaseFor(dir);
   });
 
-  test('haproxy: each node restarted twice under load, nothing fails or is lost', { timeout: 120_000 }, async () => {
-    const balancer = await startBalancer('haproxy', dir, ports);
+  /** Clients through `kind` while each node in `order` is restarted with SIGTERM; no request may fail. */
+  async function rollUnderLoad(kind: 'haproxy' | 'nginx', order: number[]) {
+    const balancer = await startBalancer(kind, dir, ports);
     const failures: string[] = [];
     const acked = new Map<string, string>(); // marker → record id
     const answered: string[] = [];
@@ -147,8 +148,8 @@ describe('a rolling restart behind a load balancer', { skip: skipOn('sqlite', 't
     };
     const clients = Array.from({ length: 4 }, client);
     try {
-      for (let round = 0; round < ROUNDS; round++) {
-        for (let i = 0; i < nodes.length; i++) {
+      {
+        for (const i of order) {
           const old = nodes[i];
           const signalled = Date.now();
           assert.equal(await old.kill('SIGTERM'), 0, old.output());
@@ -166,7 +167,18 @@ describe('a rolling restart behind a load balancer', { skip: skipOn('sqlite', 't
       await balancer.stop();
     }
     assert.deepEqual(failures, [], `${failures.length} of ${requests} requests failed`);
-    assert.ok(acked.size > 50, `${acked.size} creates`);
+    assert.ok(acked.size > 20, `${acked.size} creates`);
+    return { acked, answered };
+  }
+
+  test('nginx: a node restarted under load, no request fails', { timeout: 60_000 }, async () => {
+    const { acked } = await rollUnderLoad('nginx', [1]);
+    assert.ok(acked.size > 0);
+  });
+
+  test('haproxy: each node restarted twice under load, nothing fails or is lost', { timeout: 120_000 }, async () => {
+    const order = Array.from({ length: ROUNDS }, () => [0, 1, 2]).flat();
+    const { acked, answered } = await rollUnderLoad('haproxy', order);
 
     // Every acknowledged create is stored once.
     const client2 = new pg.Client({ connectionString: await databaseUrlFor(dir) });
