@@ -206,8 +206,9 @@ export class Host implements ServiceRestarter {
   }
 
   /**
-   * Graceful shutdown, bounded by `timeoutMs` (CAIRN_SHUTDOWN_TIMEOUT_MS): stops taking connections,
-   * closes idle keep-alive connections and those without a request at once, ends realtime streams,
+   * Graceful shutdown: first the drain (`drainMs`, CAIRN_DRAIN_MS; see `drain`), then, bounded by
+   * `timeoutMs` (CAIRN_SHUTDOWN_TIMEOUT_MS): stops taking connections,
+   * closes idle keep-alive connections and those that have not sent a byte at once, ends realtime streams,
    * lets requests under way finish (each answer then closes its connection) and webhook attempts in
    * flight go on within their own limit; after `timeoutMs` the remaining connections are closed
    * outright. Then the app closes: background work stops, webhook events not delivered stay pending in

@@ -107,4 +107,17 @@ describe('draining on SIGTERM (contract §21)', () => {
     assert.match(answer, /connection: close/i);
     assert.equal(await server.exited, 0, server.output());
   });
+
+  test('a second SIGTERM ends the drain at once, and the node exits 0', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cairn-drain-'));
+    dirs.push(dir);
+    const server = await spawnServer(dir, { CAIRN_DRAIN_MS: '60000', CAIRN_LOG_LEVEL: 'info' });
+    server.child.kill('SIGTERM');
+    await waitFor(async () => (await fetch(`${server.url}/api/health`)).status === 503, { what: 'health to answer 503' });
+    const second = Date.now();
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0, server.output());
+    assert.ok(Date.now() - second < 15_000, 'the drain was skipped');
+    assert.match(server.output(), /second signal: skipping the drain/);
+  });
 });
