@@ -98,6 +98,14 @@ export interface Config {
    * limit) before it closes the remaining connections; CAIRN_SHUTDOWN_TIMEOUT_MS.
    */
   shutdownTimeoutMs: number;
+  /**
+   * How long a node told to stop keeps serving (health 503, every answer `Connection: close`) before
+   * it stops accepting, so a load balancer takes it out first; CAIRN_DRAIN_MS (3000 on PostgreSQL,
+   * 0 on SQLite, where no other node takes over).
+   */
+  drainMs: number;
+  /** How long `serve` waits for a database that refuses connections or is starting up; CAIRN_DB_WAIT_MS. */
+  dbWaitMs: number;
   /** Where application hooks are loaded from (absolute); undefined: none (`CAIRN_HOOKS_DIR=off`). */
   hooksDir?: string;
   /** Where PocketBase's `pb_hooks/*.pb.js` are loaded from (absolute); undefined: none (`CAIRN_PB_HOOKS_DIR=off`). */
@@ -328,6 +336,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),
     shutdownTimeoutMs: intFrom('CAIRN_SHUTDOWN_TIMEOUT_MS', env.CAIRN_SHUTDOWN_TIMEOUT_MS, 10000, 0, 600000),
+    drainMs: intFrom('CAIRN_DRAIN_MS', env.CAIRN_DRAIN_MS, databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL) ? 3000 : 0, 0, 600000),
+    dbWaitMs: intFrom('CAIRN_DB_WAIT_MS', env.CAIRN_DB_WAIT_MS, 30000, 0, 3_600_000),
     hooksDir: hooksDir(flags.hooks ?? env.CAIRN_HOOKS_DIR),
     pbHooksDir: hooksDir(flags.pbHooks ?? env.CAIRN_PB_HOOKS_DIR, './pb_hooks'),
     hookTimeoutMs: intFrom('CAIRN_HOOK_TIMEOUT_MS', env.CAIRN_HOOK_TIMEOUT_MS, 5000, 1, 600000),

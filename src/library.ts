@@ -89,7 +89,9 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
     async stop() {
       if (starting) await starting.catch(() => undefined);
       stopped = true;
-      await host?.close();
+      // The embedding program decides when it drains: only with CAIRN_DRAIN_MS set explicitly.
+      const drainSet = (options.env?.CAIRN_DRAIN_MS ?? process.env.CAIRN_DRAIN_MS ?? '') !== '';
+      await host?.close(undefined, drainSet ? undefined : 0);
     },
     get url() {
       const h = running();

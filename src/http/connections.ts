@@ -4,7 +4,10 @@ import type { Socket } from 'node:net';
 export interface Connections {
   /** Open connections, with a request or without. */
   readonly count: number;
-  /** Closes the connections that have not sent a request yet. */
+  /**
+   * Closes the connections that have not sent a byte yet. One whose request has begun to arrive is
+   * left to finish it and be answered (its answer closes it).
+   */
   closeUnused(): void;
 }
 
@@ -31,7 +34,7 @@ export function trackConnections(server: http.Server): Connections {
       return open.size;
     },
     closeUnused() {
-      for (const socket of unused) socket.destroy();
+      for (const socket of unused) if (socket.bytesRead === 0) socket.destroy();
     },
   };
 }

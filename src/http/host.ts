@@ -20,6 +20,7 @@ export interface HostOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const RESTARTING = 'The server is restarting on restored data; try again in a moment.';
+const SHUTTING_DOWN = 'Shutting down.';
 // How long a restore waits for requests under way to finish before it closes the databases anyway.
 const DRAIN_MS = 30_000;
 // Fastify's default: longer than the idle timeouts of common load balancers.
@@ -50,6 +51,10 @@ export class Host implements ServiceRestarter {
   private readonly connections: Connections;
   /** Set once shutdown begins: every response from then on closes its connection. */
   private stopping = false;
+  /** Set once a stop is asked for: health answers 503 and every answer closes its connection. */
+  private draining = false;
+  /** Ends the drain at once (a second signal). */
+  private endDrain?: () => void;
   private closeIdleScheduled = false;
   private closed?: Promise<void>;
   /** The parts of a shutdown under way that have not finished (see `pending`). */
@@ -123,7 +128,12 @@ export class Host implements ServiceRestarter {
   private dispatch(req: http.IncomingMessage, res: http.ServerResponse): void {
     // A request that reaches a stopping server on a connection opened before is served, and its
     // answer (`Connection: close`) ends the connection: clients open the next one elsewhere.
-    if (this.stopping) res.shouldKeepAlive = false;
+    if (this.stopping || this.draining) {
+      res.shouldKeepAlive = false;
+      // The balancer's health check sees the node going first, while it still serves everything else.
+      const url = req.url ?? '';
+      if (url === '/api/health' || url.startsWith('/api/health?')) return refuse(res, SHUTTING_DOWN);
+    }
     if (this.paused !== undefined) return refuse(res, this.paused);
     if (this.writesRefused !== undefined && !SAFE_METHODS.has(req.method ?? '')) return refuse(res, this.writesRefused);
     this.responses.add(res);
@@ -201,8 +211,9 @@ export class Host implements ServiceRestarter {
   }
 
   /**
-   * Graceful shutdown, bounded by `timeoutMs` (CAIRN_SHUTDOWN_TIMEOUT_MS): stops taking connections,
-   * closes idle keep-alive connections and those without a request at once, ends realtime streams,
+   * Graceful shutdown: first the drain (`drainMs`, CAIRN_DRAIN_MS; see `drain`), then, bounded by
+   * `timeoutMs` (CAIRN_SHUTDOWN_TIMEOUT_MS): stops taking connections,
+   * closes idle keep-alive connections and those that have not sent a byte at once, ends realtime streams,
    * lets requests under way finish (each answer then closes its connection) and webhook attempts in
    * flight go on within their own limit; after `timeoutMs` the remaining connections are closed
    * outright. Then the app closes: background work stops, webhook events not delivered stay pending in
@@ -214,9 +225,40 @@ export class Host implements ServiceRestarter {
    * serves whatever its client sends meanwhile. Under a steady stream of requests on keep-alive
    * connections that was nearly every connection, and the server did not stop.
    */
-  close(timeoutMs = this.config.shutdownTimeoutMs): Promise<void> {
-    this.closed ??= this.shutDown(timeoutMs);
+  close(timeoutMs = this.config.shutdownTimeoutMs, drainMs = this.config.drainMs): Promise<void> {
+    this.closed ??= this.drain(drainMs).then(() => this.shutDown(timeoutMs));
     return this.closed;
+  }
+
+  /**
+   * Ends a drain under way at once (a second signal); false when none is under way.
+   */
+  skipDrain(): boolean {
+    if (!this.endDrain) return false;
+    this.endDrain();
+    return true;
+  }
+
+  /**
+   * The first part of a stop, before any connection is refused: for `drainMs` the node keeps
+   * accepting and serving, `/api/health` answers 503 ("Shutting down.") so a load balancer takes the
+   * node out, and every answer carries `Connection: close` so kept-alive connections end after their
+   * next request instead of being cut while a client may be sending on them.
+   */
+  private async drain(drainMs: number): Promise<void> {
+    this.draining = true;
+    if (drainMs <= 0) return;
+    await this.step(
+      'drain',
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        this.endDrain = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+    );
+    this.endDrain = undefined;
   }
 
   /** What an unfinished shutdown is still waiting for (logged when it overruns). */

@@ -123,20 +123,37 @@ export function logFromRow(r: RequestLogRow): RequestLog {
  * time is known without a lookup (pruning deletes an id range). */
 export const ID_PER_MS = 1024;
 
+/** Lanes within a millisecond: the writers of several nodes on one database (PostgreSQL) each take a
+ * lane, so their ids do not collide (a collision that still happens, two nodes on one lane, is retried
+ * on another lane by `LogStore.insert`). */
+export const ID_LANES = 16;
+
 /** The ids of one writer: time-ordered, increasing even within a millisecond (borrowing the next
- * millisecond after 1024 of them, rather than break the order). */
+ * millisecond after ID_PER_MS / ID_LANES of them, rather than break the order). Each id is
+ * `ms * ID_PER_MS + n * ID_LANES + lane`. */
 export class LogIds {
   private lastMs = 0;
   private seq = 0;
+
+  constructor(public lane = randomLane()) {}
+
+  /** Moves to another lane (after a collision with another node's ids). */
+  switchLane(): void {
+    this.lane = (this.lane + 1 + Math.floor(Math.random() * (ID_LANES - 1))) % ID_LANES;
+  }
 
   next(ms: number): number {
     if (ms > this.lastMs) {
       this.lastMs = ms;
       this.seq = 0;
-    } else if (++this.seq >= ID_PER_MS) {
+    } else if (++this.seq >= ID_PER_MS / ID_LANES) {
       this.lastMs++;
       this.seq = 0;
     }
-    return this.lastMs * ID_PER_MS + this.seq;
+    return this.lastMs * ID_PER_MS + this.seq * ID_LANES + this.lane;
   }
+}
+
+function randomLane(): number {
+  return Math.floor(Math.random() * ID_LANES);
 }

@@ -71,18 +71,42 @@ export interface LogStat {
   date: string;
 }
 
+const MAX_ID_ATTEMPTS = 8;
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  // PostgreSQL's unique_violation; SQLite's constraint error.
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint failed|duplicate key/.test(String(e?.message ?? ''));
+}
+
 /**
  * The request log's storage: batched inserts, the list/view/stats queries of `/api/logs`, pruning.
  * Portable SQL over whatever `Database` it is given (a SQLite file of its own, or a PostgreSQL schema).
  */
 export class LogStore {
-  private readonly ids = new LogIds();
+  constructor(
+    private readonly db: Database,
+    /** The writer's ids (a lane of its own by default). */
+    private readonly ids = new LogIds(),
+  ) {}
 
-  constructor(private readonly db: Database) {}
-
-  /** Writes entries in one transaction. */
+  /**
+   * Writes entries in one transaction. Ids taken by another node's writer on the same database (two
+   * nodes on one lane) roll the transaction back; it is written again on another lane.
+   */
   async insert(entries: readonly RequestLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.insertOnce(entries);
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt >= MAX_ID_ATTEMPTS) throw err;
+        this.ids.switchLane();
+      }
+    }
+  }
+
+  private async insertOnce(entries: readonly RequestLogEntry[]): Promise<void> {
     await this.db.transaction(async (tx) => {
       for (let start = 0; start < entries.length; start += ROWS_PER_INSERT) {
         const chunk = entries.slice(start, start + ROWS_PER_INSERT);

@@ -62,7 +62,7 @@ export async function spawnServer(dir: string, env: Record<string, string> = {},
   port ??= await freePort();
   const driver = await driverEnv(path.resolve(dir));
   const child = spawn(process.execPath, [...CAIRN_ARGS, 'serve', '--dir', dir, '--port', String(port), '--host', '127.0.0.1', ...args], {
-    env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', ...driver, ...env },
+    env: { ...process.env, CAIRN_LOG_LEVEL: 'warn', CAIRN_RATE_LIMIT: 'off', CAIRN_DRAIN_MS: '0', ...driver, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

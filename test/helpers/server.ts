@@ -51,7 +51,7 @@ export interface StartOptions {
 }
 
 export function testConfig(dir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ dir, port: 0, host: '127.0.0.1' }, { CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: 'off', CAIRN_PB_HOOKS_DIR: 'off', ...env });
+  return loadConfig({ dir, port: 0, host: '127.0.0.1' }, { CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: 'off', CAIRN_PB_HOOKS_DIR: 'off', CAIRN_DRAIN_MS: '0', ...env });
 }
 
 export async function request<T = any>(baseUrl: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<Reply<T>> {
