@@ -22,7 +22,9 @@ export async function serve(config: Config): Promise<void> {
   if (config.databaseUrl) {
     // A node started with (or just before) its database: it waits rather than exit (contract §21).
     const { waitForPostgres } = await import('../storage/postgres/wait.ts');
-    await waitForPostgres(config.databaseUrl, config.dbWaitMs, processLogger(config.logLevel));
+    // Past the wait (or on an answer that is not "not up yet"), the start below meets the same
+    // error and reports it as every storage problem is: one line naming the database, no password.
+    await waitForPostgres(config.databaseUrl, config.dbWaitMs, processLogger(config.logLevel)).catch(() => {});
   }
   const host = await Host.start(config);
   host.app.log.info(`Server listening at http://${config.host}:${host.port}`);

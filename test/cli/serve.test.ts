@@ -107,9 +107,11 @@ describe('`cairn serve` as a process', () => {
   test('a PostgreSQL URL that cannot be used stops start-up with one line naming it, without its password', async () => {
     const closed = await freePort();
     const url = `postgres://cairn:do-not-print@127.0.0.1:${closed}/cairn`;
+    // CAIRN_DB_WAIT_MS=0: serve gives up at once instead of waiting for a database that may still be
+    // starting (test/cli/db-wait.test.ts covers the wait); the error it then reports is this one.
     for (const [args, env] of [
-      [['serve', '--dir', dir, '--port', String(await freePort()), '--database-url', url], {}],
-      [['serve', '--dir', dir, '--port', String(await freePort())], { CAIRN_DATABASE_URL: url }],
+      [['serve', '--dir', dir, '--port', String(await freePort()), '--database-url', url], { CAIRN_DB_WAIT_MS: '0' }],
+      [['serve', '--dir', dir, '--port', String(await freePort())], { CAIRN_DATABASE_URL: url, CAIRN_DB_WAIT_MS: '0' }],
       [['migrate', 'status', '--dir', dir], { CAIRN_DATABASE_URL: url }],
     ] as const) {
       const res = await runCli([...args], env);
