@@ -104,7 +104,8 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
 
   test('a wrong or unreachable URL stops start-up with one clear line', async () => {
     for (const bad of ['postgres://postgres@127.0.0.1:1/cairn', `postgres://postgres@127.0.0.1:5432/no_such_database_${Date.now()}`]) {
-      const res = await runCli(['serve', '--dir', path.join(dir, 'bad'), '--port', '0'], { CAIRN_DATABASE_URL: bad }, 30_000);
+      // CAIRN_DB_WAIT_MS=0: no wait for a database that might still be starting (test/cli/db-wait).
+      const res = await runCli(['serve', '--dir', path.join(dir, 'bad'), '--port', '0'], { CAIRN_DATABASE_URL: bad, CAIRN_DB_WAIT_MS: '0' }, 30_000);
       assert.equal(res.code, 1, res.stderr);
       const lines = res.stderr.trim().split('\n');
       assert.equal(lines.length, 1, res.stderr);
