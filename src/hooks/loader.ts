@@ -7,23 +7,13 @@ import type { Message, Plugin } from 'esbuild';
 import { hookApp, type ServiceSlot } from './facade.ts';
 import { HookSet } from './registry.ts';
 import type { HookSetup } from './types.ts';
-import { loadPbHooks, PbHookLoadError } from '../pbhooks/index.ts';
+import { loadPbHooks } from '../pbhooks/index.ts';
+import { HookLoadError } from './load-error.ts';
 
 /** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
 const HOOK_FILE = /\.(ts|mts|js|mjs)$/;
 
-/** A hook file that does not load: where (file and line when known) and why. */
-export class HookLoadError extends Error {
-  constructor(
-    readonly reason: string,
-    readonly file?: string,
-    readonly line?: number,
-    readonly column?: number,
-  ) {
-    super(file ? `${file}${line ? `:${line}${column ? `:${column}` : ''}` : ''}: ${reason}` : reason);
-    this.name = 'HookLoadError';
-  }
-}
+export { HookLoadError };
 
 /** The hook files of `dir`, in name order; none when it does not exist. */
 export function hookFiles(dir: string): string[] {
@@ -118,7 +108,7 @@ export async function loadHooks(dir: string | undefined, inline: readonly HookSe
     }
   } catch (err) {
     set.pb?.pool.close();
-    throw err instanceof PbHookLoadError ? new HookLoadError(err.reason, err.file, err.line, err.column) : err;
+    throw err;
   }
   return set;
 }

@@ -20,20 +20,9 @@ import { HookRecords } from '../hooks/records-api.ts';
 import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { HookApp, RouteEvent } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
+import { HookLoadError } from '../hooks/load-error.ts';
 import { workerMain } from './worker.ts';
 
-/** A `*.pb.js` file that does not load: the file and line, as TypeScript hooks report it. */
-export class PbHookLoadError extends Error {
-  constructor(
-    readonly reason: string,
-    readonly file?: string,
-    readonly line?: number,
-    readonly column?: number,
-  ) {
-    super(file ? `${file}${line ? `:${line}${column ? `:${column}` : ''}` : ''}: ${reason}` : reason);
-    this.name = 'HookLoadError';
-  }
-}
 
 /** The `*.pb.js` files directly in `dir`, in name order (PocketBase's order); none without the folder. */
 export function pbHookFiles(dir: string | undefined): string[] {
@@ -43,7 +32,7 @@ export function pbHookFiles(dir: string | undefined): string[] {
     names = readdirSync(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new PbHookLoadError(`cannot read the pb_hooks directory: ${(err as Error).message}`, dir);
+    throw new HookLoadError(`cannot read the pb_hooks directory: ${(err as Error).message}`, dir);
   }
   return names
     .filter((n) => n.endsWith('.pb.js') && !n.startsWith('.'))
@@ -172,14 +161,14 @@ function revive(e: { status?: number; message: string; data?: any; stack?: strin
 }
 
 /** A load error located in one of the files (the first stack frame naming it, or a syntax error's). */
-function located(err: unknown, files: string[]): PbHookLoadError {
+function located(err: unknown, files: string[]): HookLoadError {
   const reason = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const file of files) {
     const m = new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+)(?::(\\d+))?`).exec(stack);
-    if (m) return new PbHookLoadError(reason, file, Number(m[1]), m[2] ? Number(m[2]) : undefined);
+    if (m) return new HookLoadError(reason, file, Number(m[1]), m[2] ? Number(m[2]) : undefined);
   }
-  return new PbHookLoadError(reason, files.length === 1 ? files[0] : undefined);
+  return new HookLoadError(reason, files.length === 1 ? files[0] : undefined);
 }
 
 /** The 503 of a handler that ran past the time limit. */
@@ -470,7 +459,7 @@ function asPbError(err: unknown, file: string, log: (level: string, msg: string,
 
 /**
  * Loads `dir`'s `*.pb.js` files into `set`: record events, routes and cron jobs become the set's
- * handlers, each running its registration in the pool. Throws a `PbHookLoadError` naming the file
+ * handlers, each running its registration in the pool. Throws a `HookLoadError` naming the file
  * (and line) of a file that does not load. Undefined when there are no files.
  */
 export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: ServiceSlot, timeoutMs: number): Promise<PbLoaded | undefined> {
@@ -578,7 +567,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
     });
   } catch (err) {
     pool.close();
-    throw err instanceof PbHookLoadError ? err : new PbHookLoadError(err instanceof Error ? err.message : String(err), files[0]);
+    throw err instanceof HookLoadError ? err : new HookLoadError(err instanceof Error ? err.message : String(err), files[0]);
   }
   let booted = false;
   /** Runs the bootstrap handlers once the app serves (errors logged: the server runs on). */

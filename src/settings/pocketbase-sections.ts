@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { StoredS3 } from '../files/storage/check.ts';
 import { parseSchedule } from '../jobs/schedule.ts';
 import type { SettingsSection } from './service.ts';
 import { isHttpUrl, type Shape, shapedSection } from './shape.ts';
@@ -17,22 +18,12 @@ const S3_SHAPE = {
   fields: { enabled: 'bool', bucket: 'string', region: 'string', endpoint: 'string', accessKey: 'string', secret: 'string', forcePathStyle: 'bool' },
 } satisfies Shape;
 
-interface S3Section {
-  enabled: boolean;
-  bucket: string;
-  region: string;
-  endpoint: string;
-  accessKey: string;
-  secret?: string;
-  forcePathStyle: boolean;
-}
-
 type Problem = (path: string, code: string, message: string) => void;
 
 const REQUIRED = ['validation_required', 'Cannot be blank.'] as const;
 
 /** PocketBase's S3Config rules: everything required once enabled, the endpoint a URL. */
-function validateS3(s3: S3Section, at: string, problem: Problem) {
+function validateS3(s3: StoredS3, at: string, problem: Problem) {
   if (s3.endpoint !== '' && !isHttpUrl(s3.endpoint)) problem(`${at}endpoint`, 'validation_is_url', 'Must be a valid URL.');
   if (!s3.enabled) return;
   for (const key of ['endpoint', 'bucket', 'region', 'accessKey', 'secret'] as const) {
@@ -62,7 +53,7 @@ interface RateLimitRule {
 
 export function pocketbaseSections(config: Config): SettingsSection<any>[] {
   const s3 = config.s3;
-  const s3FromEnvironment = (): S3Section => ({
+  const s3FromEnvironment = (): StoredS3 => ({
     enabled: config.storage === 's3',
     bucket: s3?.bucket ?? '',
     region: s3?.region ?? '',
@@ -71,14 +62,14 @@ export function pocketbaseSections(config: Config): SettingsSection<any>[] {
     forcePathStyle: s3?.forcePathStyle ?? false,
   });
   return [
-    shapedSection<S3Section>({
+    shapedSection<StoredS3>({
       name: 's3',
       shape: S3_SHAPE,
       defaults: s3FromEnvironment,
       validate: (value, problem) => validateS3(value, '', problem),
       secrets: ['secret'],
     }),
-    shapedSection<{ cron: string; cronMaxKeep: number; s3: S3Section }>({
+    shapedSection<{ cron: string; cronMaxKeep: number; s3: StoredS3 }>({
       name: 'backups',
       shape: { fields: { cron: 'string', cronMaxKeep: 'int', s3: S3_SHAPE } },
       // Cairn's backups go where uploaded files go.
