@@ -91,8 +91,8 @@ import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
-import { sqliteOutbox } from './webhooks/outbox.ts';
-import { postgresOutbox } from './webhooks/outbox-postgres.ts';
+import { sqliteOutbox } from './webhooks/sqlite/store.ts';
+import { postgresOutbox } from './webhooks/postgres/store.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {

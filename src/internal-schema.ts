@@ -16,7 +16,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { hookCronRunsStep } from './hooks/cron.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
-import type { OutboxStore } from './webhooks/outbox-store.ts';
+import type { OutboxStore } from './webhooks/store.ts';
 import { realtimeClientsStep } from './realtime/postgres-directory.ts';
 import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 import { rateLimitsTableStep } from './ratelimit/database.ts';

@@ -5,11 +5,11 @@ import type { Logger } from '../lib/logger.ts';
 import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
-import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
-import type { OutboxEntry, PendingRow } from './outbox.ts';
-import type { Deliverer, OutboxStore } from './outbox-store.ts';
-import { triggersOf } from './triggers.ts';
 import { OutboundPolicy } from '../lib/outbound.ts';
+import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
+import type { Deliverer, OutboxStore } from './store.ts';
+import { triggersOf } from './triggers.ts';
+import type { OutboxEntry, PendingRow } from './types.ts';
 
 const LOG_STATUSES = ['success', 'failed', 'retrying'];
 const SOURCES = ['trigger', 'cron', 'workflow'];
