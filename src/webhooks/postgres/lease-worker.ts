@@ -50,12 +50,13 @@ export class LeaseWorker implements Deliverer {
     this.outcomes = new OutcomeBatches({
       write: (db, items) => saveOutcomes(db, items, o.node),
       written: (name, items, ok) => {
-        // Written: the leases are released. Not written: no longer renewed, so they run out and the
-        // events are claimed and attempted again (as the log says), rather than held until stop.
+        // Not written: the events stay held (their leases renewed) until this node stops and hands
+        // them back, when they are attempted again.
+        if (!ok) return;
         const held = this.heldOf(name);
         for (const item of items) held.delete(item.seq);
         // The next event of each record may go now.
-        if (ok) this.wake(name);
+        this.wake(name);
       },
       log: o.log,
     });
