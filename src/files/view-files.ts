@@ -88,7 +88,14 @@ export class ViewFiles {
     }
     // A stored name is letters, digits, `_`, `.` and `-` only (isStoredName): safe in a filter string.
     for (const f of fields) {
-      const found = await this.records.list(ctx, collection, { filter: `${f.name} ?= "${filename}"`, perPage: 1, skipTotal: 'true', fields: 'id' });
+      let found;
+      try {
+        found = await this.records.list(ctx, collection, { filter: `${f.name} ?= "${filename}"`, perPage: 1, skipTotal: 'true', fields: 'id' });
+      } catch (err) {
+        // A field the filter cannot read (a name it keeps for itself) holds nothing to serve here.
+        if (isApiError(err) && err.status < 500) continue;
+        throw err;
+      }
       const id = (found.items[0] as { id?: unknown } | undefined)?.id;
       if (typeof id === 'string') return { collection, recordId: id };
     }
