@@ -228,6 +228,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   emailFlows.pocketbase = pocketbaseTokens;
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
+  adminPasswordReset.pocketbase = pocketbaseTokens;
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });

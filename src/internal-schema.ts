@@ -1,4 +1,4 @@
-import { adminsTableStep, adminsTokenSecretStep } from './auth/admins.ts';
+import { adminsTableStep, adminsTokenSecretStep, adminsTokenSecretsStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
@@ -48,6 +48,7 @@ export const systemSteps: SchemaStep[] = [
   hookCronRunsStep,
   oneTimeTokensNewEmailStep,
   adminsTokenSecretStep,
+  adminsTokenSecretsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are
