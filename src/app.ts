@@ -82,10 +82,10 @@ import { oauth2Section } from './auth/oauth2/providers.ts';
 import { cronRoutes } from './http/routes/cron.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 import { workflowRoutes } from './http/routes/workflows.ts';
-import { hookRoutes } from './http/routes/hooks.ts';
+import { hookRouteAnswers, hookRouteHandler, hookRoutes } from './http/routes/hooks.ts';
 import { HookCronRunner } from './hooks/cron.ts';
 import type { HookSet } from './hooks/registry.ts';
-import { shadowedRoutes } from './hooks/routes.ts';
+import { hiddenPbRoutes, shadowedRoutes } from './hooks/routes.ts';
 import { HookLoadError, type HookRuntime } from './hooks/runtime.ts';
 import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
@@ -394,17 +394,24 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(cronsRoutes(hooks));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
-  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir)));
+  // A pb_hooks app's `GET /` (or catch-all) answers `/` rather than the redirect to the console.
+  const root = hooks && { answers: (path: string) => hooks.current.routes.some((r) => r.source.endsWith('.pb.js')) && hookRouteAnswers(hooks, path), handle: hookRouteHandler(hooks, contextOptions) };
+  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir), root || undefined));
   if (hooks) {
     // Last: the hooks' catch-all route is what Fastify tries after every route above.
     // The catch-all that serves hook routes is not one they could shadow.
-    // pb_hooks routes that Cairn's own routes shadow (a PocketBase app's `GET /`) are left out with a
-    // warning: the app runs as it is, minus what Cairn serves there itself.
+    // A pb_hooks route is served wherever Cairn's routes do not answer (PocketBase's router: the more
+    // specific pattern wins), so a catch-all serves every other path and `GET /` is the app's
+    // (dashboard.ts defers to it). Only a concrete path Cairn serves itself for the same method
+    // (`GET /api/health`) is left out, with a warning: the app runs as it is, minus that route.
     const check = (set: HookSet) => {
       const own = ownRoutes.filter((r) => r.url !== '/*');
       const pb = set.routes.filter((r) => r.source.endsWith('.pb.js'));
       if (pb.length > 0) {
-        const hidden = shadowedRoutes(pb, own);
+        const hidden = hiddenPbRoutes(
+          pb,
+          own.filter((r) => r.url !== '/'),
+        );
         if (hidden.length > 0) app.log.warn({ routes: hidden }, 'pb_hooks routes Cairn serves itself are not served');
       }
       return shadowedRoutes(set.routes.filter((r) => !r.source.endsWith('.pb.js')), own);

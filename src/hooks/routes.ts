@@ -114,3 +114,28 @@ export function shadowedRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{
   }
   return problems;
 }
+
+/**
+ * The pb_hooks routes Cairn's own routes answer first: a concrete path (no `{name}` values, no
+ * wildcard) some route of Cairn's matches for the same method (`GET /api/health`). PocketBase's
+ * router prefers the more specific pattern, and Fastify tries Cairn's routes before the hooks'
+ * catch-all, so a route with values or a wildcard is served for every request Cairn does not answer.
+ */
+export function hiddenPbRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{ method: string; url: string }>): string[] {
+  const cairn = FindMyWay({ caseSensitive: true });
+  for (const r of own) {
+    if (!(ROUTE_METHODS as readonly string[]).includes(r.method)) continue;
+    try {
+      cairn.on(r.method as RouteMethod, r.url, () => undefined, r);
+    } catch {
+      // The same route twice (HEAD copies): already there.
+    }
+  }
+  const hidden: string[] = [];
+  for (const hook of hooks) {
+    if (hook.pattern.includes(':') || hook.pattern.endsWith('*')) continue;
+    const theirs = cairn.find(hook.method, hook.pattern)?.store as { url: string } | undefined;
+    if (theirs) hidden.push(`${hook.method} ${hook.path} (${hook.source}) is answered by Cairn's ${hook.method} ${theirs.url}`);
+  }
+  return hidden;
+}

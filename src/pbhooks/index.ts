@@ -543,7 +543,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             const body = e.method === 'GET' || e.method === 'HEAD' ? {} : await e.bindBody().catch(() => ({}));
             const r = e as RouteEvent & { ip?: string; html?(s: number, t: string): void; header?(k: string, v: string): void; raw?(s: number, type: string | undefined, body: string | undefined, location?: string): void };
             const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true };
-            let out: { answer?: { status: number; type?: string; body?: string; location?: string } | null; headers: Record<string, string> };
+            let out: { answer?: { status: number; type?: string; body?: string; location?: string; static?: { dir: string; path: string; fallback: boolean } } | null; headers: Record<string, string> };
             try {
               out = await pool.run(index, payload, opsFor(slot, e.app, e.db));
             } catch (err) {
@@ -553,6 +553,8 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             const a = out.answer;
             if (!a) return e.noContent(204);
             if (a.location) return e.redirect(a.status, a.location);
+            // `$apis.static`: the file is found and sent here, on the main thread.
+            if (a.static) return (e as RouteEvent & { staticFile(dir: string, path: string, fallback: boolean): void }).staticFile(a.static.dir, a.static.path, a.static.fallback);
             r.raw!(a.status, a.type, a.body);
           },
           [],

@@ -586,6 +586,7 @@ export function workerMain(): void {
     getenv: (name: string) => process.env[name] ?? '',
     readFile: (p: string) => fs.readFileSync(p),
     readDir: (p: string) => fs.readdirSync(p),
+    dirFS: (p: string) => ({ __dir: nodePath.resolve(String(p)) }),
     exit: () => {
       throw new Error('$os.exit is not available in Cairn');
     },
@@ -664,10 +665,15 @@ export function workerMain(): void {
     },
     enrichRecord: () => undefined,
     enrichRecords: () => undefined,
-    static: () => () => {
-      throw new NotFoundError();
-    },
+    // Files are served by the main thread: the handler only names the folder (no bytes cross here).
+    static: (dir: any, indexFallback?: any) => staticHandler(dir, indexFallback),
+    staticDirectoryHandler: (dir: any, indexFallback?: any) => staticHandler(dir, indexFallback),
   };
+  /** `$apis.static($os.dirFS(dir) or dir, indexFallback)`: answers "serve `path` from dir". */
+  function staticHandler(dir: any, indexFallback: any) {
+    const root = nodePath.resolve(typeof dir === 'string' ? dir : String(dir?.__dir ?? ''));
+    return (c: any) => c.__static(root, !!indexFallback);
+  }
   function checkApis(mw: any, ev: any) {
     const auth = ev.auth;
     const isSuper = !!auth && auth.collectionName === '_superusers';
@@ -928,6 +934,11 @@ export function workerMain(): void {
       method: () => req.method,
       scheme: () => 'http',
       flushErrors: () => undefined,
+      // The route's `{path...}` (v0.22's `*`) below the folder: the main thread finds and sends the file.
+      __static: (dir: string, fallback: boolean) => {
+        respond(200, undefined, undefined);
+        out.answer.static = { dir, fallback, path: String(req.params?.path ?? req.params?.['*'] ?? '') };
+      },
     };
     return c;
   }

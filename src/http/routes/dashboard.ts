@@ -12,7 +12,16 @@ const CSP =
   "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** The administration dashboard (API contract §14) at `/_/`, built into `dashboard/dist` by `npm install`. */
-export function dashboardRoutes(assets: DashboardAssets) {
+/**
+ * A pb_hooks app's own `GET /` (or a catch-all covering it): when `answers('/')`, `handle` serves `/`
+ * instead of the redirect to the console.
+ */
+export interface RootRoute {
+  answers(path: string): boolean;
+  handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+}
+
+export function dashboardRoutes(assets: DashboardAssets, root?: RootRoute) {
   const serve = async (req: FastifyRequest, reply: FastifyReply) => {
     const urlPath = req.url.split('?')[0].slice('/_/'.length);
     const found = await assets.find(urlPath);
@@ -38,7 +47,7 @@ export function dashboardRoutes(assets: DashboardAssets) {
   };
 
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
+    app.get('/', STATIC, async (req, reply) => (root?.answers('/') ? root.handle(req, reply) : reply.redirect('/_/', 302)));
     app.get('/_', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
     app.get('/_/*', STATIC, serve);
   };

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createReadStream } from 'node:fs';
 import { parse as parseQuery } from 'node:querystring';
 import type { RequestContext } from '../../context.ts';
 import { badRequest, notFound } from '../../errors.ts';
@@ -6,6 +7,7 @@ import { type Bound, runChain } from '../../lib/chain.ts';
 import { hookApp, type ServiceSlot } from '../../hooks/facade.ts';
 import { asHookError } from '../../hooks/fault.ts';
 import { HookRouter, type RouteMatch } from '../../hooks/routes.ts';
+import { findStaticFile } from '../../hooks/static.ts';
 import type { HookSet } from '../../hooks/registry.ts';
 import { authView, type HookRuntime } from '../../hooks/runtime.ts';
 import type { HookApp, HookAuth, RouteEvent } from '../../hooks/types.ts';
@@ -17,6 +19,8 @@ interface Answer {
   type?: string;
   body?: string;
   location?: string;
+  /** A file below `dir` (pb_hooks' `$apis.static`), found and sent when the route has answered. */
+  file?: { dir: string; path: string; fallback: boolean };
 }
 
 /** What a route's handler and middlewares get (API contract §16's routes). */
@@ -122,15 +126,26 @@ class Request implements RouteEvent {
     this.respond({ status });
   }
 
+  /** `$apis.static`: the file `path` names below `dir` (see findStaticFile). */
+  staticFile(dir: string, path: string, fallback: boolean): void {
+    this.respond({ status: 200, file: { dir, path, fallback } });
+  }
+
   redirect(status: number, url: string): void {
     if (status < 300 || status > 399) throw new TypeError(`a redirect takes a 3xx status, not ${status}`);
     this.respond({ status, location: String(url) });
   }
 }
 
-function send(reply: FastifyReply, answer: Answer | undefined, headers?: Record<string, string>): FastifyReply {
+async function send(reply: FastifyReply, answer: Answer | undefined, headers?: Record<string, string>): Promise<FastifyReply> {
   if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
   if (!answer) return reply.status(204).send();
+  if (answer.file) {
+    const found = await findStaticFile(answer.file.dir, answer.file.path, answer.file.fallback);
+    if (!found) throw notFound();
+    reply.type(found.type).header('content-length', found.size).header('x-content-type-options', 'nosniff');
+    return reply.status(200).send(createReadStream(found.file));
+  }
   if (answer.location) reply.header('location', answer.location);
   if (answer.type) reply.type(answer.type);
   return reply.status(answer.status).send(answer.body);
@@ -184,39 +199,49 @@ export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveR
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url: '/*',
       config: { database: false, authenticate: false },
-      handler: async (req, reply) => {
-        const raw = req.url;
-        const q = raw.indexOf('?');
-        const path = q < 0 ? raw : raw.slice(0, q);
-        // HEAD is GET without the body (Fastify leaves the body out).
-        const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method === 'HEAD' ? 'GET' : req.method, path);
-        if (!match) throw notFound();
-        const ctx = await fullContext(context, req);
-        let decoded = path;
-        try {
-          if (path.includes('%')) decoded = decodeURI(path);
-        } catch {
-          throw badRequest('Malformed URL.');
-        }
-        const e = new Request(req, ctx, match.params, runtime.slot, decoded, q < 0 ? '' : raw.slice(q + 1));
-        const { route } = match;
-        await runChain(
-          e,
-          chainOf(route),
-          async () => {
-            let value: unknown;
-            try {
-              value = await route.handler(e);
-            } catch (err) {
-              throw asHookError(err, route.source);
-            }
-            // A handler may also return what it answers with (200 JSON).
-            if (value !== undefined && !e.answer) e.json(200, value);
-          },
-          asHookError,
-        );
-        return send(reply, e.answer, e.headersOut);
-      },
+      handler: hookRouteHandler(runtime, context),
     });
+  };
+}
+
+/** Whether a hook route answers `GET path` (`GET /`: an app's own page wins over the redirect to the console). */
+export function hookRouteAnswers(runtime: HookRuntime, path: string): boolean {
+  return routerOf(runtime.current).find('GET', path) !== undefined;
+}
+
+/** What answers a request with the hook route its method and path match (404 for none). */
+export function hookRouteHandler(runtime: HookRuntime, context: ContextOptions) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const raw = req.url;
+    const q = raw.indexOf('?');
+    const path = q < 0 ? raw : raw.slice(0, q);
+    // HEAD is GET without the body (Fastify leaves the body out).
+    const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method === 'HEAD' ? 'GET' : req.method, path);
+    if (!match) throw notFound();
+    const ctx = await fullContext(context, req);
+    let decoded = path;
+    try {
+      if (path.includes('%')) decoded = decodeURI(path);
+    } catch {
+      throw badRequest('Malformed URL.');
+    }
+    const e = new Request(req, ctx, match.params, runtime.slot, decoded, q < 0 ? '' : raw.slice(q + 1));
+    const { route } = match;
+    await runChain(
+      e,
+      chainOf(route),
+      async () => {
+        let value: unknown;
+        try {
+          value = await route.handler(e);
+        } catch (err) {
+          throw asHookError(err, route.source);
+        }
+        // A handler may also return what it answers with (200 JSON).
+        if (value !== undefined && !e.answer) e.json(200, value);
+      },
+      asHookError,
+    );
+    return send(reply, e.answer, e.headersOut);
   };
 }
