@@ -20,6 +20,8 @@ import { HookRecords } from '../hooks/records-api.ts';
 import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { HookApp, RouteEvent } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
+import { RawAnswer } from '../records/deps.ts';
+import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
 import { workerMain } from './worker.ts';
 
@@ -292,8 +294,12 @@ export class PbPool {
   }
 }
 
-/** Which Cairn event a PocketBase registration runs on, whether for API requests only, and its API generation. */
-const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23 }> = {
+/**
+ * Which Cairn event a PocketBase registration runs on, whether for API requests only, its API
+ * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
+ */
+type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin';
+const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
   onRecordValidate: { on: 'onRecordCreate' },
@@ -325,6 +331,20 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onModelAfterDeleteSuccess: { on: 'onRecordAfterDeleteSuccess' },
   onModelAfterDelete: { on: 'onRecordAfterDeleteSuccess', gen: 22 },
   onRecordAfterDeleteRequest: { on: 'onRecordAfterDeleteSuccess', api: true, gen: 22 },
+  onRecordEnrich: { on: 'onRecordEnrich', kind: 'enrich' },
+  // The same names in both generations (v0.22's go on by themselves, without e.next()).
+  onRecordsListRequest: { on: 'onRecordsListRequest', kind: 'read' },
+  onRecordViewRequest: { on: 'onRecordViewRequest', kind: 'read' },
+  onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin' },
+  onMailerSend: { on: 'onMailerSend', kind: 'mail' },
+  onMailerRecordPasswordResetSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail' },
+  onMailerRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail' },
+  onMailerRecordEmailChangeSend: { on: 'onMailerRecordEmailChangeSend', kind: 'mail' },
+  onMailerRecordOTPSend: { on: 'onMailerRecordOTPSend', kind: 'mail' },
+  onMailerRecordAuthAlertSend: { on: 'onMailerRecordAuthAlertSend', kind: 'mail' },
+  onMailerBeforeRecordResetPasswordSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail', gen: 22 },
+  onMailerBeforeRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail', gen: 22 },
+  onMailerBeforeRecordChangeEmailSend: { on: 'onMailerRecordEmailChangeSend', kind: 'mail', gen: 22 },
 };
 
 /** PocketBase's cron macros. */
@@ -402,8 +422,17 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         const meta = s ? await s.get<MetaSettings>('meta') : undefined;
         return { meta: { appName: meta?.appName ?? '', appURL: meta?.appUrl ?? '', appUrl: meta?.appUrl ?? '', senderName: meta?.senderName ?? '', senderAddress: meta?.senderAddress ?? '' }, smtp: { enabled: true } };
       }
-      case 'mail':
-        return app.mail.send(mailOf(args[0]));
+      case 'mail': {
+        const services = slot.current;
+        if (!services) throw new Error('Cairn is not serving: mail is sent only while the server runs');
+        const mail = mailOfMessage(args[0]);
+        if (!mail.from.address) {
+          const meta = await services.settings.get<MetaSettings>('meta');
+          mail.from = { name: mail.from.name || meta.senderName, address: meta.senderAddress };
+        }
+        if (!mail.to) throw new TypeError('MailerMessage: `to` is required');
+        return services.mailer.send(mail);
+      }
       case 'http':
         return httpSend(args[0]);
       case 'dataDir':
@@ -418,14 +447,6 @@ function clean(options: any): any {
   const out: any = {};
   for (const [k, v] of Object.entries(options ?? {})) if (v !== undefined && v !== null && v !== '') out[k] = v;
   return out;
-}
-
-function addresses(v: any): string[] {
-  return (Array.isArray(v) ? v : v ? [v] : []).map((a: any) => (typeof a === 'string' ? a : a?.name ? `${a.name} <${a.address}>` : String(a?.address ?? '')));
-}
-
-function mailOf(m: any): { to: string[]; subject: string; text?: string; html?: string } {
-  return { to: addresses(m?.to), subject: String(m?.subject ?? ''), text: m?.text, html: m?.html };
 }
 
 /** `$http.send`: PocketBase's answer shape (`statusCode`, `headers`, `raw`, `json`, `cookies`). */
@@ -457,6 +478,28 @@ function asPbError(err: unknown, file: string, log: (level: string, msg: string,
   return new ApiError(400, 'Something went wrong while processing your request.');
 }
 
+/** The request behind an event, as the worker builds `e.request`/`e.requestInfo()` from it (none for work no request started). */
+function requestPayload(e: { request?: EventLike['request']; auth?: unknown }): unknown {
+  const r = e.request;
+  if (!r || r.method === 'SYSTEM') return undefined;
+  return { method: r.method, path: '', query: new URLSearchParams(r.query as any).toString(), headers: r.headers, body: r.body, ip: r.ip, params: {}, auth: e.auth };
+}
+
+/** What a handler did to a record leaving for a client: keys set, hidden, shown again, custom keys allowed. */
+interface LeavingDelta {
+  changes?: Record<string, unknown>;
+  hidden?: string[];
+  unhidden?: string[];
+  custom?: boolean;
+}
+
+/** Applies a handler's `set`/`hide`/`unhide` to the record leaving (custom keys only with `withCustomData(true)`, as PocketBase). */
+function applyLeaving(record: Record<string, unknown>, d: LeavingDelta | undefined): void {
+  if (!d) return;
+  for (const [k, v] of Object.entries(d.changes ?? {})) if (k in record || d.custom || d.unhidden?.includes(k)) record[k] = v;
+  for (const k of d.hidden ?? []) delete record[k];
+}
+
 /**
  * Loads `dir`'s `*.pb.js` files into `set`: record events, routes and cron jobs become the set's
  * handlers, each running its registration in the pool. Throws a `HookLoadError` naming the file
@@ -473,6 +516,64 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   const registrations = await pool.start();
   const unsupported: string[] = [];
   const bootstraps: number[] = [];
+  /** The handler of a registration on an event other than a write: a record leaving, an API read, a mail, a sign-in. */
+  const otherEvent =
+    (kind: PbKind, gen: 22 | 23, index: number, source: string) =>
+    async (e: any): Promise<void> => {
+      let reached = false;
+      const run = async (payload: Record<string, unknown>, next: (out: any) => void): Promise<any> => {
+        const ops = opsFor(slot, e.app, e.db ?? 'main', {
+          next: async (out: any) => {
+            next(out);
+            reached = true;
+            await e.next();
+            return null;
+          },
+        });
+        try {
+          return await pool.run(index, { kind, ...payload }, ops);
+        } catch (err) {
+          throw asPbError(err, source, log);
+        }
+      };
+      if (kind === 'enrich' || kind === 'signin') {
+        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method };
+        const result = await run(payload, (d) => kind === 'enrich' && applyLeaving(e.record, d));
+        if (!reached) {
+          if (kind === 'enrich') applyLeaving(e.record, result.delta);
+          if (gen === 22) await e.next();
+        }
+        return;
+      }
+      if (kind === 'read') {
+        const view = e.kind === 'view';
+        const { items, ...meta } = view ? { items: [e.record] } : e.result;
+        const payload = { view, collection: e.collection, records: items, result: view ? undefined : meta, auth: e.auth, request: requestPayload(e) };
+        const take = (records: any[] | undefined, meta: any) => {
+          if (Array.isArray(records)) e.records = records;
+          if (!view && meta && typeof meta === 'object') for (const k of ['page', 'perPage', 'totalItems', 'totalPages']) if (typeof meta[k] === 'number') e.result[k] = meta[k];
+        };
+        const result = await run(payload, (out) => take(out?.records, out?.result));
+        const a = result.answer;
+        if (a && !reached) {
+          e.answer = new RawAnswer(a.status, a.type, a.body, result.headers ?? {}, a.location);
+          return;
+        }
+        if (!reached) {
+          // v0.22's read events change the answer and go on; so does a handler that neither answers nor calls e.next().
+          take(result.records, result.result);
+          await e.next();
+        }
+        return;
+      }
+      // A mail.
+      const payload = { message: e.message, record: e.record, meta: e.meta, collection: e.collection };
+      const result = await run(payload, (message) => (e.message = message));
+      if (!reached) {
+        e.message = result.message;
+        if (gen === 22) await e.next();
+      }
+    };
   try {
     registrations.forEach((reg, index) => {
       const source = reg.file;
@@ -487,6 +588,11 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
           return;
         }
         const gen = mapped.gen ?? reg.gen;
+        const kind = mapped.kind ?? 'write';
+        if (kind !== 'write') {
+          set.bind(mapped.on, otherEvent(kind, gen, index, source), reg.collections ?? [], source);
+          return;
+        }
         const after = mapped.on.startsWith('onRecordAfter');
         set.bind(
           mapped.on,
@@ -500,7 +606,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
               original: e.original,
               isNew: mapped.on === 'onRecordCreate',
               auth: e.auth,
-              request: isApi ? { method: e.request!.method, path: '', query: new URLSearchParams(e.request!.query as any).toString(), headers: e.request!.headers, body: e.request!.body, ip: e.request!.ip, params: {}, auth: e.auth } : undefined,
+              request: requestPayload(e),
             };
             const apply = (changes: Record<string, unknown>) => {
               if (after || !changes) return;

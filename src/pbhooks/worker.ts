@@ -116,6 +116,9 @@ export function workerMain(): void {
     _o: any;
     _dirty: Set<string>;
     _expand: any;
+    _hidden?: Set<string>;
+    _unhidden?: Set<string>;
+    _custom?: boolean;
     constructor(collection?: any, data?: any) {
       this._c = collection ? { id: collection.id, name: collection.name, type: collection.type } : { id: '', name: '', type: 'base' };
       this._d = {};
@@ -329,21 +332,50 @@ export function workerMain(): void {
       Object.assign(this._expand, v ?? {});
     }
     publicExport() {
-      const out = this.__data();
+      const out: any = { collectionId: this._c.id, collectionName: this._c.name };
+      const known = this._o;
+      for (const [k, v] of Object.entries(this._d)) {
+        if (this._hidden?.has(k)) continue;
+        if (known && !(k in known) && !this._custom && !this._unhidden?.has(k)) continue;
+        out[k] = v;
+      }
       if (this._expand && Object.keys(this._expand).length) out.expand = this._expand;
       return out;
     }
     toJSON() {
       return this.publicExport();
     }
-    hide() {
+    /** Keys left out of what leaves for the client (PocketBase's `hide`). */
+    hide(...names: any[]) {
+      this._hidden ??= new Set();
+      for (const n of names.flat()) {
+        this._hidden.add(String(n));
+        this._unhidden?.delete(String(n));
+      }
       return this;
     }
-    unhide() {
+    /** Hidden fields shown again: their values are read when the record does not hold them. */
+    unhide(...names: any[]) {
+      this._unhidden ??= new Set();
+      const missing: string[] = [];
+      for (const n of names.flat().map(String)) {
+        this._unhidden.add(n);
+        this._hidden?.delete(n);
+        if (!(n in this._d)) missing.push(n);
+      }
+      if (missing.length && this.id && this._c.name) {
+        const full = call('findById', this._c.name, this.id) ?? {};
+        for (const n of missing) if (n in full) this.set(n, full[n]);
+      }
       return this;
     }
-    withCustomData() {
+    /** Whether keys that are no field of the collection leave with the record. */
+    withCustomData(on: any = true) {
+      this._custom = !!on;
       return this;
+    }
+    __delta() {
+      return { changes: this.__changes(), hidden: [...(this._hidden ?? [])], unhidden: [...(this._unhidden ?? [])], custom: !!this._custom };
     }
     ignoreEmailVisibility() {
       return this;
@@ -880,6 +912,102 @@ export function workerMain(): void {
     return { nextCalled, changes: record ? record.__changes() : {} };
   }
 
+  /** The parts of an event about a request (`e.request`, `e.requestInfo()`, `e.auth`, …). */
+  function requestParts(payload: any) {
+    const req = payload.request ? requestOf(payload.request) : null;
+    const auth = payload.auth ? authRecord(payload.auth) : null;
+    return {
+      app: $app,
+      dao: () => dao,
+      auth,
+      httpContext: req ? routeContext(payload.request, { answer: null, headers: {} }) : undefined,
+      requestInfo: req ? req.info : () => inner({ body: {}, query: {}, headers: {}, method: '' }),
+      request: req ? Object.assign(() => req.request, req.request) : undefined,
+      hasSuperuserAuth: () => !!auth?.isSuperuser(),
+      isSuperuser: () => !!auth?.isSuperuser(),
+      realIP: () => payload.request?.ip ?? '',
+      remoteIP: () => payload.request?.ip ?? '',
+    };
+  }
+
+  /** A record leaving for a client (onRecordEnrich) or a sign-in (onRecordAuthRequest). */
+  function runHeld(reg: Reg, fn: any, payload: any) {
+    const collection = new Collection(payload.collection);
+    const record = payload.record ? Record.__from(payload.record, collection) : null;
+    let nextCalled = false;
+    const e: any = {
+      ...requestParts(payload),
+      collection,
+      record,
+      token: payload.token,
+      authMethod: payload.method,
+      meta: {},
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', record ? record.__delta() : {});
+      },
+    };
+    fn(e);
+    return { nextCalled, delta: record ? record.__delta() : {} };
+  }
+
+  /** An API request listing or viewing records (onRecordsListRequest, onRecordViewRequest). */
+  function runRead(reg: Reg, fn: any, payload: any) {
+    const collection = new Collection(payload.collection);
+    const out: any = { answer: null, headers: {} };
+    const c = payload.request ? routeContext(payload.request, out) : {};
+    const records = (payload.records ?? []).map((r: any) => Record.__from(r, collection));
+    const result = payload.result ? { ...payload.result, items: records } : undefined;
+    let nextCalled = false;
+    const exported = (): any[] => (e.record && payload.view ? [e.record] : (e.result?.items ?? e.records ?? [])).map((r: any) => (r instanceof Record ? r.publicExport() : r));
+    const e: any = {
+      ...c,
+      ...requestParts(payload),
+      collection,
+      records,
+      record: payload.view ? records[0] : undefined,
+      result,
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', { records: exported(), result: meta() });
+      },
+    };
+    /** The list's totals and paging as the handler left them. */
+    const meta = () => {
+      if (!e.result || typeof e.result !== 'object') return undefined;
+      const { items: _items, ...rest } = e.result;
+      return plain(rest);
+    };
+    fn(e);
+    return { nextCalled, answer: out.answer, headers: out.headers, records: nextCalled || out.answer ? undefined : exported(), result: nextCalled || out.answer ? undefined : meta() };
+  }
+
+  /** A mail about to leave (onMailerSend, onMailerRecord*Send, v0.22's onMailerBefore*Send). */
+  function runMail(reg: Reg, fn: any, payload: any) {
+    const collection = payload.collection ? new Collection(payload.collection) : null;
+    const message = new MailerMessage(payload.message ?? {});
+    let nextCalled = false;
+    const e: any = {
+      app: $app,
+      dao: () => dao,
+      mailer: mailClient,
+      mailClient,
+      message,
+      collection,
+      record: payload.record ? Record.__from(payload.record, collection ?? undefined) : null,
+      meta: inner(payload.meta ?? {}),
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', plain(e.message));
+      },
+    };
+    fn(e);
+    return { nextCalled, message: plain(e.message) };
+  }
+
   function routeContext(req: any, out: any) {
     const r = requestOf(req);
     const auth = authRecord(req.auth);
@@ -964,7 +1092,10 @@ export function workerMain(): void {
     const fn = fns[msg.index];
     try {
       let result: any;
-      if (reg.kind === 'event') result = runEvent(reg, fn, msg.payload);
+      if (reg.kind === 'event' && msg.payload?.kind === 'read') result = runRead(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind === 'mail') result = runMail(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind) result = runHeld(reg, fn, msg.payload);
+      else if (reg.kind === 'event') result = runEvent(reg, fn, msg.payload);
       else if (reg.kind === 'route') result = runRoute(reg, fn, msg.payload);
       else {
         fn(msg.payload ?? {});

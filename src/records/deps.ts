@@ -73,7 +73,27 @@ export interface RecordEvents {
   enriches(collection: Collection): boolean;
   /** Runs the enrich handlers on records about to leave for `ctx`'s caller (and their `expand`). */
   enrich(ctx: RequestContext, collection: Collection, records: RecordJson[]): Promise<void>;
+  /**
+   * The handlers around an API request that reads records of `collection` (a list or a view), or
+   * undefined when there are none: they get what is about to be answered, may change it or answer
+   * themselves (a `RawAnswer`).
+   */
+  readRequest?(kind: 'list' | 'view', collection: Collection): AroundRead | undefined;
 }
+
+/** An answer a handler made itself (status, content type, body text, headers). */
+export class RawAnswer {
+  constructor(
+    readonly status: number,
+    readonly type: string | undefined,
+    readonly body: string | undefined,
+    readonly headers: Record<string, string> = {},
+    readonly location?: string,
+  ) {}
+}
+
+/** Runs the read-request handlers around the answer `value` (a list result or one record): the answer to send. */
+export type AroundRead = (ctx: RequestContext, collection: Collection, value: unknown) => Promise<unknown>;
 
 export interface RecordDeps {
   collections: CollectionService;
