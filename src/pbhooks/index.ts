@@ -23,6 +23,7 @@ import type { MetaSettings } from '../settings/meta.ts';
 import { RawAnswer } from '../records/deps.ts';
 import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
+import { goTemplate } from './gotemplate.ts';
 import { workerMain } from './worker.ts';
 
 
@@ -82,7 +83,7 @@ class PbWorker {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(`${PRELUDE}(${workerMain.toString()})()`, {
+    this.worker = new Worker(`${PRELUDE}var __goTemplate = ${goTemplate.toString()};\n(${workerMain.toString()})()`, {
       eval: true,
       workerData: { files, hooksDir: dir, flag: this.flag.buffer, port: port2 },
       transferList: [port2],

@@ -9,6 +9,9 @@
  * calls are synchronous, as in PocketBase's goja, and only this thread blocks.
  */
 /* eslint-disable */
+/** gotemplate.ts's `goTemplate`, put beside this function in the worker's source. */
+declare const __goTemplate: () => any;
+
 export function workerMain(): void {
   const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
   const vm = require('node:vm');
@@ -488,8 +491,258 @@ export function workerMain(): void {
       return rows[0] ? Object.values(rows[0]) : outs;
     }
   }
-  const db = {
+  // ---- dbx: PocketBase's query builder, as SQL text with {:name} placeholders run through `sql` ----
+  /** An expression: `build` writes its SQL and puts its values in `params`. */
+  class DbxExp {
+    constructor(readonly build: (params: any) => string) {}
+  }
+  let dbxCounter = 0;
+  /** A value as a fresh placeholder. */
+  const ph = (params: any, v: any) => {
+    const name = `dbx_p${dbxCounter++}`;
+    params[name] = v;
+    return `{:${name}}`;
+  };
+  /** `title`, `p.title`, `p.title AS t` quoted as identifiers; anything else (functions, `*`) as written. */
+  function quoteName(name: any): string {
+    const s = String(name).trim();
+    const part = (x: string) => (x === '*' ? x : `"${x.replace(/"/g, '""')}"`);
+    const ident = /^[A-Za-z_][\w]*(\.([A-Za-z_][\w]*|\*))*$/;
+    if (ident.test(s)) return s.split('.').map(part).join('.');
+    const m = /^(.+?)\s+(?:as\s+)?([A-Za-z_]\w*)$/i.exec(s);
+    if (m && ident.test(m[1])) return `${quoteName(m[1])} AS ${part(m[2])}`;
+    return s;
+  }
+  const built = (e: any, params: any): string => {
+    if (e === null || e === undefined || e === '') return '';
+    if (e instanceof DbxExp) return e.build(params);
+    if (typeof e === 'string') return e;
+    if (typeof e === 'object') return hashBuild(e, params);
+    throw new TypeError('$dbx: not an expression');
+  };
+  function hashBuild(o: any, params: any): string {
+    return Object.keys(o)
+      .sort()
+      .map((k) => {
+        const v = o[k];
+        if (v === null || v === undefined) return `${quoteName(k)} IS NULL`;
+        if (Array.isArray(v)) return inBuild(k, v, params, false);
+        if (v instanceof DbxExp) return `${quoteName(k)}=${v.build(params)}`;
+        return `${quoteName(k)}=${ph(params, v)}`;
+      })
+      .join(' AND ');
+  }
+  function inBuild(col: string, values: any[], params: any, not: boolean): string {
+    const vs = values.flat();
+    if (vs.length === 0) return not ? '' : '0=1';
+    if (vs.length === 1 && (vs[0] === null || vs[0] === undefined)) return `${quoteName(col)} IS ${not ? 'NOT ' : ''}NULL`;
+    return `${quoteName(col)} ${not ? 'NOT IN' : 'IN'} (${vs.map((v) => ph(params, v)).join(', ')})`;
+  }
+  const joined = (op: string, list: any[]) =>
+    new DbxExp((params) => {
+      const parts = list.flat().map((e) => built(e, params)).filter((x) => x !== '');
+      return parts.length === 1 ? parts[0] : parts.map((x) => `(${x})`).join(` ${op} `);
+    });
+  const likeEsc = (v: any) => String(v).replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_');
+  const like = (not: boolean, or: boolean) => (col: string, ...values: any[]) => {
+    const exp: any = new DbxExp((params) =>
+      values
+        .flat()
+        .map((v) => `${quoteName(col)} ${not ? 'NOT LIKE' : 'LIKE'} ${ph(params, exp._l + likeEsc(v) + exp._r)} ESCAPE '\\'`)
+        .join(or ? ' OR ' : ' AND '),
+    );
+    exp._l = '%';
+    exp._r = '%';
+    // dbx's Match(left, right): whether the value is wrapped in % on each side.
+    exp.match = (l: boolean, r: boolean) => {
+      exp._l = l ? '%' : '';
+      exp._r = r ? '%' : '';
+      return exp;
+    };
+    return exp;
+  };
+  const $dbx = {
+    exp: (e: string, params?: any) =>
+      new DbxExp((out) => {
+        Object.assign(out, params ?? {});
+        return String(e);
+      }),
+    hashExp: (o: any) => new DbxExp((params) => hashBuild(o ?? {}, params)),
+    not: (e: any) => new DbxExp((params) => {
+      const x = built(e, params);
+      return x === '' ? '' : `NOT (${x})`;
+    }),
+    and: (...a: any[]) => joined('AND', a),
+    or: (...a: any[]) => joined('OR', a),
+    in: (col: string, ...values: any[]) => new DbxExp((params) => inBuild(col, values, params, false)),
+    notIn: (col: string, ...values: any[]) => new DbxExp((params) => inBuild(col, values, params, true)),
+    like: like(false, false),
+    notLike: like(true, false),
+    orLike: like(false, true),
+    orNotLike: like(true, true),
+    exists: (e: any) => new DbxExp((params) => `EXISTS (${built(e, params)})`),
+    notExists: (e: any) => new DbxExp((params) => `NOT EXISTS (${built(e, params)})`),
+    between: (col: string, from: any, to: any) => new DbxExp((params) => `${quoteName(col)} BETWEEN ${ph(params, from)} AND ${ph(params, to)}`),
+    notBetween: (col: string, from: any, to: any) => new DbxExp((params) => `${quoteName(col)} NOT BETWEEN ${ph(params, from)} AND ${ph(params, to)}`),
+  };
+  /** `$app.db().select(…)`: dbx's SelectQuery. */
+  class SelectQuery {
+    _cols: string[] = [];
+    _distinct = false;
+    _from: string[] = [];
+    _joins: { kind: string; table: string; on: any }[] = [];
+    _where: any = null;
+    _group: string[] = [];
+    _having: any = null;
+    _order: string[] = [];
+    _limit = -1;
+    _offset = -1;
+    _params: any = {};
+    constructor(cols: any[]) {
+      this._cols = cols.flat().map(String);
+    }
+    select(...cols: any[]) {
+      this._cols = cols.flat().map(String);
+      return this;
+    }
+    andSelect(...cols: any[]) {
+      this._cols.push(...cols.flat().map(String));
+      return this;
+    }
+    distinct(on = true) {
+      this._distinct = !!on;
+      return this;
+    }
+    from(...tables: any[]) {
+      this._from = tables.flat().map(String);
+      return this;
+    }
+    where(e: any) {
+      this._where = e;
+      return this;
+    }
+    andWhere(e: any) {
+      this._where = this._where ? $dbx.and(this._where, e) : e;
+      return this;
+    }
+    orWhere(e: any) {
+      this._where = this._where ? $dbx.or(this._where, e) : e;
+      return this;
+    }
+    join(kind: string, table: string, on: any) {
+      this._joins.push({ kind: String(kind), table: String(table), on });
+      return this;
+    }
+    innerJoin(table: string, on: any) {
+      return this.join('INNER JOIN', table, on);
+    }
+    leftJoin(table: string, on: any) {
+      return this.join('LEFT JOIN', table, on);
+    }
+    rightJoin(table: string, on: any) {
+      return this.join('RIGHT JOIN', table, on);
+    }
+    groupBy(...cols: any[]) {
+      this._group = cols.flat().map(String);
+      return this;
+    }
+    andGroupBy(...cols: any[]) {
+      this._group.push(...cols.flat().map(String));
+      return this;
+    }
+    having(e: any) {
+      this._having = e;
+      return this;
+    }
+    andHaving(e: any) {
+      this._having = this._having ? $dbx.and(this._having, e) : e;
+      return this;
+    }
+    orHaving(e: any) {
+      this._having = this._having ? $dbx.or(this._having, e) : e;
+      return this;
+    }
+    orderBy(...cols: any[]) {
+      this._order = cols.flat().map(String);
+      return this;
+    }
+    andOrderBy(...cols: any[]) {
+      this._order.push(...cols.flat().map(String));
+      return this;
+    }
+    limit(n: number) {
+      this._limit = Number(n);
+      return this;
+    }
+    offset(n: number) {
+      this._offset = Number(n);
+      return this;
+    }
+    bind(params: any) {
+      Object.assign(this._params, params ?? {});
+      return this;
+    }
+    andBind(params: any) {
+      return this.bind(params);
+    }
+    /** The SQL and its values (dbx's Build()), as a Query. */
+    build() {
+      const params: any = {};
+      const cols = this._cols.length ? this._cols.map(quoteName).join(', ') : '*';
+      let text = `SELECT ${this._distinct ? 'DISTINCT ' : ''}${cols}`;
+      if (this._from.length) text += ` FROM ${this._from.map(quoteName).join(', ')}`;
+      for (const j of this._joins) {
+        const on = built(j.on, params);
+        text += ` ${j.kind} ${quoteName(j.table)}${on ? ` ON ${on}` : ''}`;
+      }
+      const where = built(this._where, params);
+      if (where) text += ` WHERE ${where}`;
+      if (this._group.length) text += ` GROUP BY ${this._group.map(quoteName).join(', ')}`;
+      const having = built(this._having, params);
+      if (having) text += ` HAVING ${having}`;
+      if (this._order.length)
+        text += ` ORDER BY ${this._order
+          .map((o) => {
+            const m = /^(.*?)\s+(asc|desc)$/i.exec(o.trim());
+            return m ? `${quoteName(m[1])} ${m[2].toUpperCase()}` : quoteName(o);
+          })
+          .join(', ')}`;
+      if (this._limit >= 0) text += ` LIMIT ${Math.trunc(this._limit)}`;
+      if (this._offset > 0) text += `${this._limit >= 0 ? '' : ' LIMIT 9223372036854775807'} OFFSET ${Math.trunc(this._offset)}`;
+      return new Query(text).bind({ ...params, ...this._params });
+    }
+    all(out?: any) {
+      return this.build().all(out);
+    }
+    one(out?: any) {
+      return this.build().one(out);
+    }
+    column(out?: any) {
+      return this.build().column(out);
+    }
+    row(...outs: any[]) {
+      return this.build().row(...outs);
+    }
+  }
+  const db: any = {
     newQuery: (sql: string) => new Query(sql),
+    select: (...cols: any[]) => new SelectQuery(cols),
+    insert: (table: string, cols: any) => {
+      const params: any = {};
+      const keys = Object.keys(cols ?? {});
+      return new Query(`INSERT INTO ${quoteName(table)} (${keys.map(quoteName).join(', ')}) VALUES (${keys.map((k) => (cols[k] instanceof DbxExp ? cols[k].build(params) : ph(params, cols[k]))).join(', ')})`).bind(params);
+    },
+    update: (table: string, cols: any, where?: any) => {
+      const params: any = {};
+      const sets = Object.keys(cols ?? {}).map((k) => `${quoteName(k)}=${cols[k] instanceof DbxExp ? cols[k].build(params) : ph(params, cols[k])}`);
+      const w = built(where, params);
+      return new Query(`UPDATE ${quoteName(table)} SET ${sets.join(', ')}${w ? ` WHERE ${w}` : ''}`).bind(params);
+    },
+    delete: (table: string, where?: any) => {
+      const params: any = {};
+      const w = built(where, params);
+      return new Query(`DELETE FROM ${quoteName(table)}${w ? ` WHERE ${w}` : ''}`).bind(params);
+    },
   };
   function findRecordsByFilter(coll: any, filter = '', sort = '', limit = 0, offset = 0, params?: any) {
     const rows = call('find', collectionOf(coll).name, { filter, sort, limit: limit > 0 ? limit : undefined, offset: offset > 0 ? offset : undefined, params: params ?? undefined });
@@ -635,22 +888,31 @@ export function workerMain(): void {
     },
     hostname: () => require('node:os').hostname(),
   };
-  /** Go's html/template, minimally: `{{.a.b}}` (escaped), `{{raw .x}}`-free. */
-  const $template = {
-    loadFiles: (...paths: string[]) => renderer(paths.map((p) => fs.readFileSync(p, 'utf8')).join('')),
-    loadString: (text: string) => renderer(String(text)),
-  };
-  function renderer(text: string) {
-    const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+  /** Go's html/template (gotemplate.ts): `loadFiles` runs the first file, the others bring their {{define}}s. */
+  const goTpl = __goTemplate();
+  function renderer(load: () => { name: string; text: string }[]) {
+    let parsed: any;
+    let failed: unknown;
+    try {
+      parsed = goTpl.parse(load());
+    } catch (err) {
+      failed = err;
+    }
+    // As PocketBase's: a file that does not parse fails the render, not the load.
     return {
-      render: (data: any) =>
-        text.replace(/\{\{-?\s*\.([A-Za-z0-9_.]*)\s*-?\}\}/g, (_m, p: string) => {
-          let v: any = data;
-          for (const k of p.split('.').filter(Boolean)) v = v?.[k];
-          return v === undefined || v === null ? '' : esc(String(v));
-        }),
+      render: (data: any) => {
+        if (failed) throw failed;
+        return goTpl.render(parsed, data);
+      },
     };
   }
+  const $template = {
+    loadFiles: (...paths: string[]) => renderer(() => paths.flat().map((p) => ({ name: nodePath.basename(String(p)), text: fs.readFileSync(String(p), 'utf8') }))),
+    loadString: (...texts: string[]) => renderer(() => texts.flat().map((text, i) => ({ name: i === 0 ? 'string' : `string${i}`, text: String(text) }))),
+    loadFS: () => {
+      throw new Error('$template.loadFS is not available in Cairn: use $template.loadFiles with paths');
+    },
+  };
   const $filesystem = {
     fileFromPath: (p: string) => ({ path: p, name: nodePath.basename(p), originalName: nodePath.basename(p), size: fs.statSync(p).size }),
     fileFromBytes: (b: any, name: string) => ({ name, originalName: name, bytes: b }),
@@ -666,12 +928,7 @@ export function workerMain(): void {
     sendRecordVerification: () => undefined,
     sendRecordChangeEmail: () => undefined,
   };
-  const $dbx = {
-    exp: (e: string, params?: any) => ({ exp: e, params }),
-    hashExp: (o: any) => ({ hash: o }),
-    and: (...a: any[]) => ({ and: a }),
-    or: (...a: any[]) => ({ or: a }),
-  };
+
 
   // ---- $apis: route middlewares and helpers ----
   const $apis = {
