@@ -432,6 +432,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
   if (hooks && hookServices && hookCron) {
     hooks.attach(hookServices);
+    services.realtime.hooks = hooks;
     hookCron.start(hooks.current);
     hooks.onSwap = (set) => hookCron.start(set);
   }

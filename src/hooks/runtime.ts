@@ -353,6 +353,37 @@ export class MailEvent {
   }
 }
 
+/**
+ * A realtime event: a client connecting (`onRealtimeConnectRequest`), its subscription request
+ * (`onRealtimeSubscribeRequest`, `subscriptions` the handlers' to change) or a message about to
+ * reach it (`onRealtimeMessageSend`, `message` `{ name, data }` the handlers' to change).
+ */
+export class RealtimeEvent {
+  next!: () => Promise<void>;
+  current?: string;
+  readonly db: string;
+  private apps?: Map<string, HookApp>;
+  subscriptions?: string[];
+  message?: { name: string; data: string };
+  constructor(
+    private readonly slot: ServiceSlot,
+    readonly client: { id: string },
+    readonly request: RequestContext['request'] | undefined,
+    readonly auth: HookAuth | null,
+    db = 'main',
+  ) {
+    this.db = db;
+  }
+
+  get app(): HookApp {
+    const source = this.current ?? 'event';
+    this.apps ??= new Map();
+    let app = this.apps.get(source);
+    if (!app) this.apps.set(source, (app = hookApp(this.slot, source)));
+    return app;
+  }
+}
+
 const done = async (): Promise<void> => undefined;
 
 /** Writes that began within one slice of time share one deadline. */
@@ -594,6 +625,43 @@ export class HookRuntime implements RecordEvents {
     await runChain(event, flow, () => sendStep(event.message), asHookError);
     return out;
   };
+
+  /** Realtime (`RealtimeHooks`): a connecting client; a handler's throw refuses it. */
+  async realtimeConnect(clientId: string, request: { headers: Record<string, unknown>; ip: string }): Promise<void> {
+    const handlers = this.set.all('onRealtimeConnectRequest');
+    if (handlers.length === 0) return;
+    const event = new RealtimeEvent(this.slot, { id: clientId }, { method: 'GET', headers: request.headers as any, query: {}, body: {}, ip: request.ip }, null);
+    await runChain(event, handlers, done, asHookError);
+  }
+
+  /** A subscription request: the topics the handlers leave (a handler that does not go on keeps the old ones). */
+  async realtimeSubscribe(clientId: string, caller: { dbName: string; auth: RequestContext['auth'] }, topics: string[]): Promise<string[]> {
+    const handlers = this.set.all('onRealtimeSubscribeRequest');
+    if (handlers.length === 0) return topics;
+    const event = new RealtimeEvent(this.slot, { id: clientId }, { method: 'POST', headers: {}, query: {}, body: { clientId, subscriptions: topics }, ip: '' }, authView(caller.auth), caller.dbName);
+    event.subscriptions = [...topics];
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    if (!reached) throw badRequest('The subscription request was cancelled by a hook.');
+    return (event.subscriptions ?? []).map(String);
+  }
+
+  realtimeMessages(): boolean {
+    return this.set.has('onRealtimeMessageSend');
+  }
+
+  /** A record message about to reach one client: the message the handlers leave, or none when one did not go on. */
+  async realtimeMessage(clientId: string, caller: RequestContext['auth'] | undefined, name: string, data: string): Promise<{ name: string; data: string } | undefined> {
+    const handlers = this.set.all('onRealtimeMessageSend');
+    if (handlers.length === 0) return { name, data };
+    const event = new RealtimeEvent(this.slot, { id: clientId }, undefined, caller ? authView(caller) : null);
+    event.message = { name, data };
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    if (!reached || !event.message) return undefined;
+    const m = event.message as { name: unknown; data: unknown };
+    return { name: String(m.name), data: typeof m.data === 'string' ? m.data : JSON.stringify(m.data) };
+  }
 
   /** The sign-in hook (`onRecordAuthRequest`): every successful record sign-in, before its token leaves. */
   readonly signIn: SignInHook = async (ctx, collection, record, token, method) => {

@@ -299,7 +299,7 @@ export class PbPool {
  * Which Cairn event a PocketBase registration runs on, whether for API requests only, its API
  * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
  */
-type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin';
+type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin' | 'realtime';
 const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
@@ -346,6 +346,11 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onMailerBeforeRecordResetPasswordSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail', gen: 22 },
   onMailerBeforeRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail', gen: 22 },
   onMailerBeforeRecordChangeEmailSend: { on: 'onMailerRecordEmailChangeSend', kind: 'mail', gen: 22 },
+  onRealtimeConnectRequest: { on: 'onRealtimeConnectRequest', kind: 'realtime' },
+  onRealtimeSubscribeRequest: { on: 'onRealtimeSubscribeRequest', kind: 'realtime' },
+  onRealtimeBeforeSubscribeRequest: { on: 'onRealtimeSubscribeRequest', kind: 'realtime', gen: 22 },
+  onRealtimeMessageSend: { on: 'onRealtimeMessageSend', kind: 'realtime' },
+  onRealtimeBeforeMessageSend: { on: 'onRealtimeMessageSend', kind: 'realtime', gen: 22 },
 };
 
 /** PocketBase's cron macros. */
@@ -564,6 +569,20 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
           // v0.22's read events change the answer and go on; so does a handler that neither answers nor calls e.next().
           take(result.records, result.result);
           await e.next();
+        }
+        return;
+      }
+      if (kind === 'realtime') {
+        const payload = { client: e.client, subscriptions: e.subscriptions, message: e.message, auth: e.auth, request: requestPayload(e) };
+        const take = (out: any) => {
+          if (Array.isArray(out?.subscriptions) && e.subscriptions) e.subscriptions = out.subscriptions.map(String);
+          if (out?.message && e.message) e.message = out.message;
+        };
+        const result = await run(payload, take);
+        if (!reached) {
+          take(result);
+          // v0.22's handlers go on by themselves; so does a connecting client's (its stream is Cairn's to open).
+          if (gen === 22 || e.message === undefined && e.subscriptions === undefined) await e.next();
         }
         return;
       }

@@ -1016,6 +1016,10 @@ export function workerMain(): void {
       register({ kind: 'event', event, collections: collections.flat().map(String) }, fn);
     };
 
+  /** PocketBase's `toString`: bytes or arrays of bytes as text, anything else as JSON. */
+  function toStringOf(v: any): string {
+    return typeof v === 'string' ? v : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any).toString() : v === undefined || v === null ? '' : JSON.stringify(v);
+  }
   const globals: any = {
     $app,
     $apis,
@@ -1047,7 +1051,7 @@ export function workerMain(): void {
     __hooks: hooksDir,
     console: { log: logger.info, info: logger.info, warn: logger.warn, error: logger.error, debug: logger.debug },
     sleep: (ms: number) => Atomics.wait(sleeper, 0, 0, Number(ms) || 0),
-    toString: (v: any) => (typeof v === 'string' ? v : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any).toString() : v === undefined || v === null ? '' : JSON.stringify(v)),
+    toString: toStringOf,
     readerToString: (v: any) => String(v ?? ''),
     routerAdd: (method: string, path: string, fn: any, ...mws: any[]) => register({ kind: 'route', method: String(method).toUpperCase(), path: String(path) }, fn, mws.flat()),
     routerUse: (...mws: any[]) => globalMw.push(...mws.flat()),
@@ -1241,6 +1245,36 @@ export function workerMain(): void {
     return { nextCalled, answer: out.answer, headers: out.headers, records: nextCalled || out.answer ? undefined : exported(), result: nextCalled || out.answer ? undefined : meta() };
   }
 
+  /** Realtime: a client connecting, its subscription request, a message about to reach it. */
+  function runRealtime(reg: Reg, fn: any, payload: any) {
+    const id = String(payload.client?.id ?? '');
+    const store: any = {};
+    const e: any = {
+      ...requestParts(payload),
+      // PocketBase's subscriptions.Client, whose methods goja lowers: client.id(), client.subscriptions()…
+      client: {
+        id: () => id,
+        get: (k: string) => store[k],
+        set: (k: string, v: any) => (store[k] = v),
+        subscriptions: () => Object.fromEntries((e.subscriptions ?? []).map((t: string) => [t, {}])),
+        hasSubscription: (t: string) => (e.subscriptions ?? []).includes(t),
+        isDiscarded: () => false,
+      },
+      subscriptions: payload.subscriptions ? inner(payload.subscriptions) : undefined,
+      message: payload.message ? inner(payload.message) : undefined,
+      idleTimeout: 300,
+    };
+    let nextCalled = false;
+    const out = () => ({ subscriptions: e.subscriptions ? plain(e.subscriptions) : undefined, message: e.message ? { name: String(e.message.name ?? ''), data: typeof e.message.data === 'string' ? e.message.data : toStringOf(e.message.data) } : undefined });
+    e.next = () => {
+      if (nextCalled) throw new Error('e.next() was already called');
+      nextCalled = true;
+      call('next', out());
+    };
+    fn(e);
+    return { nextCalled, ...out() };
+  }
+
   /** A mail about to leave (onMailerSend, onMailerRecord*Send, v0.22's onMailerBefore*Send). */
   function runMail(reg: Reg, fn: any, payload: any) {
     const collection = payload.collection ? new Collection(payload.collection) : null;
@@ -1351,6 +1385,7 @@ export function workerMain(): void {
       let result: any;
       if (reg.kind === 'event' && msg.payload?.kind === 'read') result = runRead(reg, fn, msg.payload);
       else if (reg.kind === 'event' && msg.payload?.kind === 'mail') result = runMail(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind === 'realtime') result = runRealtime(reg, fn, msg.payload);
       else if (reg.kind === 'event' && msg.payload?.kind) result = runHeld(reg, fn, msg.payload);
       else if (reg.kind === 'event') result = runEvent(reg, fn, msg.payload);
       else if (reg.kind === 'route') result = runRoute(reg, fn, msg.payload);
