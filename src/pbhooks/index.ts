@@ -21,6 +21,7 @@ import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { HookApp, RouteEvent } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { RawAnswer } from '../records/deps.ts';
+import type { StagedFile } from '../files/staged.ts';
 import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
 import { goTemplate } from './gotemplate.ts';
@@ -412,9 +413,11 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
       case 'count':
         return records().count(args[0]);
       case 'create':
-        return records().create(args[0], args[1]);
+        return withFiles(slot, args[1], (data) => records().create(args[0], data ?? {}));
       case 'update':
-        return records().update(args[0], args[1], args[2]);
+        return withFiles(slot, args[2], (data) => records().update(args[0], args[1], data ?? {}));
+      case 'fileFromURL':
+        return fileFromURL(String(args[0]));
       case 'delete':
         return records().delete(args[0], args[1]);
       case 'collection':
@@ -447,6 +450,48 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         throw new Error(`${op} is not available in Cairn's pb_hooks`);
     }
   };
+}
+
+/** A file a handler made (`$filesystem.fileFrom*`, `e.findUploadedFiles`), as the worker posts it. */
+interface FileMarker {
+  __file: 'bytes';
+  name: string;
+  bytes: string;
+}
+
+const isFileMarker = (v: unknown): v is FileMarker => typeof v === 'object' && v !== null && (v as FileMarker).__file === 'bytes';
+
+/**
+ * Runs a write whose values may hold files a handler made: each is staged as an upload is (so the
+ * write validates and stores it as it does a request's), and its staged copy removed after.
+ */
+async function withFiles<T>(slot: ServiceSlot, data: Record<string, unknown> | undefined, write: (data: Record<string, unknown> | undefined) => Promise<T>): Promise<T> {
+  if (!data || !Object.values(data).some((v) => isFileMarker(v) || (Array.isArray(v) && v.some(isFileMarker)))) return write(data);
+  const files = slot.current?.records.deps.files;
+  if (!files?.stageBytes || !files.discardStaged) throw new Error('files cannot be stored from pb_hooks here');
+  const staged: StagedFile[] = [];
+  const stage = async (v: unknown) => {
+    if (!isFileMarker(v)) return v;
+    const file = await files.stageBytes!(v.name, Buffer.from(v.bytes, 'base64'));
+    staged.push(file);
+    return file;
+  };
+  const out: Record<string, unknown> = {};
+  try {
+    for (const [k, v] of Object.entries(data)) out[k] = Array.isArray(v) ? await Promise.all(v.map(stage)) : await stage(v);
+    return await write(out);
+  } finally {
+    await files.discardStaged(staged);
+  }
+}
+
+/** `$filesystem.fileFromURL`: the body of a GET, as a file named after the URL's last segment. */
+async function fileFromURL(url: string): Promise<FileMarker & { size: number }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+  if (!res.ok) throw new Error(`failed to download url ${url} (${res.status})`);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const name = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? '') || 'file';
+  return { __file: 'bytes', name, bytes: bytes.toString('base64'), size: bytes.length };
 }
 
 function clean(options: any): any {
@@ -668,7 +713,9 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             for (const m of reg.path!.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)(?:\.\.\.)?\}/g)) params[m[1]] = e.pathValue(m[1]);
             const body = e.method === 'GET' || e.method === 'HEAD' ? {} : await e.bindBody().catch(() => ({}));
             const r = e as RouteEvent & { ip?: string; html?(s: number, t: string): void; header?(k: string, v: string): void; raw?(s: number, type: string | undefined, body: string | undefined, location?: string): void };
-            const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true };
+            const uploaded = (e as RouteEvent & { uploaded?: Record<string, { name: string; type: string; bytes: Buffer }[]> }).uploaded;
+            const files = uploaded && Object.fromEntries(Object.entries(uploaded).map(([k, list]) => [k, list.map((f) => ({ __file: 'bytes', name: f.name, type: f.type, size: f.bytes.length, bytes: f.bytes.toString('base64') }))]));
+            const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true, files };
             let out: { answer?: { status: number; type?: string; body?: string; location?: string } | null; headers: Record<string, string> };
             try {
               out = await pool.run(index, payload, opsFor(slot, e.app, e.db));

@@ -200,6 +200,8 @@ export function workerMain(): void {
         if (Array.isArray(cur)) {
           const add = Array.isArray(value) ? value : [value];
           this._d[name] = key.endsWith('-') ? cur.filter((x: any) => !add.includes(x)) : key.startsWith('+') ? [...add, ...cur] : [...cur, ...add];
+        } else if ((cur === undefined || cur === null || cur === '') && (Array.isArray(value) || value instanceof PbFile || (typeof value === 'string' && isNaN(Number(value))))) {
+          this._d[name] = key.endsWith('-') ? [] : Array.isArray(value) ? [...value] : [value];
         } else if (typeof cur === 'number' || cur === undefined || cur === null) {
           this._d[name] = (Number(cur) || 0) + (key.endsWith('-') ? -Number(value) : Number(value));
         } else this._d[name] = key.endsWith('-') ? cur : String(cur) + String(value);
@@ -913,10 +915,35 @@ export function workerMain(): void {
       throw new Error('$template.loadFS is not available in Cairn: use $template.loadFiles with paths');
     },
   };
+  /** PocketBase's filesystem.File: bytes with a name, to set on a record's file field (sent with the save). */
+  class PbFile {
+    name: string;
+    originalName: string;
+    size: number;
+    _b64: string;
+    constructor(name: string, b64: string, size: number) {
+      this.originalName = String(name || 'file');
+      this.name = this.originalName;
+      this._b64 = b64;
+      this.size = size;
+    }
+    static of(bytes: any, name: string) {
+      const buf = typeof bytes === 'string' ? Buffer.from(bytes) : Buffer.from(bytes ?? []);
+      return new PbFile(name, buf.toString('base64'), buf.length);
+    }
+    toJSON() {
+      return { __file: 'bytes', name: this.originalName, bytes: this._b64, size: this.size };
+    }
+  }
+  const fileOfMarker = (m: any) => new PbFile(m.name, m.bytes, m.size ?? 0);
   const $filesystem = {
-    fileFromPath: (p: string) => ({ path: p, name: nodePath.basename(p), originalName: nodePath.basename(p), size: fs.statSync(p).size }),
-    fileFromBytes: (b: any, name: string) => ({ name, originalName: name, bytes: b }),
-    fileFromURL: (url: string) => ({ url, name: nodePath.basename(url) }),
+    fileFromPath: (p: string) => PbFile.of(fs.readFileSync(String(p)), nodePath.basename(String(p))),
+    fileFromBytes: (b: any, name: string) => PbFile.of(b, String(name)),
+    fileFromURL: (url: string) => fileOfMarker(call('fileFromURL', String(url))),
+    fileFromMultipart: (f: any) => {
+      if (f instanceof PbFile) return f;
+      throw new Error('$filesystem.fileFromMultipart: use e.findUploadedFiles(key) in Cairn');
+    },
   };
   class MailerMessage {
     constructor(m: any = {}) {
@@ -1331,6 +1358,11 @@ export function workerMain(): void {
         return target;
       },
       bind: (target: any) => c.bindBody(target),
+      findUploadedFiles: (k: string) => {
+        const list = req.files?.[k];
+        if (!list || list.length === 0) throw new Error('http: no such file');
+        return list.map(fileOfMarker);
+      },
       pathParam: (k: string) => req.params?.[k] ?? '',
       pathParams: () => req.params ?? {},
       queryParam: (k: string) => r.query.get(k) ?? '',

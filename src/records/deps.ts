@@ -4,6 +4,7 @@ import type { RequestContext } from '../context.ts';
 import type { Sql, Transaction } from '../storage/index.ts';
 import type { RecordAccess } from './access.ts';
 import type { RecordJson } from './serialize.ts';
+import type { StagedFile } from '../files/staged.ts';
 
 export interface RecordEvent {
   action: 'create' | 'update' | 'delete';
@@ -29,6 +30,10 @@ export type SearchProvider = (ctx: RequestContext, collection: Collection, terms
 
 /** Puts the files a write brings in place; provided by the files domain. */
 export interface RecordFiles {
+  /** Stages bytes application code gives a record as an upload (see FileStore.stageBytes). */
+  stageBytes?(originalName: string, bytes: Buffer): Promise<StagedFile>;
+  /** Removes staged copies no write stored. */
+  discardStaged?(staged: StagedFile[]): Promise<void>;
   /**
    * Before the write's transaction: puts the uploads found in `input` (a create's or an update's body)
    * in storage under the record, so the transaction does not wait on it. The write's outcome settles
