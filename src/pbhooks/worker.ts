@@ -750,17 +750,31 @@ export function workerMain(): void {
     const rows = call('find', collectionOf(coll).name, { filter, sort, limit: limit > 0 ? limit : undefined, offset: offset > 0 ? offset : undefined, params: params ?? undefined });
     return rows.map(asRecord);
   }
-  const reads = {
+  const reads: any = {
     findRecordById: (coll: any, id: string) => asRecord(call('findById', collectionOf(coll).name, id)),
     findFirstRecordByFilter: (coll: any, filter: string, params?: any) => asRecord(call('findFirst', collectionOf(coll).name, filter, params ?? undefined)),
     findRecordsByFilter,
     findFirstRecordByData: (coll: any, key: string, value: any) => asRecord(call('findFirst', collectionOf(coll).name, `${key} = {:value}`, { value })),
     findRecordsByIds: (coll: any, ids: string[]) => (ids.length ? findRecordsByFilter(coll, ids.map((_: any, i: number) => `id = {:id${i}}`).join(' || '), '', 0, 0, Object.fromEntries(ids.map((id: string, i: number) => [`id${i}`, id]))) : []),
     findAllRecords: (coll: any) => findRecordsByFilter(coll),
-    findRecordsByExpr: (coll: any) => findRecordsByFilter(coll),
+    /** Records matching dbx expressions (`$dbx.hashExp`…), in insertion order. */
+    findRecordsByExpr: (coll: any, ...exprs: any[]) => {
+      const list = exprs.flat().filter((x) => x !== null && x !== undefined);
+      if (list.length === 0) return findRecordsByFilter(coll);
+      const ids = db.select('id').from(collectionOf(coll).name).where($dbx.and(...list)).column() as any[];
+      const found = reads.findRecordsByIds(coll, ids.map(String));
+      const at = new Map(ids.map((id: any, i: number) => [String(id), i]));
+      return found.sort((a: any, b: any) => (at.get(a.id) ?? 0) - (at.get(b.id) ?? 0));
+    },
     findAuthRecordByEmail: (coll: any, email: string) => asRecord(call('findFirst', collectionOf(coll).name, 'email = {:email}', { email })),
     findAuthRecordByUsername: (coll: any, username: string) => asRecord(call('findFirst', collectionOf(coll).name, 'username = {:username}', { username })),
-    countRecords: (coll: any) => call('count', collectionOf(coll).name),
+    countRecords: (coll: any, ...exprs: any[]) => {
+      const list = exprs.flat().filter((x) => x !== null && x !== undefined);
+      if (list.length === 0) return call('count', collectionOf(coll).name);
+      const row = new DynamicModel({ n: 0 });
+      db.select('COUNT(*) AS n').from(collectionOf(coll).name).where($dbx.and(...list)).one(row);
+      return (row as any).n;
+    },
     findCollectionByNameOrId: (name: string) => {
       let c = collectionCache.get(name);
       if (!c) collectionCache.set(name, (c = call('collection', name)));

@@ -38,6 +38,14 @@ onRecordViewRequest((e) => {
 }, "notes");
 `;
 
+// Sign-ins pass onRecordAuthRequest before their token leaves.
+const SIGNIN = `
+onRecordAuthRequest((e) => {
+  if (e.record.email().startsWith("banned")) throw new ForbiddenError("Banned (" + e.authMethod + ").");
+  e.next();
+}, "users");
+`;
+
 // v0.22 handlers of the same read events change the answer and go on by themselves.
 const LEGACY = `
 onRecordsListRequest((e) => {
@@ -88,7 +96,7 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
 
   before(async () => {
     inbox = await startInbox();
-    pb = pbDir({ 'notes.pb.js': NOTES, 'legacy.pb.js': LEGACY, 'mails.pb.js': MAILS });
+    pb = pbDir({ 'notes.pb.js': NOTES, 'legacy.pb.js': LEGACY, 'mails.pb.js': MAILS, 'signin.pb.js': SIGNIN });
     server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_SMTP_URL: inbox.url } });
     await server.admin('PATCH', '/api/settings', { body: { meta: { appName: 'Acme', appUrl: 'https://app.example.com/', senderName: 'Acme', senderAddress: 'support@example.com' } } });
     await createCollection(server, {
@@ -164,6 +172,15 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     await server.request('POST', '/api/shout', { body: { to: 'marker@example.com' } });
     await inbox.next('marker@example.com');
     assert.equal(inbox.messages.filter((m) => m.to.includes('quiet@example.com')).length, 0);
+  });
+
+  test('onRecordAuthRequest may refuse a sign-in', async () => {
+    const body = { email: 'banned@example.com', password: 'user-password-1', passwordConfirm: 'user-password-1' };
+    assert.equal((await server.request('POST', '/api/collections/users/records', { body })).status, 200);
+    const res = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'banned@example.com', password: 'user-password-1' } });
+    assert.equal(res.status, 403, res.text);
+    assert.equal(res.body.message, 'Banned (password).');
+    await createUser(server, 'fine@example.com');
   });
 
   test('v0.22 onMailerBefore*Send and MailerMessage with cc through $app.newMailClient()', async () => {

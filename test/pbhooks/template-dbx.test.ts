@@ -47,6 +47,15 @@ routerAdd("GET", "/shop", (e) => {
   return e.html(200, html);
 });
 
+routerAdd("GET", "/shop/counts", (e) => {
+  const cheap = $app.findRecordsByExpr("products", $dbx.exp("price < {:max}", { max: 100 }), $dbx.hashExp({ hidden: false }));
+  return e.json(200, {
+    all: $app.countRecords("products"),
+    onSale: $app.countRecords("products", $dbx.hashExp({ onSale: true })),
+    cheap: cheap.map((r) => r.getString("title")),
+  });
+});
+
 routerAdd("GET", "/shop/empty", (e) => {
   return e.html(200, $template.loadString('{{range .xs}}x{{else}}none{{end}}|{{len .xs}}|{{if and .a (not .b)}}yes{{end}}|{{.a | printf "%q"}}').render({ xs: [], a: "z", b: false }));
 });
@@ -131,6 +140,12 @@ describe('pb_hooks: $template (Go templates) and $app.db() query builders', () =
     assert.equal(res.text, 'none|0|yes|&#34;z&#34;');
     const broken = await server.request('GET', '/shop/broken');
     assert.equal(broken.status, 400, broken.text);
+  });
+
+  test('countRecords and findRecordsByExpr take $dbx expressions', async () => {
+    const res = await server.request('GET', '/shop/counts');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { all: 5, onSale: 1, cheap: ['Kettle & Co', 'Mug'] });
   });
 
   test('insert, update, delete and select with $dbx expressions on the instance engine', async () => {
