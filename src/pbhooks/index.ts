@@ -301,7 +301,7 @@ export class PbPool {
  * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
  */
 type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin' | 'realtime';
-const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind }> = {
+const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind; tags?: string[] }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
   onRecordValidate: { on: 'onRecordCreate' },
@@ -338,6 +338,8 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordsListRequest: { on: 'onRecordsListRequest', kind: 'read' },
   onRecordViewRequest: { on: 'onRecordViewRequest', kind: 'read' },
   onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin' },
+  // v0.22's superusers were admins, signing in apart.
+  onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin', gen: 22, tags: ['_superusers'] },
   onMailerSend: { on: 'onMailerSend', kind: 'mail' },
   onMailerRecordPasswordResetSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail' },
   onMailerRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail' },
@@ -655,7 +657,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         const gen = mapped.gen ?? reg.gen;
         const kind = mapped.kind ?? 'write';
         if (kind !== 'write') {
-          set.bind(mapped.on, otherEvent(kind, gen, index, source), reg.collections ?? [], source);
+          set.bind(mapped.on, otherEvent(kind, gen, index, source), mapped.tags ?? reg.collections ?? [], source);
           return;
         }
         const after = mapped.on.startsWith('onRecordAfter');

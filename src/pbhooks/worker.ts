@@ -886,6 +886,11 @@ export function workerMain(): void {
   const $os = {
     getenv: (name: string) => process.env[name] ?? '',
     readFile: (p: string) => fs.readFileSync(p),
+    writeFile: (p: string, data: any, perm?: number) => fs.writeFileSync(String(p), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined),
+    mkdirAll: (p: string, perm?: number) => fs.mkdirSync(String(p), { recursive: true, mode: perm }),
+    remove: (p: string) => fs.rmSync(String(p), { force: true }),
+    removeAll: (p: string) => fs.rmSync(String(p), { recursive: true, force: true }),
+    stat: (p: string) => { const st = fs.statSync(String(p)); return { name: () => nodePath.basename(String(p)), size: () => st.size, isDir: () => st.isDirectory(), modTime: () => st.mtime.toISOString() }; },
     readDir: (p: string) => fs.readdirSync(p),
     exit: () => {
       throw new Error('$os.exit is not available in Cairn');
@@ -1102,6 +1107,8 @@ export function workerMain(): void {
     migrate: () => undefined,
     setTimeout,
     clearTimeout,
+    // goja_nodejs' `process`, which PocketBase enables: the environment.
+    process: { env: { ...process.env }, argv: [], platform: process.platform },
   };
   // goja lets Go constructors be called without `new` (`throw ForbiddenError()`): so may these.
   const callable = (C: any) => new Proxy(C, { apply: (target, _self, args) => new target(...args) });
@@ -1139,6 +1146,9 @@ export function workerMain(): void {
     // Every `onX(` registration the file uses exists (the ones Cairn does not fire register and are listed).
     for (const m of src.matchAll(/\b(on[A-Z][A-Za-z0-9]*)\s*\(/g)) if (!KNOWN.has(m[1])) context[m[1]] = hook(m[1]);
     context.require = makeRequire(hooksDir);
+    // A file that assigns `module.exports` at its top level (goja_nodejs gives every script one).
+    context.module = { exports: {} };
+    context.exports = context.module.exports;
     new vm.Script(src, { filename: file }).runInContext(context);
   }
 
@@ -1210,6 +1220,8 @@ export function workerMain(): void {
       remoteIP: () => payload.request?.ip ?? '',
     };
     if (payload.original) e.original = Record.__from(payload.original, collection);
+    // v0.22's onModel* events name the record `e.model`.
+    e.model = record;
     fn(e);
     return { nextCalled, changes: record ? record.__changes() : {} };
   }
@@ -1344,7 +1356,11 @@ export function workerMain(): void {
     const r = requestOf(req);
     const auth = authRecord(req.auth);
     const respond = (status: number, type: string | undefined, body: any) => {
-      if (out.answer) throw new Error('the route has already answered');
+      // As PocketBase's router: a second answer is ignored ("response already committed"), the first stands.
+      if (out.answer) {
+        logger.warn('a pb_hooks route answered twice; the first answer stands');
+        return;
+      }
       out.answer = { status: Number(status), type, body };
     };
     const resHeaders = { set: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), add: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), get: (k: string) => out.headers[String(k).toLowerCase()] ?? '', del: (k: string) => delete out.headers[String(k).toLowerCase()] };
