@@ -301,7 +301,7 @@ export class PbPool {
  * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
  */
 type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin' | 'realtime';
-const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind; tags?: string[] }> = {
+const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind; tags?: string[]; method?: string }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
   onRecordValidate: { on: 'onRecordCreate' },
@@ -338,6 +338,16 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordsListRequest: { on: 'onRecordsListRequest', kind: 'read' },
   onRecordViewRequest: { on: 'onRecordViewRequest', kind: 'read' },
   onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin' },
+  // The auth routes' own events fire as their sign-in succeeds (PocketBase fires them before it checks).
+  onRecordAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password' },
+  onRecordAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2' },
+  onRecordAuthWithOTPRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'otp' },
+  onRecordAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh' },
+  onRecordBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22 },
+  onRecordBeforeAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2', gen: 22 },
+  onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22 },
+  onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22, tags: ['_superusers'] },
+  onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22, tags: ['_superusers'] },
   // v0.22's superusers were admins, signing in apart.
   onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin', gen: 22, tags: ['_superusers'] },
   onMailerSend: { on: 'onMailerSend', kind: 'mail' },
@@ -571,8 +581,10 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   const bootstraps: number[] = [];
   /** The handler of a registration on an event other than a write: a record leaving, an API read, a mail, a sign-in. */
   const otherEvent =
-    (kind: PbKind, gen: 22 | 23, index: number, source: string) =>
+    (kind: PbKind, gen: 22 | 23, index: number, source: string, method?: string) =>
     async (e: any): Promise<void> => {
+      // An event of one sign-in method (onRecordAuthWithPasswordRequest…) lets the others by.
+      if (method !== undefined && e.method !== method) return e.next();
       let reached = false;
       const run = async (payload: Record<string, unknown>, next: (out: any) => void): Promise<any> => {
         const ops = opsFor(slot, e.app, e.db ?? 'main', {
@@ -657,7 +669,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         const gen = mapped.gen ?? reg.gen;
         const kind = mapped.kind ?? 'write';
         if (kind !== 'write') {
-          set.bind(mapped.on, otherEvent(kind, gen, index, source), mapped.tags ?? reg.collections ?? [], source);
+          set.bind(mapped.on, otherEvent(kind, gen, index, source, mapped.method), mapped.tags ?? reg.collections ?? [], source);
           return;
         }
         const after = mapped.on.startsWith('onRecordAfter');

@@ -1256,6 +1256,11 @@ export function workerMain(): void {
       token: payload.token,
       authMethod: payload.method,
       meta: {},
+      // The sign-in's own request (onRecordAuthWithPasswordRequest…): what the client sent.
+      identity: payload.request?.body?.identity ?? '',
+      identityField: 'email',
+      password: payload.request?.body?.password ?? '',
+      providerName: payload.request?.body?.provider ?? '',
       next: () => {
         if (nextCalled) throw new Error('e.next() was already called');
         nextCalled = true;

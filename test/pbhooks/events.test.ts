@@ -44,6 +44,12 @@ onRecordAuthRequest((e) => {
   if (e.record.email().startsWith("banned")) throw new ForbiddenError("Banned (" + e.authMethod + ").");
   e.next();
 }, "users");
+
+onRecordAuthWithPasswordRequest((e) => {
+  if (e.identity === "fine@example.com" && e.password === "wrong-but-right") throw new BadRequestError("Never reached.");
+  if (e.record.email() === "shy@example.com") throw new BadRequestError("Shy " + e.identity);
+  e.next();
+});
 `;
 
 // v0.22 handlers of the same read events change the answer and go on by themselves.
@@ -181,6 +187,11 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.message, 'Banned (password).');
     await createUser(server, 'fine@example.com');
+    const shy = { email: 'shy@example.com', password: 'user-password-1', passwordConfirm: 'user-password-1' };
+    assert.equal((await server.request('POST', '/api/collections/users/records', { body: shy })).status, 200);
+    const refused = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'shy@example.com', password: 'user-password-1' } });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.message, 'Shy shy@example.com');
   });
 
   test('v0.22 onMailerBefore*Send and MailerMessage with cc through $app.newMailClient()', async () => {
