@@ -194,6 +194,14 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     assert.equal(refused.body.message, 'Shy shy@example.com');
   });
 
+  test('GET /api/hooks lists these handlers and no event left unfired', async () => {
+    const res = await server.admin('GET', '/api/hooks');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.pbNotFired, []);
+    const events = new Set(res.body.handlers.map((h: any) => h.event));
+    for (const e of ['onRecordEnrich', 'onRecordsListRequest', 'onRecordViewRequest', 'onMailerSend', 'onMailerRecordPasswordResetSend', 'onRecordAuthRequest']) assert.ok(events.has(e), e);
+  });
+
   test('v0.22 onMailerBefore*Send and MailerMessage with cc through $app.newMailClient()', async () => {
     await createUser(server, 'vera@example.com');
     const res = await server.request('POST', '/api/collections/users/request-verification', { body: { email: 'vera@example.com' } });
