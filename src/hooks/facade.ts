@@ -73,6 +73,13 @@ export function hookApp(slot: ServiceSlot, source: string, set?: HookSet, open?:
     onRecordAfterDeleteSuccess: on('onRecordAfterDeleteSuccess'),
     onRecordEnrich: on('onRecordEnrich'),
     onRecordAuthRequest: on('onRecordAuthRequest'),
+    onRecordsListRequest: on('onRecordsListRequest'),
+    onRecordViewRequest: on('onRecordViewRequest'),
+    onMailerSend: on('onMailerSend'),
+    onMailerRecordPasswordResetSend: on('onMailerRecordPasswordResetSend'),
+    onMailerRecordVerificationSend: on('onMailerRecordVerificationSend'),
+    onMailerRecordEmailChangeSend: on('onMailerRecordEmailChangeSend'),
+    onMailerRecordOTPSend: on('onMailerRecordOTPSend'),
     routerAdd(method: string, path: string, handler: (e: any) => unknown, ...middlewares: RouteMiddleware[]) {
       if (!set) refuse('routerAdd');
       set.addRoute(method, path, handler, middlewares, source);
