@@ -137,6 +137,17 @@ export class EmailFlows {
     return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw);
   }
 
+  /**
+   * Mails one account a flow's link now, whatever its state (application hooks' `$mails.sendRecord…`):
+   * the same mail, template and hooks as the request endpoints'. An email change names the new address.
+   */
+  async sendFor(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, recordId: string, newEmail?: string): Promise<void> {
+    const account = await this.account(ctx, collection, 'id', recordId);
+    if (!account) throw badRequest(`No account "${recordId}" in "${collection.name}".`);
+    if (purpose === 'email-change' && (typeof newEmail !== 'string' || !isEmail(newEmail))) throw badRequest('The new email address is not valid.');
+    await this.mail(ctx, collection, purpose, account, purpose === 'email-change' ? newEmail : undefined);
+  }
+
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */
   async requestVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));

@@ -21,6 +21,7 @@ import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { HookApp, RouteEvent } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { RawAnswer } from '../records/deps.ts';
+import { systemContext } from '../context.ts';
 import type { StagedFile } from '../files/staged.ts';
 import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
@@ -428,6 +429,13 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         return withFiles(slot, args[1], (data) => records().create(args[0], data ?? {}));
       case 'update':
         return withFiles(slot, args[2], (data) => records().update(args[0], args[1], data ?? {}));
+      case 'mails': {
+        const services = slot.current;
+        if (!services?.emailFlows) throw new Error('Cairn is not serving: mail is sent only while the server runs');
+        const database = await services.registry.get(db);
+        const collection = await services.collections.get(database, String(args[1]));
+        return services.emailFlows.sendFor(systemContext(db, database), collection, args[0], String(args[2]), args[3]);
+      }
       case 'fileFromURL':
         return fileFromURL(String(args[0]));
       case 'delete':

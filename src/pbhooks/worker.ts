@@ -969,10 +969,19 @@ export function workerMain(): void {
       Object.assign(this, m);
     }
   }
+  /** PocketBase's `mails` package: the auth flows' mails to a record, now (`app` is the first argument, as in PocketBase). */
+  const recordOf = (args: any[]): any => {
+    const r = args.find((a) => a instanceof Record);
+    if (!r) throw new Error('$mails: a record is required');
+    return r;
+  };
   const $mails = {
-    sendRecordPasswordReset: () => undefined,
-    sendRecordVerification: () => undefined,
-    sendRecordChangeEmail: () => undefined,
+    sendRecordPasswordReset: (...args: any[]) => void call('mails', 'password-reset', recordOf(args)._c.name, recordOf(args).id),
+    sendRecordVerification: (...args: any[]) => void call('mails', 'verification', recordOf(args)._c.name, recordOf(args).id),
+    sendRecordChangeEmail: (...args: any[]) => {
+      const r = recordOf(args);
+      void call('mails', 'email-change', r._c.name, r.id, String(args[args.indexOf(r) + 1] ?? ''));
+    },
   };
 
 

@@ -83,6 +83,12 @@ onMailerBeforeRecordVerificationSend((e) => {
   e.message.subject = "Legacy verify " + e.record.getString("email");
 });
 
+routerAdd("POST", "/api/remind/{id}", (e) => {
+  const user = $app.findRecordById("users", e.request.pathValue("id"));
+  $mails.sendRecordVerification($app, user);
+  return e.noContent(204);
+});
+
 routerAdd("POST", "/api/shout", (e) => {
   $app.newMailClient().send(new MailerMessage({
     from: { address: "team@example.com", name: "Team" },
@@ -192,6 +198,14 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     const refused = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'shy@example.com', password: 'user-password-1' } });
     assert.equal(refused.status, 400, refused.text);
     assert.equal(refused.body.message, 'Shy shy@example.com');
+  });
+
+  test('$mails.sendRecordVerification mails the record through its flow (and its mail events)', async () => {
+    const wes = await createUser(server, 'wes@example.com');
+    const res = await server.request('POST', `/api/remind/${wes.id}`, { body: {} });
+    assert.equal(res.status, 204, res.text);
+    const mail = await inbox.next('wes@example.com', /Legacy verify/);
+    assert.equal(mail.subject, '[Cairn] Legacy verify wes@example.com');
   });
 
   test('GET /api/hooks lists these handlers and no event left unfired', async () => {
