@@ -440,10 +440,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
-  const hookServices = hooks && { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, settings: services.settings, log: app.log };
+  const hookServices = hooks && { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, settings: services.settings, log: app.log };
   const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
   if (hooks && hookServices && hookCron) {
     hooks.attach(hookServices);
+    services.realtime.hooks = hooks;
     hookCron.start(hooks.current);
     hooks.onSwap = (set) => hookCron.start(set);
   }

@@ -8,7 +8,7 @@ import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { Mailer } from './mail/mailer.ts';
+import type { MailAbout, Mailer } from './mail/mailer.ts';
 import { flowMail, templateMail } from './mail/templates.ts';
 import { durationText } from './otp.ts';
 import { consumeToken, issueToken, type OneTimePurpose, type OneTimeToken, peekToken, revokeTokens } from './one-time-tokens.ts';
@@ -100,12 +100,19 @@ export class EmailFlows {
     const to = newEmail ?? account.email;
     const template =
       purpose === 'verification' ? settings.verificationTemplate : purpose === 'password-reset' ? settings.resetPasswordTemplate : settings.confirmEmailChangeTemplate;
+    const view = () => this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id) as Promise<Record<string, unknown>>;
+    const about: MailAbout = {
+      event: purpose,
+      collection: { id: collection.id, name: collection.name },
+      record: view,
+      meta: newEmail === undefined ? { token } : { token, newEmail },
+    };
     if (template) {
-      const record = await this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id).catch(() => ({ id: account.id, email: account.email }));
-      this.mailer.sendLater(templateMail(template, meta, to, { '{TOKEN}': token }, publicValues(collection, record as Record<string, unknown>)));
+      const record = await view().catch(() => ({ id: account.id, email: account.email }));
+      this.mailer.sendLater(templateMail(template, meta, to, { '{TOKEN}': token }, publicValues(collection, record as Record<string, unknown>)), about);
       return;
     }
-    this.mailer.sendLater(flowMail(purpose, meta, to, token, durationText(ttl), { kind: 'record', database: ctx.dbName, collection: collection.name }));
+    this.mailer.sendLater(flowMail(purpose, meta, to, token, durationText(ttl), { kind: 'record', database: ctx.dbName, collection: collection.name }), about);
   }
 
   /**
@@ -128,6 +135,17 @@ export class EmailFlows {
   /** Takes a checked token: Cairn's are single-use; PocketBase's are stateless and lapse as the account changes. */
   private async take(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, checked: CheckedToken, raw: unknown): Promise<OneTimeToken | undefined> {
     return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw);
+  }
+
+  /**
+   * Mails one account a flow's link now, whatever its state (application hooks' `$mails.sendRecord…`):
+   * the same mail, template and hooks as the request endpoints'. An email change names the new address.
+   */
+  async sendFor(ctx: RequestContext, collection: Collection, purpose: OneTimePurpose, recordId: string, newEmail?: string): Promise<void> {
+    const account = await this.account(ctx, collection, 'id', recordId);
+    if (!account) throw badRequest(`No account "${recordId}" in "${collection.name}".`);
+    if (purpose === 'email-change' && (typeof newEmail !== 'string' || !isEmail(newEmail))) throw badRequest('The new email address is not valid.');
+    await this.mail(ctx, collection, purpose, account, purpose === 'email-change' ? newEmail : undefined);
   }
 
   /** Sends a verification mail to an unverified account; answers the same for unknown addresses. */

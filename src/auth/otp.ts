@@ -10,7 +10,7 @@ import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { SchemaStep } from '../storage/index.ts';
-import type { Mailer } from './mail/mailer.ts';
+import type { MailAbout, Mailer } from './mail/mailer.ts';
 import { otpMail, templateMail } from './mail/templates.ts';
 import { bodyOf } from './body.ts';
 import { claimUnverified } from './claim.ts';
@@ -110,8 +110,14 @@ export class OtpService {
     const meta = await this.settings.get<MetaSettings>('meta');
     const template = authSettingsOf(collection).otp.emailTemplate;
     // The collection's own mail (PocketBase's template) when it has one, with the record's id and email.
-    if (template) this.mailer.sendLater(templateMail(template, meta, account.email, { '{OTP}': code, '{OTP_ID}': otpId }, { id: account.id, email: account.email }));
-    else this.mailer.sendLater(otpMail(meta, account.email, code, durationText(duration)));
+    const about: MailAbout = {
+      event: 'otp',
+      collection: { id: collection.id, name: collection.name },
+      record: () => this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id) as Promise<Record<string, unknown>>,
+      meta: { otpId, password: code },
+    };
+    if (template) this.mailer.sendLater(templateMail(template, meta, account.email, { '{OTP}': code, '{OTP_ID}': otpId }, { id: account.id, email: account.email }), about);
+    else this.mailer.sendLater(otpMail(meta, account.email, code, durationText(duration)), about);
     return { otpId };
   }
 

@@ -1,4 +1,8 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { detectFileType, SNIFF_BYTES } from './content-type.ts';
+import { storedName } from './names.ts';
+import { StagedFile } from './staged.ts';
 import path from 'node:path';
 import type { Collection } from '../collections/model.ts';
 import { type FieldError, unsupportedMediaType, validationFailed } from '../errors.ts';
@@ -9,7 +13,7 @@ import { fileList, fileNames } from './field.ts';
 import { isRecordId } from '../lib/ids.ts';
 import { fileKey, recordPrefix } from './keys.ts';
 import { isStoredName } from './names.ts';
-import { isStagedFile, type StagedFile } from './staged.ts';
+import { isStagedFile } from './staged.ts';
 import type { FileStorage } from './storage/types.ts';
 import { discardStaged, type FileLimit, type MultipartForm, readMultipart, receiveBody, type UploadPart } from './uploads.ts';
 
@@ -167,6 +171,23 @@ export class FileStore implements RecordFiles {
       }
     }
   };
+
+  /**
+   * A file application code gives a record (pb_hooks' `$filesystem.fileFromBytes/Path/URL`, a route's
+   * uploads): staged as an upload is, so the write validates and stores it the same way.
+   */
+  async stageBytes(originalName: string, bytes: Buffer): Promise<StagedFile> {
+    const tempPath = path.join(this.options.stagingDir, `hook-${randomBytes(12).toString('hex')}`);
+    await writeFile(tempPath, bytes, { mode: 0o600 });
+    const name = String(originalName || 'file');
+    const detected = await detectFileType(tempPath, bytes.subarray(0, SNIFF_BYTES), name);
+    return new StagedFile({ name: storedName(name, detected.extension), originalName: name, tempPath, size: bytes.length, contentType: detected.contentType, tooLarge: false });
+  }
+
+  /** Removes the staged copies of files `stageBytes` made that no write stored. */
+  discardStaged(staged: StagedFile[]): Promise<void> {
+    return discardStaged(staged);
+  }
 
   /** After a write: staged copies are removed, stored files of a write that did not commit too. */
   private async settle(staged: StagedFile[]): Promise<void> {

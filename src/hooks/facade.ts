@@ -1,5 +1,6 @@
 import type { NamingLogger as Logger } from '../lib/logger.ts';
 import type { Mailer } from '../auth/mail/mailer.ts';
+import type { EmailFlows } from '../auth/email-flows.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { HookRecords, type HookData, type OpenTransaction } from './records-api.ts';
@@ -9,6 +10,8 @@ import type { HookApp, HookLogger, MailMessage, RouteMiddleware } from './types.
 /** The services of the app serving now, which hooks reach through `app` (a restore replaces them). */
 export interface HookServices extends HookData {
   mailer: Mailer;
+  /** The auth flows' mails (pb_hooks' `$mails.sendRecord…`). */
+  emailFlows?: EmailFlows;
   settings: SettingsService;
   log: Logger;
 }
@@ -73,6 +76,13 @@ export function hookApp(slot: ServiceSlot, source: string, set?: HookSet, open?:
     onRecordAfterDeleteSuccess: on('onRecordAfterDeleteSuccess'),
     onRecordEnrich: on('onRecordEnrich'),
     onRecordAuthRequest: on('onRecordAuthRequest'),
+    onRecordsListRequest: on('onRecordsListRequest'),
+    onRecordViewRequest: on('onRecordViewRequest'),
+    onMailerSend: on('onMailerSend'),
+    onMailerRecordPasswordResetSend: on('onMailerRecordPasswordResetSend'),
+    onMailerRecordVerificationSend: on('onMailerRecordVerificationSend'),
+    onMailerRecordEmailChangeSend: on('onMailerRecordEmailChangeSend'),
+    onMailerRecordOTPSend: on('onMailerRecordOTPSend'),
     routerAdd(method: string, path: string, handler: (e: any) => unknown, ...middlewares: RouteMiddleware[]) {
       if (!set) refuse('routerAdd');
       set.addRoute(method, path, handler, middlewares, source);

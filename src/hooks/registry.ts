@@ -17,6 +17,20 @@ export const RECORD_EVENTS = [
   'onRecordAfterDeleteSuccess',
   'onRecordEnrich',
   'onRecordAuthRequest',
+  // API requests reading records (pb_hooks' onRecordsListRequest / onRecordViewRequest).
+  'onRecordsListRequest',
+  'onRecordViewRequest',
+  // Mail about to leave: every mail, and the auth flows' mails by collection.
+  'onMailerSend',
+  'onMailerRecordPasswordResetSend',
+  'onMailerRecordVerificationSend',
+  'onMailerRecordEmailChangeSend',
+  'onMailerRecordOTPSend',
+  'onMailerRecordAuthAlertSend',
+  // Realtime: a client connecting, a subscription request, a message about to leave.
+  'onRealtimeConnectRequest',
+  'onRealtimeSubscribeRequest',
+  'onRealtimeMessageSend',
 ] as const;
 
 export type RecordEventName = (typeof RECORD_EVENTS)[number];
@@ -92,6 +106,16 @@ export class HookSet {
     }
     // A later cronAdd of the same name replaces the job, as in PocketBase.
     this.crons.set(name, { name, schedule, expression: String(expression), handler, source });
+  }
+
+  /** Every handler of `event`, whatever it is limited to (events about no collection: mail, realtime). */
+  all(event: RecordEventName): readonly Bound<any>[] {
+    return this.handlers.get(event) ?? [];
+  }
+
+  /** The handlers of `event` for a collection known by id and name only (mail of the auth flows). */
+  tagged(event: RecordEventName, tags: readonly string[]): readonly Bound<any>[] {
+    return (this.handlers.get(event) ?? []).filter((b) => matches(b, tags));
   }
 
   /** Whether any handler is bound to `event`, for any collection. */

@@ -1,9 +1,11 @@
 import type { Collection } from '../collections/model.ts';
 import { type Auth, isSystem, type RequestContext } from '../context.ts';
 import { ApiError, badRequest, notFound } from '../errors.ts';
+import { type AroundRead, RawAnswer } from '../records/deps.ts';
 import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
+import type { Mail, MailAbout, MailHook } from '../auth/mail/mailer.ts';
 import type { NamingLogger } from '../lib/logger.ts';
 import { type Bound, runChain } from '../lib/chain.ts';
 import { hookApp, type HookServices, type ServiceSlot } from './facade.ts';
@@ -189,6 +191,199 @@ class SignInEvent extends RecordHeld {
   }
 }
 
+/**
+ * An API request reading records (`onRecordsListRequest`, `onRecordViewRequest`): `result` is the
+ * list answer (its `items` also as `records`) or `record` the viewed one, both the handlers' to
+ * change before `next()`; `answer` is set by a handler that answers itself.
+ */
+export class ReadRequestEvent extends Event {
+  answer?: RawAnswer;
+  constructor(
+    slot: ServiceSlot,
+    ctx: RequestContext,
+    collection: Collection,
+    readonly kind: 'list' | 'view',
+    public value: any,
+  ) {
+    super(slot, ctx, collectionView(collection));
+  }
+
+  get result(): any {
+    return this.kind === 'list' ? this.value : undefined;
+  }
+
+  get records(): any[] {
+    return this.kind === 'list' ? this.value.items : [this.value];
+  }
+
+  set records(items: any[]) {
+    if (this.kind === 'list') this.value.items = items;
+    else this.value = items[0];
+  }
+
+  get record(): any {
+    return this.kind === 'view' ? this.value : this.value.items[0];
+  }
+
+  set record(r: any) {
+    if (this.kind === 'view') this.value = r;
+  }
+
+  json(status: number, data: unknown): void {
+    this.answer = new RawAnswer(status, 'application/json; charset=utf-8', JSON.stringify(data) ?? 'null');
+  }
+
+  string(status: number, text: string): void {
+    this.answer = new RawAnswer(status, 'text/plain; charset=utf-8', String(text));
+  }
+
+  html(status: number, text: string): void {
+    this.answer = new RawAnswer(status, 'text/html; charset=utf-8', String(text));
+  }
+
+  noContent(status = 204): void {
+    this.answer = new RawAnswer(status, undefined, undefined);
+  }
+}
+
+/** A mail address as PocketBase's `mail.Address`. */
+export interface MailAddress {
+  name: string;
+  address: string;
+}
+
+/** A mail as hooks see it (PocketBase's `mailer.Message`). */
+export interface HookMailMessage {
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  bcc: MailAddress[];
+  subject: string;
+  html: string;
+  text: string;
+  headers: Record<string, string>;
+}
+
+function parseAddresses(list: string | undefined): MailAddress[] {
+  if (!list) return [];
+  return list
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '')
+    .map((a) => {
+      const m = /^(.*)<([^>]+)>$/.exec(a);
+      return m ? { name: m[1].trim().replace(/^"|"$/g, ''), address: m[2].trim() } : { name: '', address: a };
+    });
+}
+
+function joinAddresses(list: unknown): string {
+  const items = Array.isArray(list) ? list : list ? [list] : [];
+  return items
+    .map((a: any) => (typeof a === 'string' ? a : a?.name ? `${a.name} <${a.address}>` : String(a?.address ?? '')))
+    .filter((a) => a !== '')
+    .join(', ');
+}
+
+export function hookMessage(mail: Mail): HookMailMessage {
+  return {
+    from: { name: mail.from.name, address: mail.from.address },
+    to: parseAddresses(mail.to),
+    cc: parseAddresses(mail.cc),
+    bcc: parseAddresses(mail.bcc),
+    subject: mail.subject,
+    html: mail.html,
+    text: mail.text,
+    headers: { ...(mail.headers ?? {}) },
+  };
+}
+
+export function mailOfMessage(m: any): Mail {
+  const from = m?.from && typeof m.from === 'object' ? { name: String(m.from.name ?? ''), address: String(m.from.address ?? '') } : parseAddresses(String(m?.from ?? ''))[0] ?? { name: '', address: '' };
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m?.headers ?? {})) headers[k] = String(v);
+  return {
+    from,
+    to: joinAddresses(m?.to),
+    cc: joinAddresses(m?.cc) || undefined,
+    bcc: joinAddresses(m?.bcc) || undefined,
+    subject: String(m?.subject ?? ''),
+    html: String(m?.html ?? ''),
+    text: String(m?.text ?? ''),
+    headers,
+  };
+}
+
+/** The hooks' event names of the auth flows' mails. */
+const MAIL_EVENTS: Record<MailAbout['event'], RecordEventName> = {
+  'password-reset': 'onMailerRecordPasswordResetSend',
+  verification: 'onMailerRecordVerificationSend',
+  'email-change': 'onMailerRecordEmailChangeSend',
+  otp: 'onMailerRecordOTPSend',
+  'auth-alert': 'onMailerRecordAuthAlertSend',
+};
+
+/**
+ * A mail about to leave (`onMailerSend`; `onMailerRecord*Send` with the account's `record`,
+ * `collection` and `meta`): `message` is the handlers' to change; a handler that does not call
+ * `next()` stops the mail.
+ */
+export class MailEvent {
+  next!: () => Promise<void>;
+  current?: string;
+  readonly db = 'main';
+  private apps?: Map<string, HookApp>;
+  constructor(
+    private readonly slot: ServiceSlot,
+    public message: HookMailMessage,
+    readonly collection?: { id: string; name: string; type: string },
+    public record?: Record<string, unknown>,
+    readonly meta?: Record<string, unknown>,
+  ) {}
+
+  get app(): HookApp {
+    const source = this.current ?? 'event';
+    this.apps ??= new Map();
+    let app = this.apps.get(source);
+    if (!app) this.apps.set(source, (app = hookApp(this.slot, source)));
+    return app;
+  }
+
+  get auth(): null {
+    return null;
+  }
+}
+
+/**
+ * A realtime event: a client connecting (`onRealtimeConnectRequest`), its subscription request
+ * (`onRealtimeSubscribeRequest`, `subscriptions` the handlers' to change) or a message about to
+ * reach it (`onRealtimeMessageSend`, `message` `{ name, data }` the handlers' to change).
+ */
+export class RealtimeEvent {
+  next!: () => Promise<void>;
+  current?: string;
+  readonly db: string;
+  private apps?: Map<string, HookApp>;
+  subscriptions?: string[];
+  message?: { name: string; data: string };
+  constructor(
+    private readonly slot: ServiceSlot,
+    readonly client: { id: string },
+    readonly request: RequestContext['request'] | undefined,
+    readonly auth: HookAuth | null,
+    db = 'main',
+  ) {
+    this.db = db;
+  }
+
+  get app(): HookApp {
+    const source = this.current ?? 'event';
+    this.apps ??= new Map();
+    let app = this.apps.get(source);
+    if (!app) this.apps.set(source, (app = hookApp(this.slot, source)));
+    return app;
+  }
+}
+
 const done = async (): Promise<void> => undefined;
 
 /** Writes that began within one slice of time share one deadline. */
@@ -296,6 +491,7 @@ export class HookRuntime implements RecordEvents {
 
   attach(services: HookServices): void {
     this.slot.current = services;
+    services.mailer.hook = this.mailHook;
     void this.set?.pb?.bootstrap();
   }
 
@@ -337,6 +533,20 @@ export class HookRuntime implements RecordEvents {
   }
 
   private readonly arounds = new WeakMap<readonly Bound<unknown>[], AroundWrite>();
+
+  readRequest(kind: 'list' | 'view', collection: Collection): AroundRead | undefined {
+    const handlers = this.set.for(kind === 'list' ? 'onRecordsListRequest' : 'onRecordViewRequest', collection);
+    if (handlers.length === 0) return undefined;
+    return async (ctx, c, value) => {
+      const event = new ReadRequestEvent(this.slot, ctx, c, kind, value);
+      let reached = false;
+      await runChain(event, handlers, async () => void (reached = true), asHookError);
+      // A handler that answered wins; one that neither answered nor went on leaves the answer as it is.
+      if (event.answer) return event.answer;
+      void reached;
+      return event.value;
+    };
+  }
 
   enriches(collection: Collection): boolean {
     return this.set.has('onRecordEnrich') && this.set.for('onRecordEnrich', collection).length > 0;
@@ -390,6 +600,68 @@ export class HookRuntime implements RecordEvents {
       }
     });
   };
+
+  /** The mailer's hook: the auth flows' mail events, then `onMailerSend`, before any mail leaves. */
+  readonly mailHook: MailHook = async (mail, about) => {
+    const set = this.set;
+    const flow = about ? set.tagged(MAIL_EVENTS[about.event], [about.collection.id, about.collection.name]) : [];
+    const every = set.all('onMailerSend');
+    if (flow.length === 0 && every.length === 0) return mail;
+    let out: Mail | undefined;
+    const sendStep = async (message: HookMailMessage): Promise<void> => {
+      if (every.length === 0) {
+        out = mailOfMessage(message);
+        return;
+      }
+      const event = new MailEvent(this.slot, message);
+      await runChain(event, every, async () => void (out = mailOfMessage(event.message)), asHookError);
+    };
+    if (flow.length === 0) {
+      await sendStep(hookMessage(mail));
+      return out;
+    }
+    const record = await about!.record().catch(() => ({}));
+    const event = new MailEvent(this.slot, hookMessage(mail), { id: about!.collection.id, name: about!.collection.name, type: 'auth' }, record, { ...about!.meta });
+    await runChain(event, flow, () => sendStep(event.message), asHookError);
+    return out;
+  };
+
+  /** Realtime (`RealtimeHooks`): a connecting client; a handler's throw refuses it. */
+  async realtimeConnect(clientId: string, request: { headers: Record<string, unknown>; ip: string }): Promise<void> {
+    const handlers = this.set.all('onRealtimeConnectRequest');
+    if (handlers.length === 0) return;
+    const event = new RealtimeEvent(this.slot, { id: clientId }, { method: 'GET', headers: request.headers as any, query: {}, body: {}, ip: request.ip }, null);
+    await runChain(event, handlers, done, asHookError);
+  }
+
+  /** A subscription request: the topics the handlers leave (a handler that does not go on keeps the old ones). */
+  async realtimeSubscribe(clientId: string, caller: { dbName: string; auth: RequestContext['auth'] }, topics: string[]): Promise<string[]> {
+    const handlers = this.set.all('onRealtimeSubscribeRequest');
+    if (handlers.length === 0) return topics;
+    const event = new RealtimeEvent(this.slot, { id: clientId }, { method: 'POST', headers: {}, query: {}, body: { clientId, subscriptions: topics }, ip: '' }, authView(caller.auth), caller.dbName);
+    event.subscriptions = [...topics];
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    if (!reached) throw badRequest('The subscription request was cancelled by a hook.');
+    return (event.subscriptions ?? []).map(String);
+  }
+
+  realtimeMessages(): boolean {
+    return this.set.has('onRealtimeMessageSend');
+  }
+
+  /** A record message about to reach one client: the message the handlers leave, or none when one did not go on. */
+  async realtimeMessage(clientId: string, caller: RequestContext['auth'] | undefined, name: string, data: string): Promise<{ name: string; data: string } | undefined> {
+    const handlers = this.set.all('onRealtimeMessageSend');
+    if (handlers.length === 0) return { name, data };
+    const event = new RealtimeEvent(this.slot, { id: clientId }, undefined, caller ? authView(caller) : null);
+    event.message = { name, data };
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    if (!reached || !event.message) return undefined;
+    const m = event.message as { name: unknown; data: unknown };
+    return { name: String(m.name), data: typeof m.data === 'string' ? m.data : JSON.stringify(m.data) };
+  }
 
   /** The sign-in hook (`onRecordAuthRequest`): every successful record sign-in, before its token leaves. */
   readonly signIn: SignInHook = async (ctx, collection, record, token, method) => {

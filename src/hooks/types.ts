@@ -118,6 +118,48 @@ export interface RecordAuthRequestEvent<R = RecordData> extends HookEvent {
   readonly method: string;
 }
 
+/**
+ * An API request listing or viewing records (`onRecordsListRequest`, `onRecordViewRequest`), once
+ * the records are read: change `result` (a list: `items`, `page`, `perPage`, `totalItems`,
+ * `totalPages`) or `record` (a view) before `next()`, or answer yourself with `json`/`string`/`html`.
+ */
+export interface RecordReadRequestEvent<R = RecordData> extends HookEvent {
+  readonly app: HookApp;
+  readonly db: string;
+  readonly collection: HookCollection;
+  readonly auth: HookAuth | null;
+  readonly request: HookRequestInfo;
+  /** A list's answer (undefined for a view). */
+  readonly result?: { items: R[]; page: number; perPage: number; totalItems: number; totalPages: number };
+  /** A list's items, or the viewed record alone. */
+  records: R[];
+  /** The viewed record. */
+  record: R;
+  json(status: number, data: unknown): void;
+  string(status: number, text: string): void;
+  html(status: number, text: string): void;
+  noContent(status?: number): void;
+}
+
+/** A mail address. */
+export interface HookMailAddress {
+  name: string;
+  address: string;
+}
+
+/**
+ * A mail about to leave (`onMailerSend`: every mail; `onMailerRecord…Send`: an auth flow's, with the
+ * account's `record` and `meta` — the token, or an OTP's `otpId` and `password`). Change `message`
+ * before `next()`; not calling it stops the mail.
+ */
+export interface MailerEvent extends HookEvent {
+  readonly app: HookApp;
+  message: { from: HookMailAddress; to: HookMailAddress[]; cc: HookMailAddress[]; bcc: HookMailAddress[]; subject: string; html: string; text: string; headers: Record<string, string> };
+  readonly collection?: { id: string; name: string; type: string };
+  readonly record?: RecordData;
+  readonly meta?: Record<string, unknown>;
+}
+
 /** A request to a route added with `routerAdd`. */
 export interface RouteEvent extends HookEvent {
   readonly app: HookApp;
@@ -208,6 +250,13 @@ export interface HookApp {
   onRecordAfterDeleteSuccess<C extends CollectionName = string>(handler: Handler<RecordSuccessEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordEnrich<C extends CollectionName = string>(handler: Handler<RecordEnrichEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordAuthRequest<C extends CollectionName = string>(handler: Handler<RecordAuthRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
+  onRecordsListRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
+  onRecordViewRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
+  onMailerSend(handler: Handler<MailerEvent>): void;
+  onMailerRecordPasswordResetSend(handler: Handler<MailerEvent>, ...collections: CollectionName[]): void;
+  onMailerRecordVerificationSend(handler: Handler<MailerEvent>, ...collections: CollectionName[]): void;
+  onMailerRecordEmailChangeSend(handler: Handler<MailerEvent>, ...collections: CollectionName[]): void;
+  onMailerRecordOTPSend(handler: Handler<MailerEvent>, ...collections: CollectionName[]): void;
   /** `path` as `/api/hello/{name}`, or `{rest...}` for the rest of the path. */
   routerAdd(method: string, path: string, handler: (e: RouteEvent) => unknown, ...middlewares: RouteMiddleware[]): void;
   /** A 5- or 6-field cron expression (UTC) or `@every 10m`; runs once per tick across nodes. */

@@ -20,7 +20,12 @@ import { HookRecords } from '../hooks/records-api.ts';
 import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { HookApp, RouteEvent } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
+import { RawAnswer } from '../records/deps.ts';
+import { systemContext } from '../context.ts';
+import type { StagedFile } from '../files/staged.ts';
+import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
+import { goTemplate } from './gotemplate.ts';
 import { workerMain } from './worker.ts';
 
 
@@ -80,7 +85,7 @@ class PbWorker {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(`${PRELUDE}(${workerMain.toString()})()`, {
+    this.worker = new Worker(`${PRELUDE}var __goTemplate = ${goTemplate.toString()};\n(${workerMain.toString()})()`, {
       eval: true,
       workerData: { files, hooksDir: dir, flag: this.flag.buffer, port: port2 },
       transferList: [port2],
@@ -292,8 +297,12 @@ export class PbPool {
   }
 }
 
-/** Which Cairn event a PocketBase registration runs on, whether for API requests only, and its API generation. */
-const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23 }> = {
+/**
+ * Which Cairn event a PocketBase registration runs on, whether for API requests only, its API
+ * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
+ */
+type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin' | 'realtime';
+const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind; tags?: string[]; method?: string }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
   onRecordValidate: { on: 'onRecordCreate' },
@@ -325,6 +334,37 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onModelAfterDeleteSuccess: { on: 'onRecordAfterDeleteSuccess' },
   onModelAfterDelete: { on: 'onRecordAfterDeleteSuccess', gen: 22 },
   onRecordAfterDeleteRequest: { on: 'onRecordAfterDeleteSuccess', api: true, gen: 22 },
+  onRecordEnrich: { on: 'onRecordEnrich', kind: 'enrich' },
+  // The same names in both generations (v0.22's go on by themselves, without e.next()).
+  onRecordsListRequest: { on: 'onRecordsListRequest', kind: 'read' },
+  onRecordViewRequest: { on: 'onRecordViewRequest', kind: 'read' },
+  onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin' },
+  // The auth routes' own events fire as their sign-in succeeds (PocketBase fires them before it checks).
+  onRecordAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password' },
+  onRecordAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2' },
+  onRecordAuthWithOTPRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'otp' },
+  onRecordAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh' },
+  onRecordBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22 },
+  onRecordBeforeAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2', gen: 22 },
+  onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22 },
+  onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22, tags: ['_superusers'] },
+  onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22, tags: ['_superusers'] },
+  // v0.22's superusers were admins, signing in apart.
+  onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin', gen: 22, tags: ['_superusers'] },
+  onMailerSend: { on: 'onMailerSend', kind: 'mail' },
+  onMailerRecordPasswordResetSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail' },
+  onMailerRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail' },
+  onMailerRecordEmailChangeSend: { on: 'onMailerRecordEmailChangeSend', kind: 'mail' },
+  onMailerRecordOTPSend: { on: 'onMailerRecordOTPSend', kind: 'mail' },
+  onMailerRecordAuthAlertSend: { on: 'onMailerRecordAuthAlertSend', kind: 'mail' },
+  onMailerBeforeRecordResetPasswordSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail', gen: 22 },
+  onMailerBeforeRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail', gen: 22 },
+  onMailerBeforeRecordChangeEmailSend: { on: 'onMailerRecordEmailChangeSend', kind: 'mail', gen: 22 },
+  onRealtimeConnectRequest: { on: 'onRealtimeConnectRequest', kind: 'realtime' },
+  onRealtimeSubscribeRequest: { on: 'onRealtimeSubscribeRequest', kind: 'realtime' },
+  onRealtimeBeforeSubscribeRequest: { on: 'onRealtimeSubscribeRequest', kind: 'realtime', gen: 22 },
+  onRealtimeMessageSend: { on: 'onRealtimeMessageSend', kind: 'realtime' },
+  onRealtimeBeforeMessageSend: { on: 'onRealtimeMessageSend', kind: 'realtime', gen: 22 },
 };
 
 /** PocketBase's cron macros. */
@@ -386,9 +426,18 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
       case 'count':
         return records().count(args[0]);
       case 'create':
-        return records().create(args[0], args[1]);
+        return withFiles(slot, args[1], (data) => records().create(args[0], data ?? {}));
       case 'update':
-        return records().update(args[0], args[1], args[2]);
+        return withFiles(slot, args[2], (data) => records().update(args[0], args[1], data ?? {}));
+      case 'mails': {
+        const services = slot.current;
+        if (!services?.emailFlows) throw new Error('Cairn is not serving: mail is sent only while the server runs');
+        const database = await services.registry.get(db);
+        const collection = await services.collections.get(database, String(args[1]));
+        return services.emailFlows.sendFor(systemContext(db, database), collection, args[0], String(args[2]), args[3]);
+      }
+      case 'fileFromURL':
+        return fileFromURL(String(args[0]));
       case 'delete':
         return records().delete(args[0], args[1]);
       case 'collection':
@@ -402,8 +451,17 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         const meta = s ? await s.get<MetaSettings>('meta') : undefined;
         return { meta: { appName: meta?.appName ?? '', appURL: meta?.appUrl ?? '', appUrl: meta?.appUrl ?? '', senderName: meta?.senderName ?? '', senderAddress: meta?.senderAddress ?? '' }, smtp: { enabled: true } };
       }
-      case 'mail':
-        return app.mail.send(mailOf(args[0]));
+      case 'mail': {
+        const services = slot.current;
+        if (!services) throw new Error('Cairn is not serving: mail is sent only while the server runs');
+        const mail = mailOfMessage(args[0]);
+        if (!mail.from.address) {
+          const meta = await services.settings.get<MetaSettings>('meta');
+          mail.from = { name: mail.from.name || meta.senderName, address: meta.senderAddress };
+        }
+        if (!mail.to) throw new TypeError('MailerMessage: `to` is required');
+        return services.mailer.send(mail);
+      }
       case 'http':
         return httpSend(args[0]);
       case 'dataDir':
@@ -414,18 +472,52 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
   };
 }
 
+/** A file a handler made (`$filesystem.fileFrom*`, `e.findUploadedFiles`), as the worker posts it. */
+interface FileMarker {
+  __file: 'bytes';
+  name: string;
+  bytes: string;
+}
+
+const isFileMarker = (v: unknown): v is FileMarker => typeof v === 'object' && v !== null && (v as FileMarker).__file === 'bytes';
+
+/**
+ * Runs a write whose values may hold files a handler made: each is staged as an upload is (so the
+ * write validates and stores it as it does a request's), and its staged copy removed after.
+ */
+async function withFiles<T>(slot: ServiceSlot, data: Record<string, unknown> | undefined, write: (data: Record<string, unknown> | undefined) => Promise<T>): Promise<T> {
+  if (!data || !Object.values(data).some((v) => isFileMarker(v) || (Array.isArray(v) && v.some(isFileMarker)))) return write(data);
+  const files = slot.current?.records.deps.files;
+  if (!files?.stageBytes || !files.discardStaged) throw new Error('files cannot be stored from pb_hooks here');
+  const staged: StagedFile[] = [];
+  const stage = async (v: unknown) => {
+    if (!isFileMarker(v)) return v;
+    const file = await files.stageBytes!(v.name, Buffer.from(v.bytes, 'base64'));
+    staged.push(file);
+    return file;
+  };
+  const out: Record<string, unknown> = {};
+  try {
+    for (const [k, v] of Object.entries(data)) out[k] = Array.isArray(v) ? await Promise.all(v.map(stage)) : await stage(v);
+    return await write(out);
+  } finally {
+    await files.discardStaged(staged);
+  }
+}
+
+/** `$filesystem.fileFromURL`: the body of a GET, as a file named after the URL's last segment. */
+async function fileFromURL(url: string): Promise<FileMarker & { size: number }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+  if (!res.ok) throw new Error(`failed to download url ${url} (${res.status})`);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const name = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() ?? '') || 'file';
+  return { __file: 'bytes', name, bytes: bytes.toString('base64'), size: bytes.length };
+}
+
 function clean(options: any): any {
   const out: any = {};
   for (const [k, v] of Object.entries(options ?? {})) if (v !== undefined && v !== null && v !== '') out[k] = v;
   return out;
-}
-
-function addresses(v: any): string[] {
-  return (Array.isArray(v) ? v : v ? [v] : []).map((a: any) => (typeof a === 'string' ? a : a?.name ? `${a.name} <${a.address}>` : String(a?.address ?? '')));
-}
-
-function mailOf(m: any): { to: string[]; subject: string; text?: string; html?: string } {
-  return { to: addresses(m?.to), subject: String(m?.subject ?? ''), text: m?.text, html: m?.html };
 }
 
 /** `$http.send`: PocketBase's answer shape (`statusCode`, `headers`, `raw`, `json`, `cookies`). */
@@ -457,6 +549,28 @@ function asPbError(err: unknown, file: string, log: (level: string, msg: string,
   return new ApiError(400, 'Something went wrong while processing your request.');
 }
 
+/** The request behind an event, as the worker builds `e.request`/`e.requestInfo()` from it (none for work no request started). */
+function requestPayload(e: { request?: EventLike['request']; auth?: unknown }): unknown {
+  const r = e.request;
+  if (!r || r.method === 'SYSTEM') return undefined;
+  return { method: r.method, path: '', query: new URLSearchParams(r.query as any).toString(), headers: r.headers, body: r.body, ip: r.ip, params: {}, auth: e.auth };
+}
+
+/** What a handler did to a record leaving for a client: keys set, hidden, shown again, custom keys allowed. */
+interface LeavingDelta {
+  changes?: Record<string, unknown>;
+  hidden?: string[];
+  unhidden?: string[];
+  custom?: boolean;
+}
+
+/** Applies a handler's `set`/`hide`/`unhide` to the record leaving (custom keys only with `withCustomData(true)`, as PocketBase). */
+function applyLeaving(record: Record<string, unknown>, d: LeavingDelta | undefined): void {
+  if (!d) return;
+  for (const [k, v] of Object.entries(d.changes ?? {})) if (k in record || d.custom || d.unhidden?.includes(k)) record[k] = v;
+  for (const k of d.hidden ?? []) delete record[k];
+}
+
 /**
  * Loads `dir`'s `*.pb.js` files into `set`: record events, routes and cron jobs become the set's
  * handlers, each running its registration in the pool. Throws a `HookLoadError` naming the file
@@ -473,6 +587,80 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   const registrations = await pool.start();
   const unsupported: string[] = [];
   const bootstraps: number[] = [];
+  /** The handler of a registration on an event other than a write: a record leaving, an API read, a mail, a sign-in. */
+  const otherEvent =
+    (kind: PbKind, gen: 22 | 23, index: number, source: string, method?: string) =>
+    async (e: any): Promise<void> => {
+      // An event of one sign-in method (onRecordAuthWithPasswordRequest…) lets the others by.
+      if (method !== undefined && e.method !== method) return e.next();
+      let reached = false;
+      const run = async (payload: Record<string, unknown>, next: (out: any) => void): Promise<any> => {
+        const ops = opsFor(slot, e.app, e.db ?? 'main', {
+          next: async (out: any) => {
+            next(out);
+            reached = true;
+            await e.next();
+            return null;
+          },
+        });
+        try {
+          return await pool.run(index, { kind, ...payload }, ops);
+        } catch (err) {
+          throw asPbError(err, source, log);
+        }
+      };
+      if (kind === 'enrich' || kind === 'signin') {
+        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method };
+        const result = await run(payload, (d) => kind === 'enrich' && applyLeaving(e.record, d));
+        if (!reached) {
+          if (kind === 'enrich') applyLeaving(e.record, result.delta);
+          if (gen === 22) await e.next();
+        }
+        return;
+      }
+      if (kind === 'read') {
+        const view = e.kind === 'view';
+        const { items, ...meta } = view ? { items: [e.record] } : e.result;
+        const payload = { view, collection: e.collection, records: items, result: view ? undefined : meta, auth: e.auth, request: requestPayload(e) };
+        const take = (records: any[] | undefined, meta: any) => {
+          if (Array.isArray(records)) e.records = records;
+          if (!view && meta && typeof meta === 'object') for (const k of ['page', 'perPage', 'totalItems', 'totalPages']) if (typeof meta[k] === 'number') e.result[k] = meta[k];
+        };
+        const result = await run(payload, (out) => take(out?.records, out?.result));
+        const a = result.answer;
+        if (a && !reached) {
+          e.answer = new RawAnswer(a.status, a.type, a.body, result.headers ?? {}, a.location);
+          return;
+        }
+        if (!reached) {
+          // v0.22's read events change the answer and go on; so does a handler that neither answers nor calls e.next().
+          take(result.records, result.result);
+          await e.next();
+        }
+        return;
+      }
+      if (kind === 'realtime') {
+        const payload = { client: e.client, subscriptions: e.subscriptions, message: e.message, auth: e.auth, request: requestPayload(e) };
+        const take = (out: any) => {
+          if (Array.isArray(out?.subscriptions) && e.subscriptions) e.subscriptions = out.subscriptions.map(String);
+          if (out?.message && e.message) e.message = out.message;
+        };
+        const result = await run(payload, take);
+        if (!reached) {
+          take(result);
+          // v0.22's handlers go on by themselves; so does a connecting client's (its stream is Cairn's to open).
+          if (gen === 22 || e.message === undefined && e.subscriptions === undefined) await e.next();
+        }
+        return;
+      }
+      // A mail.
+      const payload = { message: e.message, record: e.record, meta: e.meta, collection: e.collection };
+      const result = await run(payload, (message) => (e.message = message));
+      if (!reached) {
+        e.message = result.message;
+        if (gen === 22) await e.next();
+      }
+    };
   try {
     registrations.forEach((reg, index) => {
       const source = reg.file;
@@ -487,6 +675,11 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
           return;
         }
         const gen = mapped.gen ?? reg.gen;
+        const kind = mapped.kind ?? 'write';
+        if (kind !== 'write') {
+          set.bind(mapped.on, otherEvent(kind, gen, index, source, mapped.method), mapped.tags ?? reg.collections ?? [], source);
+          return;
+        }
         const after = mapped.on.startsWith('onRecordAfter');
         set.bind(
           mapped.on,
@@ -500,7 +693,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
               original: e.original,
               isNew: mapped.on === 'onRecordCreate',
               auth: e.auth,
-              request: isApi ? { method: e.request!.method, path: '', query: new URLSearchParams(e.request!.query as any).toString(), headers: e.request!.headers, body: e.request!.body, ip: e.request!.ip, params: {}, auth: e.auth } : undefined,
+              request: requestPayload(e),
             };
             const apply = (changes: Record<string, unknown>) => {
               if (after || !changes) return;
@@ -542,7 +735,9 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             for (const m of reg.path!.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)(?:\.\.\.)?\}/g)) params[m[1]] = e.pathValue(m[1]);
             const body = e.method === 'GET' || e.method === 'HEAD' ? {} : await e.bindBody().catch(() => ({}));
             const r = e as RouteEvent & { ip?: string; html?(s: number, t: string): void; header?(k: string, v: string): void; raw?(s: number, type: string | undefined, body: string | undefined, location?: string): void };
-            const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true };
+            const uploaded = (e as RouteEvent & { uploaded?: Record<string, { name: string; type: string; bytes: Buffer }[]> }).uploaded;
+            const files = uploaded && Object.fromEntries(Object.entries(uploaded).map(([k, list]) => [k, list.map((f) => ({ __file: 'bytes', name: f.name, type: f.type, size: f.bytes.length, bytes: f.bytes.toString('base64') }))]));
+            const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: r.ip ?? '', params, auth: e.auth, api: true, files };
             let out: { answer?: { status: number; type?: string; body?: string; location?: string; static?: { dir: string; path: string; fallback: boolean } } | null; headers: Record<string, string> };
             try {
               out = await pool.run(index, payload, opsFor(slot, e.app, e.db));

@@ -9,6 +9,9 @@
  * calls are synchronous, as in PocketBase's goja, and only this thread blocks.
  */
 /* eslint-disable */
+/** gotemplate.ts's `goTemplate`, put beside this function in the worker's source. */
+declare const __goTemplate: () => any;
+
 export function workerMain(): void {
   const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
   const vm = require('node:vm');
@@ -116,6 +119,9 @@ export function workerMain(): void {
     _o: any;
     _dirty: Set<string>;
     _expand: any;
+    _hidden?: Set<string>;
+    _unhidden?: Set<string>;
+    _custom?: boolean;
     constructor(collection?: any, data?: any) {
       this._c = collection ? { id: collection.id, name: collection.name, type: collection.type } : { id: '', name: '', type: 'base' };
       this._d = {};
@@ -194,6 +200,8 @@ export function workerMain(): void {
         if (Array.isArray(cur)) {
           const add = Array.isArray(value) ? value : [value];
           this._d[name] = key.endsWith('-') ? cur.filter((x: any) => !add.includes(x)) : key.startsWith('+') ? [...add, ...cur] : [...cur, ...add];
+        } else if ((cur === undefined || cur === null || cur === '') && (Array.isArray(value) || value instanceof PbFile || (typeof value === 'string' && isNaN(Number(value))))) {
+          this._d[name] = key.endsWith('-') ? [] : Array.isArray(value) ? [...value] : [value];
         } else if (typeof cur === 'number' || cur === undefined || cur === null) {
           this._d[name] = (Number(cur) || 0) + (key.endsWith('-') ? -Number(value) : Number(value));
         } else this._d[name] = key.endsWith('-') ? cur : String(cur) + String(value);
@@ -329,21 +337,50 @@ export function workerMain(): void {
       Object.assign(this._expand, v ?? {});
     }
     publicExport() {
-      const out = this.__data();
+      const out: any = { collectionId: this._c.id, collectionName: this._c.name };
+      const known = this._o;
+      for (const [k, v] of Object.entries(this._d)) {
+        if (this._hidden?.has(k)) continue;
+        if (known && !(k in known) && !this._custom && !this._unhidden?.has(k)) continue;
+        out[k] = v;
+      }
       if (this._expand && Object.keys(this._expand).length) out.expand = this._expand;
       return out;
     }
     toJSON() {
       return this.publicExport();
     }
-    hide() {
+    /** Keys left out of what leaves for the client (PocketBase's `hide`). */
+    hide(...names: any[]) {
+      this._hidden ??= new Set();
+      for (const n of names.flat()) {
+        this._hidden.add(String(n));
+        this._unhidden?.delete(String(n));
+      }
       return this;
     }
-    unhide() {
+    /** Hidden fields shown again: their values are read when the record does not hold them. */
+    unhide(...names: any[]) {
+      this._unhidden ??= new Set();
+      const missing: string[] = [];
+      for (const n of names.flat().map(String)) {
+        this._unhidden.add(n);
+        this._hidden?.delete(n);
+        if (!(n in this._d)) missing.push(n);
+      }
+      if (missing.length && this.id && this._c.name) {
+        const full = call('findById', this._c.name, this.id) ?? {};
+        for (const n of missing) if (n in full) this.set(n, full[n]);
+      }
       return this;
     }
-    withCustomData() {
+    /** Whether keys that are no field of the collection leave with the record. */
+    withCustomData(on: any = true) {
+      this._custom = !!on;
       return this;
+    }
+    __delta() {
+      return { changes: this.__changes(), hidden: [...(this._hidden ?? [])], unhidden: [...(this._unhidden ?? [])], custom: !!this._custom };
     }
     ignoreEmailVisibility() {
       return this;
@@ -456,24 +493,288 @@ export function workerMain(): void {
       return rows[0] ? Object.values(rows[0]) : outs;
     }
   }
-  const db = {
+  // ---- dbx: PocketBase's query builder, as SQL text with {:name} placeholders run through `sql` ----
+  /** An expression: `build` writes its SQL and puts its values in `params`. */
+  class DbxExp {
+    constructor(readonly build: (params: any) => string) {}
+  }
+  let dbxCounter = 0;
+  /** A value as a fresh placeholder. */
+  const ph = (params: any, v: any) => {
+    const name = `dbx_p${dbxCounter++}`;
+    params[name] = v;
+    return `{:${name}}`;
+  };
+  /** `title`, `p.title`, `p.title AS t` quoted as identifiers; anything else (functions, `*`) as written. */
+  function quoteName(name: any): string {
+    const s = String(name).trim();
+    const part = (x: string) => (x === '*' ? x : `"${x.replace(/"/g, '""')}"`);
+    const ident = /^[A-Za-z_][\w]*(\.([A-Za-z_][\w]*|\*))*$/;
+    if (ident.test(s)) return s.split('.').map(part).join('.');
+    const m = /^(.+?)\s+(?:as\s+)?([A-Za-z_]\w*)$/i.exec(s);
+    if (m && ident.test(m[1])) return `${quoteName(m[1])} AS ${part(m[2])}`;
+    return s;
+  }
+  const built = (e: any, params: any): string => {
+    if (e === null || e === undefined || e === '') return '';
+    if (e instanceof DbxExp) return e.build(params);
+    if (typeof e === 'string') return e;
+    if (typeof e === 'object') return hashBuild(e, params);
+    throw new TypeError('$dbx: not an expression');
+  };
+  function hashBuild(o: any, params: any): string {
+    return Object.keys(o)
+      .sort()
+      .map((k) => {
+        const v = o[k];
+        if (v === null || v === undefined) return `${quoteName(k)} IS NULL`;
+        if (Array.isArray(v)) return inBuild(k, v, params, false);
+        if (v instanceof DbxExp) return `${quoteName(k)}=${v.build(params)}`;
+        return `${quoteName(k)}=${ph(params, v)}`;
+      })
+      .join(' AND ');
+  }
+  function inBuild(col: string, values: any[], params: any, not: boolean): string {
+    const vs = values.flat();
+    if (vs.length === 0) return not ? '' : '0=1';
+    if (vs.length === 1 && (vs[0] === null || vs[0] === undefined)) return `${quoteName(col)} IS ${not ? 'NOT ' : ''}NULL`;
+    return `${quoteName(col)} ${not ? 'NOT IN' : 'IN'} (${vs.map((v) => ph(params, v)).join(', ')})`;
+  }
+  const joined = (op: string, list: any[]) =>
+    new DbxExp((params) => {
+      const parts = list.flat().map((e) => built(e, params)).filter((x) => x !== '');
+      return parts.length === 1 ? parts[0] : parts.map((x) => `(${x})`).join(` ${op} `);
+    });
+  const likeEsc = (v: any) => String(v).replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_');
+  const like = (not: boolean, or: boolean) => (col: string, ...values: any[]) => {
+    const exp: any = new DbxExp((params) =>
+      values
+        .flat()
+        .map((v) => `${quoteName(col)} ${not ? 'NOT LIKE' : 'LIKE'} ${ph(params, exp._l + likeEsc(v) + exp._r)} ESCAPE '\\'`)
+        .join(or ? ' OR ' : ' AND '),
+    );
+    exp._l = '%';
+    exp._r = '%';
+    // dbx's Match(left, right): whether the value is wrapped in % on each side.
+    exp.match = (l: boolean, r: boolean) => {
+      exp._l = l ? '%' : '';
+      exp._r = r ? '%' : '';
+      return exp;
+    };
+    return exp;
+  };
+  const $dbx = {
+    exp: (e: string, params?: any) =>
+      new DbxExp((out) => {
+        Object.assign(out, params ?? {});
+        return String(e);
+      }),
+    hashExp: (o: any) => new DbxExp((params) => hashBuild(o ?? {}, params)),
+    not: (e: any) => new DbxExp((params) => {
+      const x = built(e, params);
+      return x === '' ? '' : `NOT (${x})`;
+    }),
+    and: (...a: any[]) => joined('AND', a),
+    or: (...a: any[]) => joined('OR', a),
+    in: (col: string, ...values: any[]) => new DbxExp((params) => inBuild(col, values, params, false)),
+    notIn: (col: string, ...values: any[]) => new DbxExp((params) => inBuild(col, values, params, true)),
+    like: like(false, false),
+    notLike: like(true, false),
+    orLike: like(false, true),
+    orNotLike: like(true, true),
+    exists: (e: any) => new DbxExp((params) => `EXISTS (${built(e, params)})`),
+    notExists: (e: any) => new DbxExp((params) => `NOT EXISTS (${built(e, params)})`),
+    between: (col: string, from: any, to: any) => new DbxExp((params) => `${quoteName(col)} BETWEEN ${ph(params, from)} AND ${ph(params, to)}`),
+    notBetween: (col: string, from: any, to: any) => new DbxExp((params) => `${quoteName(col)} NOT BETWEEN ${ph(params, from)} AND ${ph(params, to)}`),
+  };
+  /** `$app.db().select(…)`: dbx's SelectQuery. */
+  class SelectQuery {
+    _cols: string[] = [];
+    _distinct = false;
+    _from: string[] = [];
+    _joins: { kind: string; table: string; on: any }[] = [];
+    _where: any = null;
+    _group: string[] = [];
+    _having: any = null;
+    _order: string[] = [];
+    _limit = -1;
+    _offset = -1;
+    _params: any = {};
+    constructor(cols: any[]) {
+      this._cols = cols.flat().map(String);
+    }
+    select(...cols: any[]) {
+      this._cols = cols.flat().map(String);
+      return this;
+    }
+    andSelect(...cols: any[]) {
+      this._cols.push(...cols.flat().map(String));
+      return this;
+    }
+    distinct(on = true) {
+      this._distinct = !!on;
+      return this;
+    }
+    from(...tables: any[]) {
+      this._from = tables.flat().map(String);
+      return this;
+    }
+    where(e: any) {
+      this._where = e;
+      return this;
+    }
+    andWhere(e: any) {
+      this._where = this._where ? $dbx.and(this._where, e) : e;
+      return this;
+    }
+    orWhere(e: any) {
+      this._where = this._where ? $dbx.or(this._where, e) : e;
+      return this;
+    }
+    join(kind: string, table: string, on: any) {
+      this._joins.push({ kind: String(kind), table: String(table), on });
+      return this;
+    }
+    innerJoin(table: string, on: any) {
+      return this.join('INNER JOIN', table, on);
+    }
+    leftJoin(table: string, on: any) {
+      return this.join('LEFT JOIN', table, on);
+    }
+    rightJoin(table: string, on: any) {
+      return this.join('RIGHT JOIN', table, on);
+    }
+    groupBy(...cols: any[]) {
+      this._group = cols.flat().map(String);
+      return this;
+    }
+    andGroupBy(...cols: any[]) {
+      this._group.push(...cols.flat().map(String));
+      return this;
+    }
+    having(e: any) {
+      this._having = e;
+      return this;
+    }
+    andHaving(e: any) {
+      this._having = this._having ? $dbx.and(this._having, e) : e;
+      return this;
+    }
+    orHaving(e: any) {
+      this._having = this._having ? $dbx.or(this._having, e) : e;
+      return this;
+    }
+    orderBy(...cols: any[]) {
+      this._order = cols.flat().map(String);
+      return this;
+    }
+    andOrderBy(...cols: any[]) {
+      this._order.push(...cols.flat().map(String));
+      return this;
+    }
+    limit(n: number) {
+      this._limit = Number(n);
+      return this;
+    }
+    offset(n: number) {
+      this._offset = Number(n);
+      return this;
+    }
+    bind(params: any) {
+      Object.assign(this._params, params ?? {});
+      return this;
+    }
+    andBind(params: any) {
+      return this.bind(params);
+    }
+    /** The SQL and its values (dbx's Build()), as a Query. */
+    build() {
+      const params: any = {};
+      const cols = this._cols.length ? this._cols.map(quoteName).join(', ') : '*';
+      let text = `SELECT ${this._distinct ? 'DISTINCT ' : ''}${cols}`;
+      if (this._from.length) text += ` FROM ${this._from.map(quoteName).join(', ')}`;
+      for (const j of this._joins) {
+        const on = built(j.on, params);
+        text += ` ${j.kind} ${quoteName(j.table)}${on ? ` ON ${on}` : ''}`;
+      }
+      const where = built(this._where, params);
+      if (where) text += ` WHERE ${where}`;
+      if (this._group.length) text += ` GROUP BY ${this._group.map(quoteName).join(', ')}`;
+      const having = built(this._having, params);
+      if (having) text += ` HAVING ${having}`;
+      if (this._order.length)
+        text += ` ORDER BY ${this._order
+          .map((o) => {
+            const m = /^(.*?)\s+(asc|desc)$/i.exec(o.trim());
+            return m ? `${quoteName(m[1])} ${m[2].toUpperCase()}` : quoteName(o);
+          })
+          .join(', ')}`;
+      if (this._limit >= 0) text += ` LIMIT ${Math.trunc(this._limit)}`;
+      if (this._offset > 0) text += `${this._limit >= 0 ? '' : ' LIMIT 9223372036854775807'} OFFSET ${Math.trunc(this._offset)}`;
+      return new Query(text).bind({ ...params, ...this._params });
+    }
+    all(out?: any) {
+      return this.build().all(out);
+    }
+    one(out?: any) {
+      return this.build().one(out);
+    }
+    column(out?: any) {
+      return this.build().column(out);
+    }
+    row(...outs: any[]) {
+      return this.build().row(...outs);
+    }
+  }
+  const db: any = {
     newQuery: (sql: string) => new Query(sql),
+    select: (...cols: any[]) => new SelectQuery(cols),
+    insert: (table: string, cols: any) => {
+      const params: any = {};
+      const keys = Object.keys(cols ?? {});
+      return new Query(`INSERT INTO ${quoteName(table)} (${keys.map(quoteName).join(', ')}) VALUES (${keys.map((k) => (cols[k] instanceof DbxExp ? cols[k].build(params) : ph(params, cols[k]))).join(', ')})`).bind(params);
+    },
+    update: (table: string, cols: any, where?: any) => {
+      const params: any = {};
+      const sets = Object.keys(cols ?? {}).map((k) => `${quoteName(k)}=${cols[k] instanceof DbxExp ? cols[k].build(params) : ph(params, cols[k])}`);
+      const w = built(where, params);
+      return new Query(`UPDATE ${quoteName(table)} SET ${sets.join(', ')}${w ? ` WHERE ${w}` : ''}`).bind(params);
+    },
+    delete: (table: string, where?: any) => {
+      const params: any = {};
+      const w = built(where, params);
+      return new Query(`DELETE FROM ${quoteName(table)}${w ? ` WHERE ${w}` : ''}`).bind(params);
+    },
   };
   function findRecordsByFilter(coll: any, filter = '', sort = '', limit = 0, offset = 0, params?: any) {
     const rows = call('find', collectionOf(coll).name, { filter, sort, limit: limit > 0 ? limit : undefined, offset: offset > 0 ? offset : undefined, params: params ?? undefined });
     return rows.map(asRecord);
   }
-  const reads = {
+  const reads: any = {
     findRecordById: (coll: any, id: string) => asRecord(call('findById', collectionOf(coll).name, id)),
     findFirstRecordByFilter: (coll: any, filter: string, params?: any) => asRecord(call('findFirst', collectionOf(coll).name, filter, params ?? undefined)),
     findRecordsByFilter,
     findFirstRecordByData: (coll: any, key: string, value: any) => asRecord(call('findFirst', collectionOf(coll).name, `${key} = {:value}`, { value })),
     findRecordsByIds: (coll: any, ids: string[]) => (ids.length ? findRecordsByFilter(coll, ids.map((_: any, i: number) => `id = {:id${i}}`).join(' || '), '', 0, 0, Object.fromEntries(ids.map((id: string, i: number) => [`id${i}`, id]))) : []),
     findAllRecords: (coll: any) => findRecordsByFilter(coll),
-    findRecordsByExpr: (coll: any) => findRecordsByFilter(coll),
+    /** Records matching dbx expressions (`$dbx.hashExp`…), in insertion order. */
+    findRecordsByExpr: (coll: any, ...exprs: any[]) => {
+      const list = exprs.flat().filter((x) => x !== null && x !== undefined);
+      if (list.length === 0) return findRecordsByFilter(coll);
+      const ids = db.select('id').from(collectionOf(coll).name).where($dbx.and(...list)).column() as any[];
+      const found = reads.findRecordsByIds(coll, ids.map(String));
+      const at = new Map(ids.map((id: any, i: number) => [String(id), i]));
+      return found.sort((a: any, b: any) => (at.get(a.id) ?? 0) - (at.get(b.id) ?? 0));
+    },
     findAuthRecordByEmail: (coll: any, email: string) => asRecord(call('findFirst', collectionOf(coll).name, 'email = {:email}', { email })),
     findAuthRecordByUsername: (coll: any, username: string) => asRecord(call('findFirst', collectionOf(coll).name, 'username = {:username}', { username })),
-    countRecords: (coll: any) => call('count', collectionOf(coll).name),
+    countRecords: (coll: any, ...exprs: any[]) => {
+      const list = exprs.flat().filter((x) => x !== null && x !== undefined);
+      if (list.length === 0) return call('count', collectionOf(coll).name);
+      const row = new DynamicModel({ n: 0 });
+      db.select('COUNT(*) AS n').from(collectionOf(coll).name).where($dbx.and(...list)).one(row);
+      return (row as any).n;
+    },
     findCollectionByNameOrId: (name: string) => {
       let c = collectionCache.get(name);
       if (!c) collectionCache.set(name, (c = call('collection', name)));
@@ -585,6 +886,11 @@ export function workerMain(): void {
   const $os = {
     getenv: (name: string) => process.env[name] ?? '',
     readFile: (p: string) => fs.readFileSync(p),
+    writeFile: (p: string, data: any, perm?: number) => fs.writeFileSync(String(p), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined),
+    mkdirAll: (p: string, perm?: number) => fs.mkdirSync(String(p), { recursive: true, mode: perm }),
+    remove: (p: string) => fs.rmSync(String(p), { force: true }),
+    removeAll: (p: string) => fs.rmSync(String(p), { recursive: true, force: true }),
+    stat: (p: string) => { const st = fs.statSync(String(p)); return { name: () => nodePath.basename(String(p)), size: () => st.size, isDir: () => st.isDirectory(), modTime: () => st.mtime.toISOString() }; },
     readDir: (p: string) => fs.readdirSync(p),
     dirFS: (p: string) => ({ __dir: nodePath.resolve(String(p)) }),
     exit: () => {
@@ -604,43 +910,81 @@ export function workerMain(): void {
     },
     hostname: () => require('node:os').hostname(),
   };
-  /** Go's html/template, minimally: `{{.a.b}}` (escaped), `{{raw .x}}`-free. */
-  const $template = {
-    loadFiles: (...paths: string[]) => renderer(paths.map((p) => fs.readFileSync(p, 'utf8')).join('')),
-    loadString: (text: string) => renderer(String(text)),
-  };
-  function renderer(text: string) {
-    const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+  /** Go's html/template (gotemplate.ts): `loadFiles` runs the first file, the others bring their {{define}}s. */
+  const goTpl = __goTemplate();
+  function renderer(load: () => { name: string; text: string }[]) {
+    let parsed: any;
+    let failed: unknown;
+    try {
+      parsed = goTpl.parse(load());
+    } catch (err) {
+      failed = err;
+    }
+    // As PocketBase's: a file that does not parse fails the render, not the load.
     return {
-      render: (data: any) =>
-        text.replace(/\{\{-?\s*\.([A-Za-z0-9_.]*)\s*-?\}\}/g, (_m, p: string) => {
-          let v: any = data;
-          for (const k of p.split('.').filter(Boolean)) v = v?.[k];
-          return v === undefined || v === null ? '' : esc(String(v));
-        }),
+      render: (data: any) => {
+        if (failed) throw failed;
+        return goTpl.render(parsed, data);
+      },
     };
   }
+  const $template = {
+    loadFiles: (...paths: string[]) => renderer(() => paths.flat().map((p) => ({ name: nodePath.basename(String(p)), text: fs.readFileSync(String(p), 'utf8') }))),
+    loadString: (...texts: string[]) => renderer(() => texts.flat().map((text, i) => ({ name: i === 0 ? 'string' : `string${i}`, text: String(text) }))),
+    loadFS: () => {
+      throw new Error('$template.loadFS is not available in Cairn: use $template.loadFiles with paths');
+    },
+  };
+  /** PocketBase's filesystem.File: bytes with a name, to set on a record's file field (sent with the save). */
+  class PbFile {
+    name: string;
+    originalName: string;
+    size: number;
+    _b64: string;
+    constructor(name: string, b64: string, size: number) {
+      this.originalName = String(name || 'file');
+      this.name = this.originalName;
+      this._b64 = b64;
+      this.size = size;
+    }
+    static of(bytes: any, name: string) {
+      const buf = typeof bytes === 'string' ? Buffer.from(bytes) : Buffer.from(bytes ?? []);
+      return new PbFile(name, buf.toString('base64'), buf.length);
+    }
+    toJSON() {
+      return { __file: 'bytes', name: this.originalName, bytes: this._b64, size: this.size };
+    }
+  }
+  const fileOfMarker = (m: any) => new PbFile(m.name, m.bytes, m.size ?? 0);
   const $filesystem = {
-    fileFromPath: (p: string) => ({ path: p, name: nodePath.basename(p), originalName: nodePath.basename(p), size: fs.statSync(p).size }),
-    fileFromBytes: (b: any, name: string) => ({ name, originalName: name, bytes: b }),
-    fileFromURL: (url: string) => ({ url, name: nodePath.basename(url) }),
+    fileFromPath: (p: string) => PbFile.of(fs.readFileSync(String(p)), nodePath.basename(String(p))),
+    fileFromBytes: (b: any, name: string) => PbFile.of(b, String(name)),
+    fileFromURL: (url: string) => fileOfMarker(call('fileFromURL', String(url))),
+    fileFromMultipart: (f: any) => {
+      if (f instanceof PbFile) return f;
+      throw new Error('$filesystem.fileFromMultipart: use e.findUploadedFiles(key) in Cairn');
+    },
   };
   class MailerMessage {
     constructor(m: any = {}) {
       Object.assign(this, m);
     }
   }
+  /** PocketBase's `mails` package: the auth flows' mails to a record, now (`app` is the first argument, as in PocketBase). */
+  const recordOf = (args: any[]): any => {
+    const r = args.find((a) => a instanceof Record);
+    if (!r) throw new Error('$mails: a record is required');
+    return r;
+  };
   const $mails = {
-    sendRecordPasswordReset: () => undefined,
-    sendRecordVerification: () => undefined,
-    sendRecordChangeEmail: () => undefined,
+    sendRecordPasswordReset: (...args: any[]) => void call('mails', 'password-reset', recordOf(args)._c.name, recordOf(args).id),
+    sendRecordVerification: (...args: any[]) => void call('mails', 'verification', recordOf(args)._c.name, recordOf(args).id),
+    sendRecordChangeEmail: (...args: any[]) => {
+      const r = recordOf(args);
+      void call('mails', 'email-change', r._c.name, r.id, String(args[args.indexOf(r) + 1] ?? ''));
+    },
   };
-  const $dbx = {
-    exp: (e: string, params?: any) => ({ exp: e, params }),
-    hashExp: (o: any) => ({ hash: o }),
-    and: (...a: any[]) => ({ and: a }),
-    or: (...a: any[]) => ({ or: a }),
-  };
+
 
   // ---- $apis: route middlewares and helpers ----
   const $apis = {
@@ -733,6 +1077,10 @@ export function workerMain(): void {
       register({ kind: 'event', event, collections: collections.flat().map(String) }, fn);
     };
 
+  /** PocketBase's `toString`: bytes or arrays of bytes as text, anything else as JSON. */
+  function toStringOf(v: any): string {
+    return typeof v === 'string' ? v : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any).toString() : v === undefined || v === null ? '' : JSON.stringify(v);
+  }
   const globals: any = {
     $app,
     $apis,
@@ -764,7 +1112,7 @@ export function workerMain(): void {
     __hooks: hooksDir,
     console: { log: logger.info, info: logger.info, warn: logger.warn, error: logger.error, debug: logger.debug },
     sleep: (ms: number) => Atomics.wait(sleeper, 0, 0, Number(ms) || 0),
-    toString: (v: any) => (typeof v === 'string' ? v : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any).toString() : v === undefined || v === null ? '' : JSON.stringify(v)),
+    toString: toStringOf,
     readerToString: (v: any) => String(v ?? ''),
     routerAdd: (method: string, path: string, fn: any, ...mws: any[]) => register({ kind: 'route', method: String(method).toUpperCase(), path: String(path) }, fn, mws.flat()),
     routerUse: (...mws: any[]) => globalMw.push(...mws.flat()),
@@ -774,6 +1122,8 @@ export function workerMain(): void {
     migrate: () => undefined,
     setTimeout,
     clearTimeout,
+    // goja_nodejs' `process`, which PocketBase enables: the environment.
+    process: { env: { ...process.env }, argv: [], platform: process.platform },
   };
   // goja lets Go constructors be called without `new` (`throw ForbiddenError()`): so may these.
   const callable = (C: any) => new Proxy(C, { apply: (target, _self, args) => new target(...args) });
@@ -811,6 +1161,9 @@ export function workerMain(): void {
     // Every `onX(` registration the file uses exists (the ones Cairn does not fire register and are listed).
     for (const m of src.matchAll(/\b(on[A-Z][A-Za-z0-9]*)\s*\(/g)) if (!KNOWN.has(m[1])) context[m[1]] = hook(m[1]);
     context.require = makeRequire(hooksDir);
+    // A file that assigns `module.exports` at its top level (goja_nodejs gives every script one).
+    context.module = { exports: {} };
+    context.exports = context.module.exports;
     new vm.Script(src, { filename: file }).runInContext(context);
   }
 
@@ -882,15 +1235,152 @@ export function workerMain(): void {
       remoteIP: () => payload.request?.ip ?? '',
     };
     if (payload.original) e.original = Record.__from(payload.original, collection);
+    // v0.22's onModel* events name the record `e.model`.
+    e.model = record;
     fn(e);
     return { nextCalled, changes: record ? record.__changes() : {} };
+  }
+
+  /** The parts of an event about a request (`e.request`, `e.requestInfo()`, `e.auth`, …). */
+  function requestParts(payload: any) {
+    const req = payload.request ? requestOf(payload.request) : null;
+    const auth = payload.auth ? authRecord(payload.auth) : null;
+    return {
+      app: $app,
+      dao: () => dao,
+      auth,
+      httpContext: req ? routeContext(payload.request, { answer: null, headers: {} }) : undefined,
+      requestInfo: req ? req.info : () => inner({ body: {}, query: {}, headers: {}, method: '' }),
+      request: req ? Object.assign(() => req.request, req.request) : undefined,
+      hasSuperuserAuth: () => !!auth?.isSuperuser(),
+      isSuperuser: () => !!auth?.isSuperuser(),
+      realIP: () => payload.request?.ip ?? '',
+      remoteIP: () => payload.request?.ip ?? '',
+    };
+  }
+
+  /** A record leaving for a client (onRecordEnrich) or a sign-in (onRecordAuthRequest). */
+  function runHeld(reg: Reg, fn: any, payload: any) {
+    const collection = new Collection(payload.collection);
+    const record = payload.record ? Record.__from(payload.record, collection) : null;
+    let nextCalled = false;
+    const e: any = {
+      ...requestParts(payload),
+      collection,
+      record,
+      token: payload.token,
+      authMethod: payload.method,
+      meta: {},
+      // The sign-in's own request (onRecordAuthWithPasswordRequest…): what the client sent.
+      identity: payload.request?.body?.identity ?? '',
+      identityField: 'email',
+      password: payload.request?.body?.password ?? '',
+      providerName: payload.request?.body?.provider ?? '',
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', record ? record.__delta() : {});
+      },
+    };
+    fn(e);
+    return { nextCalled, delta: record ? record.__delta() : {} };
+  }
+
+  /** An API request listing or viewing records (onRecordsListRequest, onRecordViewRequest). */
+  function runRead(reg: Reg, fn: any, payload: any) {
+    const collection = new Collection(payload.collection);
+    const out: any = { answer: null, headers: {} };
+    const c = payload.request ? routeContext(payload.request, out) : {};
+    const records = (payload.records ?? []).map((r: any) => Record.__from(r, collection));
+    const result = payload.result ? { ...payload.result, items: records } : undefined;
+    let nextCalled = false;
+    const exported = (): any[] => (e.record && payload.view ? [e.record] : (e.result?.items ?? e.records ?? [])).map((r: any) => (r instanceof Record ? r.publicExport() : r));
+    const e: any = {
+      ...c,
+      ...requestParts(payload),
+      collection,
+      records,
+      record: payload.view ? records[0] : undefined,
+      result,
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', { records: exported(), result: meta() });
+      },
+    };
+    /** The list's totals and paging as the handler left them. */
+    const meta = () => {
+      if (!e.result || typeof e.result !== 'object') return undefined;
+      const { items: _items, ...rest } = e.result;
+      return plain(rest);
+    };
+    fn(e);
+    return { nextCalled, answer: out.answer, headers: out.headers, records: nextCalled || out.answer ? undefined : exported(), result: nextCalled || out.answer ? undefined : meta() };
+  }
+
+  /** Realtime: a client connecting, its subscription request, a message about to reach it. */
+  function runRealtime(reg: Reg, fn: any, payload: any) {
+    const id = String(payload.client?.id ?? '');
+    const store: any = {};
+    const e: any = {
+      ...requestParts(payload),
+      // PocketBase's subscriptions.Client, whose methods goja lowers: client.id(), client.subscriptions()…
+      client: {
+        id: () => id,
+        get: (k: string) => store[k],
+        set: (k: string, v: any) => (store[k] = v),
+        subscriptions: () => Object.fromEntries((e.subscriptions ?? []).map((t: string) => [t, {}])),
+        hasSubscription: (t: string) => (e.subscriptions ?? []).includes(t),
+        isDiscarded: () => false,
+      },
+      subscriptions: payload.subscriptions ? inner(payload.subscriptions) : undefined,
+      message: payload.message ? inner(payload.message) : undefined,
+      idleTimeout: 300,
+    };
+    let nextCalled = false;
+    const out = () => ({ subscriptions: e.subscriptions ? plain(e.subscriptions) : undefined, message: e.message ? { name: String(e.message.name ?? ''), data: typeof e.message.data === 'string' ? e.message.data : toStringOf(e.message.data) } : undefined });
+    e.next = () => {
+      if (nextCalled) throw new Error('e.next() was already called');
+      nextCalled = true;
+      call('next', out());
+    };
+    fn(e);
+    return { nextCalled, ...out() };
+  }
+
+  /** A mail about to leave (onMailerSend, onMailerRecord*Send, v0.22's onMailerBefore*Send). */
+  function runMail(reg: Reg, fn: any, payload: any) {
+    const collection = payload.collection ? new Collection(payload.collection) : null;
+    const message = new MailerMessage(payload.message ?? {});
+    let nextCalled = false;
+    const e: any = {
+      app: $app,
+      dao: () => dao,
+      mailer: mailClient,
+      mailClient,
+      message,
+      collection,
+      record: payload.record ? Record.__from(payload.record, collection ?? undefined) : null,
+      meta: inner(payload.meta ?? {}),
+      next: () => {
+        if (nextCalled) throw new Error('e.next() was already called');
+        nextCalled = true;
+        call('next', plain(e.message));
+      },
+    };
+    fn(e);
+    return { nextCalled, message: plain(e.message) };
   }
 
   function routeContext(req: any, out: any) {
     const r = requestOf(req);
     const auth = authRecord(req.auth);
     const respond = (status: number, type: string | undefined, body: any) => {
-      if (out.answer) throw new Error('the route has already answered');
+      // As PocketBase's router: a second answer is ignored ("response already committed"), the first stands.
+      if (out.answer) {
+        logger.warn('a pb_hooks route answered twice; the first answer stands');
+        return;
+      }
       out.answer = { status: Number(status), type, body };
     };
     const resHeaders = { set: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), add: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), get: (k: string) => out.headers[String(k).toLowerCase()] ?? '', del: (k: string) => delete out.headers[String(k).toLowerCase()] };
@@ -918,6 +1408,11 @@ export function workerMain(): void {
         return target;
       },
       bind: (target: any) => c.bindBody(target),
+      findUploadedFiles: (k: string) => {
+        const list = req.files?.[k];
+        if (!list || list.length === 0) throw new Error('http: no such file');
+        return list.map(fileOfMarker);
+      },
       pathParam: (k: string) => req.params?.[k] ?? '',
       pathParams: () => req.params ?? {},
       queryParam: (k: string) => r.query.get(k) ?? '',
@@ -936,8 +1431,9 @@ export function workerMain(): void {
       flushErrors: () => undefined,
       // The route's `{path...}` (v0.22's `*`) below the folder: the main thread finds and sends the file.
       __static: (dir: string, fallback: boolean) => {
+        const first = !out.answer;
         respond(200, undefined, undefined);
-        out.answer.static = { dir, fallback, path: String(req.params?.path ?? req.params?.['*'] ?? '') };
+        if (first) out.answer.static = { dir, fallback, path: String(req.params?.path ?? req.params?.['*'] ?? '') };
       },
     };
     return c;
@@ -975,7 +1471,11 @@ export function workerMain(): void {
     const fn = fns[msg.index];
     try {
       let result: any;
-      if (reg.kind === 'event') result = runEvent(reg, fn, msg.payload);
+      if (reg.kind === 'event' && msg.payload?.kind === 'read') result = runRead(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind === 'mail') result = runMail(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind === 'realtime') result = runRealtime(reg, fn, msg.payload);
+      else if (reg.kind === 'event' && msg.payload?.kind) result = runHeld(reg, fn, msg.payload);
+      else if (reg.kind === 'event') result = runEvent(reg, fn, msg.payload);
       else if (reg.kind === 'route') result = runRoute(reg, fn, msg.payload);
       else {
         fn(msg.payload ?? {});

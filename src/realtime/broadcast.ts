@@ -8,6 +8,7 @@ import { finishRecords, selectById } from '../records/read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
 import { type RecordShape, shapeOf } from '../records/shape.ts';
 import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
+import type { RealtimeHooks } from './service.ts';
 import { viewerOf } from '../records/viewer.ts';
 import { compileFilter, FilterError } from '../rules/index.ts';
 import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
@@ -41,6 +42,8 @@ export interface BroadcasterDeps {
   /** Every client is dropped: the server fell too far behind to send what they missed. */
   overloaded(): void;
   log(): Logger;
+  /** Application hooks that see each message (onRealtimeMessageSend). */
+  hooks?: () => RealtimeHooks | undefined;
 }
 
 /** A parameter list as text, to recognise the same bound condition twice. */
@@ -183,6 +186,23 @@ export class Broadcaster {
       if (message === undefined) continue;
       // One frame per topic, its bytes shared by every client subscribed to it: no id line, which
       // would differ per client (an EventSource keeps PB_CONNECT's id as its last event id anyway).
+      const hooks = this.deps.hooks?.();
+      if (hooks?.realtimeMessages()) {
+        // Each client's message passes the hooks on its own (they may change or drop it).
+        for (const s of [...audience.subscriptions]) {
+          let out: { name: string; data: string } | undefined;
+          try {
+            out = await hooks.realtimeMessage(s.client.id, auth, s.topic, message);
+          } catch (err) {
+            this.deps.log().error({ err, clientId: s.client.id }, 'realtime: a message hook failed; the client gets no message');
+            continue;
+          }
+          if (!out || s.client.closed) continue;
+          s.client.queue(Buffer.from(`event:${out.name}\ndata:${out.data}\n\n`));
+          this.dirty.add(s.client);
+        }
+        continue;
+      }
       const frames = new Map<string, Buffer>();
       for (const s of audience.subscriptions) {
         let frame = frames.get(s.topic);

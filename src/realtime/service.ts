@@ -43,6 +43,21 @@ export interface Subscriber {
   bearer: string | undefined;
 }
 
+/**
+ * Application hooks on realtime (pb_hooks' onRealtimeConnectRequest, onRealtimeSubscribeRequest,
+ * onRealtimeMessageSend): each may refuse (throw) or change what goes on.
+ */
+export interface RealtimeHooks {
+  /** Before a client's stream opens; throwing refuses it (the error is the answer). */
+  realtimeConnect(clientId: string, request: { headers: Record<string, unknown>; ip: string }): Promise<void>;
+  /** Before a subscription request is applied to a client of this node: the topics to subscribe to. */
+  realtimeSubscribe(clientId: string, caller: Subscriber, topics: string[]): Promise<string[]>;
+  /** Whether record messages pass through handlers (each client's on its own, then). */
+  realtimeMessages(): boolean;
+  /** A message about to go to one client: the message to send, or undefined to send nothing. */
+  realtimeMessage(clientId: string, caller: Auth | undefined, name: string, data: string): Promise<{ name: string; data: string } | undefined>;
+}
+
 // How long shutdown lets streams send what they hold before closing them outright.
 const SHUTDOWN_GRACE_MS = 1000;
 
@@ -61,6 +76,8 @@ export class RealtimeService {
   private closing = false;
   private allGone?: () => void;
   private log: Logger = silentLogger;
+  /** The application hooks, set while hooks are loaded. */
+  hooks?: RealtimeHooks;
 
   private readonly directory: ClientDirectory;
 
@@ -83,6 +100,7 @@ export class RealtimeService {
         for (const client of [...this.clients.values()]) this.drop(client, 'overload');
       },
       log: () => this.log,
+      hooks: () => this.hooks,
     });
   }
 
@@ -108,10 +126,18 @@ export class RealtimeService {
     }
   }
 
-  /** A new client on `stream`: its id goes out as the first message, `PB_CONNECT`. */
-  async connect(stream: EventStream): Promise<RealtimeClient> {
+  /** The id of a client about to connect, once the hooks let it (they may refuse it by throwing). */
+  async preconnect(request: { headers: Record<string, unknown>; ip: string }): Promise<string> {
     this.admit();
-    const client = new RealtimeClient(randomId(40), stream, this.o.limits.clientBuffer);
+    const id = randomId(40);
+    await this.hooks?.realtimeConnect(id, request);
+    return id;
+  }
+
+  /** A new client on `stream`: its id goes out as the first message, `PB_CONNECT`. */
+  async connect(stream: EventStream, id = randomId(40)): Promise<RealtimeClient> {
+    this.admit();
+    const client = new RealtimeClient(id, stream, this.o.limits.clientBuffer);
     // Changes are taken only while someone may want them: with several nodes, every node is told of
     // every other node's writes, and a node without clients then skips each notice at once.
     this.stopFeed ??= this.o.feed.subscribe(this.broadcaster.receive);
@@ -158,6 +184,8 @@ export class RealtimeService {
     if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
     if (bound !== authIdOf(caller.auth)) this.directory.bound(client.id, authIdOf(caller.auth)).catch(() => undefined);
 
+    if (this.hooks) request.topics = await this.hooks.realtimeSubscribe(client.id, caller, request.topics);
+    if (client.closed) return;
     const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
     // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
     // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.

@@ -4,6 +4,7 @@ import type { RequestContext } from '../context.ts';
 import type { Sql, Transaction } from '../storage/index.ts';
 import type { RecordAccess } from './access.ts';
 import type { RecordJson } from './serialize.ts';
+import type { StagedFile } from '../files/staged.ts';
 
 export interface RecordEvent {
   action: 'create' | 'update' | 'delete';
@@ -29,6 +30,10 @@ export type SearchProvider = (ctx: RequestContext, collection: Collection, terms
 
 /** Puts the files a write brings in place; provided by the files domain. */
 export interface RecordFiles {
+  /** Stages bytes application code gives a record as an upload (see FileStore.stageBytes). */
+  stageBytes?(originalName: string, bytes: Buffer): Promise<StagedFile>;
+  /** Removes staged copies no write stored. */
+  discardStaged?(staged: StagedFile[]): Promise<void>;
   /**
    * Before the write's transaction: puts the uploads found in `input` (a create's or an update's body)
    * in storage under the record, so the transaction does not wait on it. The write's outcome settles
@@ -73,7 +78,27 @@ export interface RecordEvents {
   enriches(collection: Collection): boolean;
   /** Runs the enrich handlers on records about to leave for `ctx`'s caller (and their `expand`). */
   enrich(ctx: RequestContext, collection: Collection, records: RecordJson[]): Promise<void>;
+  /**
+   * The handlers around an API request that reads records of `collection` (a list or a view), or
+   * undefined when there are none: they get what is about to be answered, may change it or answer
+   * themselves (a `RawAnswer`).
+   */
+  readRequest?(kind: 'list' | 'view', collection: Collection): AroundRead | undefined;
 }
+
+/** An answer a handler made itself (status, content type, body text, headers). */
+export class RawAnswer {
+  constructor(
+    readonly status: number,
+    readonly type: string | undefined,
+    readonly body: string | undefined,
+    readonly headers: Record<string, string> = {},
+    readonly location?: string,
+  ) {}
+}
+
+/** Runs the read-request handlers around the answer `value` (a list result or one record): the answer to send. */
+export type AroundRead = (ctx: RequestContext, collection: Collection, value: unknown) => Promise<unknown>;
 
 export interface RecordDeps {
   collections: CollectionService;

@@ -10,7 +10,24 @@ export interface Mail {
   subject: string;
   text: string;
   html: string;
+  cc?: string;
+  bcc?: string;
+  replyTo?: string;
+  headers?: Record<string, string>;
 }
+
+/** What an auth flow's mail is about, for the hooks that see it before it leaves (pb_hooks' onMailerRecord*Send). */
+export interface MailAbout {
+  event: 'password-reset' | 'verification' | 'email-change' | 'otp' | 'auth-alert';
+  collection: { id: string; name: string };
+  /** The account's record, read when a hook asks for it. */
+  record: () => Promise<Record<string, unknown>>;
+  /** PocketBase's `e.meta`: the token, the OTP's id and code… */
+  meta: Record<string, unknown>;
+}
+
+/** Runs before a mail leaves: the mail to send (changed or not), or undefined when a hook stopped it. */
+export type MailHook = (mail: Mail, about?: MailAbout) => Promise<Mail | undefined>;
 
 export interface MailLog {
   error(obj: object, msg: string): void;
@@ -29,6 +46,8 @@ export class Mailer {
   private readonly pending = new Set<Promise<void>>();
   private closing?: Promise<void>;
   log?: MailLog;
+  /** The application hooks' (onMailerSend and the auth flows' mail events), set while hooks are loaded. */
+  hook?: MailHook;
 
   constructor(
     private readonly smtpUrl: string | undefined,
@@ -63,9 +82,21 @@ export class Mailer {
     return { transport: await this.transport.transport, toFiles: key === 'files' };
   }
 
-  async send(mail: Mail): Promise<void> {
+  async send(given: Mail, about?: MailAbout): Promise<void> {
+    const mail = this.hook ? await this.hook(given, about) : given;
+    if (!mail) return;
     const { transport, toFiles } = await this.transporter();
-    const info = await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    const info = await transport.sendMail({
+      from: mail.from,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      ...(mail.cc ? { cc: mail.cc } : {}),
+      ...(mail.bcc ? { bcc: mail.bcc } : {}),
+      ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+      ...(mail.headers && Object.keys(mail.headers).length ? { headers: mail.headers } : {}),
+    });
     if (toFiles) {
       mkdirSync(this.mailDir, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomId(6)}.eml`;
@@ -77,8 +108,8 @@ export class Mailer {
    * Sends in the background: request endpoints answer at once whether or not a mail goes out, so
    * neither the answer nor its timing tells whether an account exists. Failures are logged.
    */
-  sendLater(mail: Mail): void {
-    const job = this.send(mail)
+  sendLater(mail: Mail, about?: MailAbout): void {
+    const job = this.send(mail, about)
       .catch((err: unknown) => this.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'sending mail failed'))
       .finally(() => this.pending.delete(job));
     this.pending.add(job);

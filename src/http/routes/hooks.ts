@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
 import { parse as parseQuery } from 'node:querystring';
 import type { RequestContext } from '../../context.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { ApiError, badRequest, notFound } from '../../errors.ts';
 import { type Bound, runChain } from '../../lib/chain.ts';
 import { hookApp, type ServiceSlot } from '../../hooks/facade.ts';
 import { asHookError } from '../../hooks/fault.ts';
@@ -76,16 +76,32 @@ class Request implements RouteEvent {
   async bindBody<T = any>(): Promise<T> {
     const type = String(this.req.headers['content-type'] ?? '').toLowerCase();
     if (type.startsWith('multipart/form-data')) {
-      // Form fields only: a route that wants files reads them as records do (an upload to a record).
+      // Form fields; the files are kept for `uploadedFiles` (pb_hooks' e.findUploadedFiles), up to
+      // the request limit of record uploads in all.
       const fields: Record<string, unknown> = {};
-      for await (const part of this.req.parts()) {
+      const files: Record<string, { name: string; type: string; bytes: Buffer }[]> = {};
+      const limit = ((this.slot.current?.records.deps.files as { requestLimit?: number } | undefined)?.requestLimit ?? 32 * 1024 * 1024);
+      let total = 0;
+      for await (const part of this.req.parts({ limits: { fileSize: limit + 1 } })) {
         if (part.type === 'field') fields[part.fieldname] = part.value;
-        else part.file.resume();
+        else {
+          const chunks: Buffer[] = [];
+          for await (const chunk of part.file) {
+            total += chunk.length;
+            if (total > limit) throw new ApiError(413, 'The request body is too large.');
+            chunks.push(chunk as Buffer);
+          }
+          (files[part.fieldname] ??= []).push({ name: part.filename, type: part.mimetype, bytes: Buffer.concat(chunks) });
+        }
       }
+      this.uploaded = files;
       return fields as T;
     }
     return (this.req.body ?? {}) as T;
   }
+
+  /** The files of a multipart body, by field, once `bindBody` read it. */
+  uploaded?: Record<string, { name: string; type: string; bytes: Buffer }[]>;
 
   private respond(answer: Answer): void {
     if (this.answer) throw new Error('the route has already answered');

@@ -57,8 +57,9 @@ export function realtimeRoutes(realtime: RealtimeService) {
       realtime.admit();
       const headers = { ...reply.getHeaders(), ...STREAM_HEADERS };
       if (req.method === 'HEAD') return reply.headers(STREAM_HEADERS).send();
+      const id = await realtime.preconnect({ headers: req.headers, ip: req.ip });
       reply.hijack();
-      const client = await realtime.connect(new ResponseStream(reply.raw, headers));
+      const client = await realtime.connect(new ResponseStream(reply.raw, headers), id);
       if (reply.raw.destroyed) realtime.disconnected(client);
       else reply.raw.on('close', () => realtime.disconnected(client));
     });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { CollectionService } from '../../collections/service.ts';
 import type { FileStore } from '../../files/store.ts';
+import { RawAnswer } from '../../records/deps.ts';
 import { JsonText, madeJson } from '../../records/serialize.ts';
 import type { RecordService } from '../../records/service.ts';
 import { withRecordBody } from '../record-body.ts';
@@ -18,6 +19,13 @@ function answer(reply: FastifyReply, record: unknown): unknown {
 
 /** An answer the records domain may have rendered as JSON text already (render.ts). */
 function sent(reply: FastifyReply, value: unknown): unknown {
+  if (value instanceof RawAnswer) {
+    for (const [k, v] of Object.entries(value.headers)) reply.header(k, v);
+    if (value.location !== undefined) return reply.redirect(value.location, value.status);
+    reply.status(value.status);
+    if (value.type) reply.type(value.type);
+    return reply.send(value.body ?? '');
+  }
   if (!(value instanceof JsonText)) return value;
   reply.type('application/json; charset=utf-8');
   return value.text;
@@ -28,11 +36,15 @@ export function recordRoutes(collections: CollectionService, records: RecordServ
   return async (app: FastifyInstance): Promise<void> => {
     app.get<CollectionParams>('/api/collections/:collection/records', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
+      const around = records.deps.events?.readRequest?.('list', collection);
+      if (around) return sent(reply, await around(req.ctx, collection, await records.list(req.ctx, collection, req.query as Record<string, unknown>)));
       return sent(reply, await records.listAnswer(req.ctx, collection, req.query as Record<string, unknown>));
     });
 
     app.get<RecordParams>('/api/collections/:collection/records/:id', async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
+      const around = records.deps.events?.readRequest?.('view', collection);
+      if (around) return sent(reply, await around(req.ctx, collection, await records.view(req.ctx, collection, req.params.id, req.query as Record<string, unknown>)));
       return sent(reply, await records.viewAnswer(req.ctx, collection, req.params.id, req.query as Record<string, unknown>));
     });
 

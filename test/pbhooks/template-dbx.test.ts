@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+
+/** A pb_hooks folder with the given files (`views/x.html` makes the folder). */
+function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
+  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbtpl-'));
+  const dir = path.join(root, 'pb_hooks');
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+// A small shop front: pages rendered from Go templates, data read and written with dbx's builders.
+const LAYOUT = `<!doctype html>
+<title>{{block "title" .}}Shop{{end}}</title>
+<main>{{template "content" .}}</main>
+`;
+const PAGE = `{{define "title"}}{{.shop}} — products{{end}}
+{{define "content"}}
+  {{- range $i, $p := .products}}
+  <li class="{{if $p.onSale}}sale{{else if gt $p.price 100.0}}dear{{else}}plain{{end}}">{{$i}}. {{$p.title}} {{printf "%.2f" $p.price}}</li>
+  {{- else}}
+  <p>Nothing yet</p>
+  {{- end}}
+  {{with .note}}<aside>{{.}}</aside>{{end}}{{raw .banner}}
+{{end}}`;
+
+const SHOP = `
+routerAdd("GET", "/shop", (e) => {
+  const rows = arrayOf(new DynamicModel({ title: "", price: 0, onSale: false }));
+  $app.db()
+    .select("p.title", "p.price", "p.onSale")
+    .from("products p")
+    .where($dbx.hashExp({ "p.hidden": false }))
+    .andWhere($dbx.not($dbx.like("p.title", "secret")))
+    .orderBy("p.price DESC", "p.title")
+    .limit(10)
+    .all(rows);
+  const html = $template.loadFiles(__hooks + "/views/layout.html", __hooks + "/views/page.html")
+    .render({ shop: e.request.url.query().get("shop") || "Acme", products: rows, note: "<b>new</b>", banner: "<hr>" });
+  return e.html(200, html);
+});
+
+routerAdd("GET", "/shop/counts", (e) => {
+  const cheap = $app.findRecordsByExpr("products", $dbx.exp("price < {:max}", { max: 100 }), $dbx.hashExp({ hidden: false }));
+  return e.json(200, {
+    all: $app.countRecords("products"),
+    onSale: $app.countRecords("products", $dbx.hashExp({ onSale: true })),
+    cheap: cheap.map((r) => r.getString("title")),
+  });
+});
+
+routerAdd("GET", "/shop/empty", (e) => {
+  return e.html(200, $template.loadString('{{range .xs}}x{{else}}none{{end}}|{{len .xs}}|{{if and .a (not .b)}}yes{{end}}|{{.a | printf "%q"}}').render({ xs: [], a: "z", b: false }));
+});
+
+routerAdd("GET", "/shop/broken", (e) => {
+  return e.html(200, $template.loadString("{{if .a}}open").render({ a: 1 }));
+});
+
+routerAdd("POST", "/shop/restock", (e) => {
+  const db = $app.db();
+  db.newQuery("CREATE TABLE stock_log (what TEXT, n INTEGER)").execute();
+  db.insert("stock_log", { what: "restock", n: 3 }).execute();
+  db.insert("stock_log", { what: "sale", n: 1 }).execute();
+  db.insert("stock_log", { what: "sale", n: 2 }).execute();
+  db.update("stock_log", { n: 20 }, $dbx.hashExp({ what: "sale", n: 2 })).execute();
+  db.delete("stock_log", $dbx.and($dbx.exp("n < {:max}", { max: 2 }), $dbx.in("what", "sale", "other"))).execute();
+  const rows = arrayOf(new DynamicModel({ what: "", n: 0 }));
+  db.select("what", "n").from("stock_log").where($dbx.or($dbx.between("n", 10, 30), $dbx.hashExp({ what: "restock" }))).orderBy("n").all(rows);
+  const one = new DynamicModel({ total: 0 });
+  db.select("SUM(n) AS total").from("stock_log").where($dbx.notIn("what", "nothing")).one(one);
+  let missing = "";
+  try {
+    db.select("what").from("stock_log").where($dbx.hashExp({ what: "none" })).one(new DynamicModel({ what: "" }));
+  } catch (err) {
+    missing = String(err.message || err);
+  }
+  return e.json(200, { rows, total: one.total, missing });
+});
+`;
+
+describe('pb_hooks: $template (Go templates) and $app.db() query builders', () => {
+  let server: TestServer;
+  let pb: ReturnType<typeof pbDir>;
+
+  before(async () => {
+    pb = pbDir({ 'shop.pb.js': SHOP, 'views/layout.html': LAYOUT, 'views/page.html': PAGE });
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
+    await createCollection(server, {
+      name: 'products',
+      fields: [
+        { name: 'title', type: 'text' },
+        { name: 'price', type: 'number' },
+        { name: 'onSale', type: 'bool' },
+        { name: 'hidden', type: 'bool' },
+      ],
+    });
+    for (const p of [
+      { title: 'Kettle & Co', price: 30, onSale: true },
+      { title: 'Lamp', price: 120 },
+      { title: 'Mug', price: 8 },
+      { title: 'secret stash', price: 999 },
+      { title: 'Gone', price: 50, hidden: true },
+    ]) {
+      const res = await server.admin('POST', '/api/collections/products/records', { body: p });
+      assert.equal(res.status, 200, res.text);
+    }
+  });
+  after(async () => {
+    await server?.close();
+    pb?.remove();
+  });
+
+  test('a layout and a page: block, define, template, range with else if, printf, with, raw, escaping', async () => {
+    const res = await server.request('GET', '/shop?shop=Bob%27s');
+    assert.equal(res.status, 200, res.text);
+    assert.match(String(res.headers.get('content-type')), /^text\/html/);
+    const html = res.text;
+    assert.match(html, /<title>Bob&#39;s — products<\/title>/);
+    const items = [...html.matchAll(/<li class="(\w+)">([^<]*)<\/li>/g)].map((m) => [m[1], m[2]]);
+    assert.deepEqual(items, [
+      ['dear', '0. Lamp 120.00'],
+      ['sale', '1. Kettle &amp; Co 30.00'],
+      ['plain', '2. Mug 8.00'],
+    ]);
+    assert.match(html, /<aside>&lt;b&gt;new&lt;\/b&gt;<\/aside><hr>/);
+    assert.doesNotMatch(html, /Nothing yet/);
+  });
+
+  test('loadString: range else, len, and/not, pipelines; a template that does not parse is a 400', async () => {
+    const res = await server.request('GET', '/shop/empty');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, 'none|0|yes|&#34;z&#34;');
+    const broken = await server.request('GET', '/shop/broken');
+    assert.equal(broken.status, 400, broken.text);
+  });
+
+  test('countRecords and findRecordsByExpr take $dbx expressions', async () => {
+    const res = await server.request('GET', '/shop/counts');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { all: 5, onSale: 1, cheap: ['Kettle & Co', 'Mug'] });
+  });
+
+  test('insert, update, delete and select with $dbx expressions on the instance engine', async () => {
+    const res = await server.request('POST', '/shop/restock');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.rows, [
+      { what: 'restock', n: 3 },
+      { what: 'sale', n: 20 },
+    ]);
+    assert.equal(res.body.total, 23);
+    assert.match(res.body.missing, /no rows/);
+  });
+});
