@@ -5,7 +5,7 @@ import { blankCollection, type Collection, type CollectionType } from '../../col
 import { collectionJson, type CollectionJsonDefaults, fieldJson } from '../../collections/pocketbase-shapes.ts';
 import { dryRunView } from '../../migrations/views.ts';
 import { importCollections } from '../../migrations/collections-import.ts';
-import { PRESETS } from '../../auth/oauth2/providers.ts';
+import { knownOAuth2Providers } from '../../auth/auth-methods.ts';
 import { MAX_QUERY_LENGTH } from '../../sql/console.ts';
 import { badRequest, isApiError, validationFailed } from '../../errors.ts';
 import { requireSuperuser } from '../guards.ts';
@@ -30,7 +30,7 @@ function refuseSuperusers(name: string, action: string): void {
 
 /** The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`). */
 function oauth2Presets(): Array<{ name: string; displayName: string; logo: string }> {
-  return Object.entries(PRESETS).map(([name, p]) => ({ name, displayName: p.displayName, logo: '' }));
+  return knownOAuth2Providers();
 }
 
 export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults) {
