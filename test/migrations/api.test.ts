@@ -268,7 +268,8 @@ describe('migrations API', () => {
     for (const record of [one.body, list.body.items[0]]) assert.ok(!('created' in record) && !('updated' in record), JSON.stringify(record));
     const write = await server.admin('POST', '/api/collections/published_articles/records', { body: { title: 'x' } });
     assert.equal(write.status, 400);
-    assert.equal((await server.admin('PATCH', '/api/collections/published_articles', { body: { listRule: null } })).status, 400);
+    // Its rules change through the collections API too, as PocketBase's (its SQL as well: test/collections).
+    assert.equal((await server.admin('PATCH', '/api/collections/published_articles', { body: { listRule: '' } })).status, 200);
 
     assert.equal((await server.admin('POST', `/api/migrations/${version}/rollback`)).status, 200);
     assert.equal((await server.admin('GET', '/api/collections/published_articles')).status, 404);

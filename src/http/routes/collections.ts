@@ -2,7 +2,7 @@ import { filterCollections, sortCollections } from '../../collections/list-query
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
-import { collectionJson, type CollectionJsonDefaults, fieldJson } from '../../collections/pocketbase-shapes.ts';
+import { collectionJson, type CollectionJsonDefaults, fieldJson, pocketBaseSystemFields } from '../../collections/pocketbase-shapes.ts';
 import { dryRunView } from '../../migrations/views.ts';
 import { importCollections } from '../../migrations/collections-import.ts';
 import { PRESETS } from '../../auth/oauth2/providers.ts';
@@ -61,7 +61,12 @@ export function collectionRoutes(collections: CollectionService, records: Record
 
     app.get('/api/collections/meta/scaffolds', async (req) => {
       requireAdmin(req.ctx);
-      return { base: json(scaffold('base')), auth: json(scaffold('auth')), view: json(scaffold('view')) };
+      // A template lists the system fields a new collection of its type has, as PocketBase's do.
+      const template = (type: CollectionType) => {
+        const fields = pocketBaseSystemFields(type);
+        return { ...json(scaffold(type)), fields, schema: fields };
+      };
+      return { base: template('base'), auth: template('auth'), view: template('view') };
     });
 
     // PocketBase's import of a whole schema: every collection created or updated, in one transaction.
