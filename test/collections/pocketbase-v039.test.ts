@@ -156,6 +156,17 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal(noId.status, 400);
     assert.equal(noId.body.data.viewQuery.code, 'validation_invalid_view_query');
     assert.equal((await server.admin('GET', '/api/collections/no_ids')).status, 404);
+
+    // A view made through the API is part of the schema migrations describe; applying that
+    // migration on this instance changes nothing.
+    const gen = await server.admin('GET', '/api/migrations/generate?name=views');
+    assert.equal(gen.status, 200, gen.text);
+    const views = gen.body.migration.databases.main.collections;
+    assert.deepEqual(views.long_books.create_views, [{ name: 'long_books', sql: 'SELECT id, title FROM books' }]);
+    const applied = await server.admin('POST', `/api/migrations/${gen.body.version}/apply`);
+    assert.equal(applied.status, 200, applied.text);
+    assert.equal((await server.request('GET', '/api/collections/long_books/records')).body.totalItems, 2);
+    assert.equal((await server.admin('GET', '/api/collections/long_books')).body.listRule, '');
   });
 
   test('an identity field that is no field of the collection is validation_missing_field, nested', async () => {

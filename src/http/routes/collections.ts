@@ -28,9 +28,21 @@ function refuseSuperusers(name: string, action: string): void {
   if (isSuperusers(name)) throw badRequest(`_superusers is a system collection and cannot be ${action}; manage administrators through its records.`);
 }
 
-/** The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`). */
+/** A plain badge standing for a provider in a list (Cairn draws its own; no provider's mark is copied). */
+function badge(label: string): string {
+  const letter = label.charAt(0).toUpperCase().replace(/[^A-Z0-9]/g, '?');
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#64748b"/><text x="16" y="22" font-family="sans-serif" font-size="16" text-anchor="middle" fill="#fff">${letter}</text></svg>`;
+}
+
+/**
+ * The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`,
+ * `logo` an SVG): its presets, then the three names PocketBase's dashboard offers for generic OpenID
+ * Connect providers (`oidc`, `oidc2`, `oidc3`), whose URLs the settings give.
+ */
 function oauth2Presets(): Array<{ name: string; displayName: string; logo: string }> {
-  return Object.entries(PRESETS).map(([name, p]) => ({ name, displayName: p.displayName, logo: '' }));
+  const presets = Object.entries(PRESETS).map(([name, p]) => ({ name, displayName: p.displayName, logo: badge(p.displayName) }));
+  const generic = ['oidc', 'oidc2', 'oidc3'].map((name) => ({ name, displayName: 'OIDC', logo: badge('OIDC') }));
+  return [...presets, ...generic];
 }
 
 export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults) {
