@@ -285,7 +285,8 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       errors.viewQuery = err('validation_required', 'Cannot be blank.');
     } else if (typeof query !== 'string') {
       errors.viewQuery = err('validation_invalid_view_query', 'Must be a SELECT statement.');
-    } else {
+    } else if (query !== existing?.options.query) {
+      // A stored query (one an import carried, say) is left as it is when other properties change.
       try {
         options = { ...options, query: viewQuery(name || 'view', query) };
       } catch (e) {
