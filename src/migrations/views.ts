@@ -119,9 +119,16 @@ export async function createView(tx: Queryable, name: string, query: string): Pr
   const lower = new Set(columns.map((c) => c.name.toLowerCase()));
   if (!lower.has('id')) throw badRequest(`View "${name}" must select an "id" column: records are addressed by id.`);
   const missing = ['created', 'updated'].filter((c) => !lower.has(c));
-  if (missing.length > 0) {
+  // Record ids are text: a numeric id column (ROW_NUMBER(), a literal) is cast, as PocketBase does,
+  // so `/records/1` finds the row and answers `"id": "1"`. A text one is left alone (its index serves).
+  const idColumn = columns.find((c) => c.name.toLowerCase() === 'id')!;
+  const textId = /char|text|clob|string/i.test(idColumn.type ?? '');
+  if (missing.length > 0 || !textId) {
+    const select = textId
+      ? '*'
+      : columns.map((c) => (c === idColumn ? `CAST(_view.${quoteIdent(c.name)} AS TEXT) AS ${quoteIdent(c.name)}` : `_view.${quoteIdent(c.name)}`)).join(', ');
     await tx.exec(`DROP VIEW ${view}`);
-    await tx.run(`CREATE VIEW ${view} AS SELECT *, ${missing.map((c) => `'' AS ${quoteIdent(c)}`).join(', ')} FROM (${query}) AS _view`);
+    await tx.run(`CREATE VIEW ${view} AS SELECT ${[select, ...missing.map((c) => `'' AS ${quoteIdent(c)}`)].join(', ')} FROM (${query}) AS _view`);
   }
   const fields: FieldDef[] = [];
   const seen = new Set<string>();

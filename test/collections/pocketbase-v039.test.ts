@@ -169,6 +169,17 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal((await server.admin('GET', '/api/collections/long_books')).body.listRule, '');
   });
 
+  test("a view's numeric ids are text, so a record is found by its id", async () => {
+    const made = await create({ name: 'numbered', type: 'view', viewQuery: 'SELECT ROW_NUMBER() OVER (ORDER BY title) AS id, title FROM books', listRule: '', viewRule: '' });
+    assert.equal(made.status, 200, made.text);
+    const list = await server.request('GET', '/api/collections/numbered/records?sort=id');
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.body.items.map((r: { id: unknown; title: string }) => [r.id, r.title]), [['1', 'Dune'], ['2', 'Emma']]);
+    const one = await server.request('GET', '/api/collections/numbered/records/2');
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.body.title, 'Emma');
+  });
+
   test('an identity field that is no field of the collection is validation_missing_field, nested', async () => {
     const res = await update('users', { passwordAuth: { identityFields: ['missing'] } });
     assert.equal(res.status, 400);
