@@ -91,8 +91,9 @@ import { WorkflowService } from './workflows/service.ts';
 import { CronService } from './jobs/scheduler.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { validateTriggers } from './webhooks/triggers.ts';
-import { sqliteOutbox } from './webhooks/outbox.ts';
-import { postgresOutbox } from './webhooks/outbox-postgres.ts';
+import { OutboundPolicy } from './lib/outbound.ts';
+import { sqliteOutbox } from './webhooks/sqlite/store.ts';
+import { postgresOutbox } from './webhooks/postgres/store.ts';
 
 /** The long-lived parts of a running Cairn, shared by routes, CLI commands and background workers. */
 export interface Services {
@@ -174,9 +175,12 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const storage: FileStorage = config.s3 ? new (await import('./files/storage/s3.ts')).S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
   const fileStore = new FileStore({ storage, stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
+  // Where outbound requests may not go: refused when a target is saved (its literal host) and when
+  // each delivery connects (the resolved address).
+  const outbound = new OutboundPolicy(config.outboundAllow);
   const collections = new CollectionService({
     validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
-    validateOptions: [validateTriggers],
+    validateOptions: [(c) => validateTriggers(c, outbound)],
     invalidations,
   });
   invalidations.on('collections', (name) => {
@@ -185,7 +189,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
       if (db) collections.forget(db);
     }
   });
-  const webhooks = new WebhookService({ registry, outbox, secret, config });
+  const webhooks = new WebhookService({ registry, outbox, secret, config, outbound });
   // Committed record changes reach realtime through this feed: this process's own writes on SQLite;
   // on PostgreSQL every node's, announced by the database itself.
   const changeFeed = backend.notifications ? new PgChangeFeed(backend.notifications, registry, collections, config.nodeId) : new LocalChangeFeed();
@@ -224,6 +228,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   emailFlows.pocketbase = pocketbaseTokens;
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
+  adminPasswordReset.pocketbase = pocketbaseTokens;
   const oauth2 = new OAuth2Service(settings, records, recordAuth);
   const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });

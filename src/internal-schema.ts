@@ -1,4 +1,4 @@
-import { adminsTableStep, adminsTokenSecretStep } from './auth/admins.ts';
+import { adminsTableStep, adminsTokenSecretStep, adminsTokenSecretsStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
@@ -16,7 +16,7 @@ import { journalTableStep } from './migrations/journal.ts';
 import type { SchemaStep } from './storage/index.ts';
 import { hookCronRunsStep } from './hooks/cron.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
-import type { OutboxStore } from './webhooks/outbox-store.ts';
+import type { OutboxStore } from './webhooks/store.ts';
 import { realtimeClientsStep } from './realtime/postgres-directory.ts';
 import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 import { rateLimitsTableStep } from './ratelimit/database.ts';
@@ -48,6 +48,7 @@ export const systemSteps: SchemaStep[] = [
   hookCronRunsStep,
   oneTimeTokensNewEmailStep,
   adminsTokenSecretStep,
+  adminsTokenSecretsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

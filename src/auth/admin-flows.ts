@@ -9,6 +9,7 @@ import type { Mailer } from './mail/mailer.ts';
 import { flowMail } from './mail/templates.ts';
 import { consumeToken, issueToken, peekToken, revokeTokens } from './one-time-tokens.ts';
 import { bodyOf } from './body.ts';
+import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 
 /** Stands for the administrators in `_auth_tokens` of system.db, where no collection id exists. */
 const ADMINS = '_admins';
@@ -21,8 +22,13 @@ const invalidToken = () =>
  * PocketBase's administrator password reset (`/api/admins/request-password-reset`,
  * `/confirm-password-reset`): the same single-use, expiring mailed tokens as the user flows, kept in
  * system.db beside the administrators. A request never reveals whether the address belongs to one.
+ * A reset link PocketBase mailed to a superuser before `cairn import pocketbase` works too
+ * (`pocketbase`): it is stateless, and setting the password (a new tokenKey) ends it.
  */
 export class AdminPasswordReset {
+  /** Reset links PocketBase issued to imported superusers (src/auth/pocketbase-tokens.ts). */
+  pocketbase?: PocketBaseTokens;
+
   constructor(
     private readonly system: Database,
     private readonly admins: AdminService,
@@ -45,13 +51,15 @@ export class AdminPasswordReset {
    * taken only once the password passes validation, so a typo does not burn the link. */
   async confirm(body: unknown): Promise<AdminRow> {
     const input = bodyOf(body);
-    if (!(await peekToken(this.system, 'password-reset', ADMINS, input.token))) throw invalidToken();
+    const own = await peekToken(this.system, 'password-reset', ADMINS, input.token);
+    const carried = own ? undefined : await this.pocketbase?.adminResetToken(input.token);
+    if (!own && !carried) throw invalidToken();
     if (typeof input.password !== 'string' || input.passwordConfirm !== input.password) {
       throw validationFailed({ passwordConfirm: { code: 'validation_values_mismatch', message: "Values don't match." } }, 'Failed to reset the password.');
     }
     const problem = this.admins.passwordProblem(input.password);
     if (problem) throw validationFailed({ password: problem }, 'Failed to reset the password.');
-    const token = await consumeToken(this.system, 'password-reset', ADMINS, input.token);
+    const token = carried ?? (await consumeToken(this.system, 'password-reset', ADMINS, input.token));
     const admin = token && (await this.admins.find(token.recordId));
     if (!token || !admin || admin.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     const updated = await this.admins.update(admin.id, { password: input.password, passwordConfirm: input.password });

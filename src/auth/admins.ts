@@ -46,6 +46,44 @@ export const adminsTokenSecretStep: SchemaStep = {
   },
 };
 
+/**
+ * The secrets of PocketBase's other token kinds for an imported administrator, as JSON keyed by
+ * PocketBase's option names (`fileToken`, `passwordResetToken`, and since 0.23 `emailChangeToken`,
+ * `verificationToken`): `_superusers`' options, or before 0.23 the instance's `adminFileToken` and
+ * `adminPasswordResetToken`. With the tokenKey they check the file tokens and the password-reset
+ * links PocketBase issued to a superuser. Empty for every other administrator.
+ */
+export const adminsTokenSecretsStep: SchemaStep = {
+  id: 'system.admins.pocketbase-token-secrets',
+  async up(tx) {
+    await tx.exec(`ALTER TABLE _admins ADD COLUMN "tokenSecrets" TEXT DEFAULT '' NOT NULL`);
+  },
+};
+
+/** PocketBase's token kinds other than `authToken`, whose secrets `_admins.tokenSecrets` keeps. */
+export type PocketBaseTokenKind = 'fileToken' | 'passwordResetToken' | 'emailChangeToken' | 'verificationToken';
+
+/** What an imported administrator's PocketBase tokens are checked with. */
+export interface AdminTokenSecrets {
+  id: string;
+  email: string;
+  tokenKey: string;
+  /** `authToken`'s secret. */
+  tokenSecret: string;
+  /** The other kinds' secrets (missing: none kept). */
+  secrets: Partial<Record<PocketBaseTokenKind, string>>;
+}
+
+function parseSecrets(text: string): AdminTokenSecrets['secrets'] {
+  if (text === '') return {};
+  try {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === 'string' && v !== '')) as AdminTokenSecrets['secrets'];
+  } catch {
+    return {};
+  }
+}
+
 /** An administrator as the API returns it (PocketBase's admin model); never the hash or token key. */
 export function adminJson(a: AdminRow): Record<string, unknown> {
   return { id: a.id, created: a.created, updated: a.updated, avatar: a.avatar, email: a.email };
@@ -81,9 +119,14 @@ export class AdminService {
     return { page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items: items.map(adminJson) };
   }
 
-  /** The secret PocketBase signed an imported administrator's tokens with (src/auth/pocketbase-tokens.ts). */
-  async tokenSecretOf(id: string): Promise<{ id: string; email: string; tokenKey: string; tokenSecret: string } | undefined> {
-    return this.system.get(`SELECT id, email, tokenKey, "tokenSecret" FROM _admins WHERE id = ? AND "tokenSecret" <> ''`, [id]);
+  /** The secrets PocketBase signed an imported administrator's tokens with (src/auth/pocketbase-tokens.ts). */
+  async tokenSecretOf(id: string): Promise<AdminTokenSecrets | undefined> {
+    const row = await this.system.get<{ id: string; email: string; tokenKey: string; tokenSecret: string; tokenSecrets: string }>(
+      `SELECT id, email, tokenKey, "tokenSecret", "tokenSecrets" FROM _admins WHERE id = ? AND ("tokenSecret" <> '' OR "tokenSecrets" <> '')`,
+      [id],
+    );
+    if (!row) return undefined;
+    return { id: row.id, email: row.email, tokenKey: row.tokenKey, tokenSecret: row.tokenSecret, secrets: parseSecrets(row.tokenSecrets) };
   }
 
   async findByEmail(email: string): Promise<AdminRow | undefined> {

@@ -2,7 +2,6 @@ import type { CollectionService } from '../collections/service.ts';
 import { GUEST, type RequestInfo, systemContext } from '../context.ts';
 import { forbidden, isApiError, notFound } from '../errors.ts';
 import { isRecordId } from '../lib/ids.ts';
-import { isValidName } from '../lib/identifiers.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import type { Database } from '../storage/index.ts';
@@ -13,6 +12,7 @@ import { fileKey } from './keys.ts';
 import { isStoredName } from './names.ts';
 import type { FileTokens } from './tokens.ts';
 import type { FileStorage } from './storage/types.ts';
+import { ViewFiles } from './view-files.ts';
 
 export interface FileRequest {
   dbName: string;
@@ -37,29 +37,38 @@ export interface FileDownload {
 
 const TYPE_CACHE_LIMIT = 10_000;
 
+/** A collection name or id in a URL: names, Cairn's ids and PocketBase's (`_pb_users_auth_`, `pbc_3142635823`). */
+const COLLECTION_REF = /^[A-Za-z0-9_]{1,100}$/;
+
 /** Finds a record's file for download and decides whether the caller may have it. */
 export class FileService {
   // Stored names are never reused for other content, so a sniffed type stays true for its key.
   private readonly types = new Map<string, string>();
+  private readonly viewFiles: ViewFiles;
 
   constructor(
     private readonly storage: FileStorage,
     private readonly collections: CollectionService,
     private readonly records: RecordService,
     readonly tokens: FileTokens,
-  ) {}
+  ) {
+    this.viewFiles = new ViewFiles(records);
+  }
 
   /**
    * The file, if `filename` is a value of one of the record's file fields. Public files need nothing
    * more (the random part of the name is the secret, as in PocketBase); a protected file needs a file
    * token whose owner passes the collection's view rule, checked through the records domain's view.
    * Anything malformed or unknown, and a protected file the caller may not see, is a 404.
+   *
+   * A view record's file (a view column reading a file field) is the view's to give: its record, its
+   * field's `protected` flag and its view rule decide, as for any collection; the bytes are those of
+   * the record the view read it from (view-files.ts).
    */
   async open(req: FileRequest): Promise<FileDownload> {
-    const collectionOk = isValidName(req.collection) || isRecordId(req.collection);
-    if (!collectionOk || !isRecordId(req.recordId) || !isStoredName(req.filename)) throw notFound();
+    if (!COLLECTION_REF.test(req.collection) || !isRecordId(req.recordId) || !isStoredName(req.filename)) throw notFound();
     const collection = await this.collections.find(req.db, req.collection);
-    if (!collection || collection.type === 'view') throw notFound();
+    if (!collection) throw notFound();
 
     let record: RecordJson;
     try {
@@ -83,7 +92,15 @@ export class FileService {
       }
     }
 
-    const key = fileKey(req.dbName, collection.name, req.recordId, req.filename);
+    let holder = { collection, recordId: req.recordId };
+    if (collection.type === 'view') {
+      const all = (await this.collections.all(req.db)).list;
+      const source = await this.viewFiles.source(req.dbName, req.db, all, collection, field.name, req.recordId, req.filename);
+      if (!source) throw notFound();
+      holder = source;
+    }
+
+    const key = fileKey(req.dbName, holder.collection.name, holder.recordId, req.filename);
     const info = await this.storage.stat(key);
     if (!info) throw notFound();
     const contentType = info.contentType ?? (await this.contentTypeOf(key, req.filename));

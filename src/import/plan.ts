@@ -24,7 +24,7 @@ const SYSTEM_COLLECTIONS: Record<string, string> = {
   _externalAuths: 'its OAuth2 links are carried to the same collection in Cairn',
   _mfas: 'multi-factor sign-ins under way are not carried (they last minutes)',
   _otps: 'one-time passwords under way are not carried (they last minutes)',
-  _authOrigins: 'the devices accounts signed in from are not carried (Cairn sends no new-location alerts)',
+  _authOrigins: 'the devices accounts signed in from are carried to the same collection in Cairn',
 };
 
 export interface ColumnCopy {

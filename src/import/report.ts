@@ -13,6 +13,8 @@ export interface ImportReport {
   collections: CollectionReport[];
   administrators: { carried: number; skipped: Note[] };
   oauth2Links: { carried: number; skipped: number };
+  /** Rows of `_authOrigins` (the devices accounts signed in from). */
+  authOrigins: { carried: number; skipped: number };
   /** Sections of Cairn's settings written from PocketBase's. */
   settings: string[];
   /** What was renamed, carried changed, left behind, and other notes (each with its `kind`). */
@@ -54,6 +56,7 @@ export function formatReport(r: ImportReport): string {
   lines.push('');
   lines.push(`Administrators ${verb}: ${r.administrators.carried}`);
   lines.push(`OAuth2 links ${verb}: ${r.oauth2Links.carried}${r.oauth2Links.skipped > 0 ? ` (${r.oauth2Links.skipped} of records not carried left behind)` : ''}`);
+  lines.push(`Sign-in origins ${verb}: ${r.authOrigins.carried}${r.authOrigins.skipped > 0 ? ` (${r.authOrigins.skipped} of accounts not carried, or already there, left behind)` : ''}`);
   lines.push(`Settings ${verb}: ${r.settings.length > 0 ? r.settings.join(', ') : 'none'}`);
   const notes = [...r.administrators.skipped, ...r.notCarried];
   const groups: Array<[string, Note[]]> = [

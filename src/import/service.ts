@@ -18,13 +18,15 @@ import type { Note } from './schema.ts';
 import { planSettings } from './settings.ts';
 import { type PbAdmin, PocketBaseSource } from './source.ts';
 import { toDate } from './values.ts';
-import { addIndexes, copyLinks, copyRecords, createTable, createViewCollection } from './write.ts';
+import { TOKEN_KINDS, type TokenKind } from '../collections/auth-settings.ts';
+import { SUPERUSERS_ID } from '../collections/superusers.ts';
+import { addIndexes, copyLinks, copyOrigins, copyRecords, createTable, createViewCollection } from './write.ts';
 
 /**
  * `cairn import pocketbase`: a PocketBase instance into a Cairn database, with the server stopped
  * (API contract §18). Order: read and plan (refusals happen here, before anything changes), copy the
  * files, then one transaction over the target database and the system database (administrators,
- * settings) in which tables, records, indexes, views and OAuth2 links are written. A failure anywhere
+ * settings) in which tables, records, indexes, views, OAuth2 links and sign-in origins are written. A failure anywhere
  * undoes it all: the transaction rolls back, the copied files are removed, and a database made for the
  * import is discarded.
  *
@@ -64,11 +66,15 @@ const BCRYPT = /^\$2[abxy]\$\d{2}\$/;
 class DryRunDone extends Error {}
 
 interface AdminPlan {
-  carry: Array<PbAdmin & { tokenSecret: string }>;
+  /** `pbId`: the id PocketBase gave the account (`id` differs when Cairn already had it). */
+  carry: Array<PbAdmin & { pbId: string; tokenSecret: string; tokenSecrets: string }>;
   skipped: Note[];
 }
 
-async function planAdmins(system: Queryable, admins: readonly PbAdmin[], tokenSecret: string): Promise<AdminPlan> {
+/** The secrets PocketBase signed administrators' tokens with, by kind (PocketBase's option names). */
+type AdminSecrets = Partial<Record<TokenKind, string>>;
+
+async function planAdmins(system: Queryable, admins: readonly PbAdmin[], secrets: AdminSecrets): Promise<AdminPlan> {
   const existing = await system.all<{ id: string; email: string }>('SELECT id, email FROM _admins');
   const emails = new Set(existing.map((a) => a.email.toLowerCase()));
   const ids = new Set(existing.map((a) => a.id));
@@ -89,8 +95,17 @@ async function planAdmins(system: Queryable, admins: readonly PbAdmin[], tokenSe
     if (ids.has(admin.id)) {
       const id = randomId();
       plan.skipped.push({ what: 'administrator', why: `an administrator's id "${admin.id}" renamed "${id}": Cairn already has an administrator with that id (PocketBase's tokens for it stop working)`, kind: 'renamed' });
-      plan.carry.push({ ...admin, id, tokenKey: newTokenKey(), tokenSecret: '' });
-    } else plan.carry.push({ ...admin, tokenKey: admin.tokenKey || newTokenKey(), tokenSecret: admin.tokenKey ? tokenSecret : '' });
+      plan.carry.push({ ...admin, pbId: admin.id, id, tokenKey: newTokenKey(), tokenSecret: '', tokenSecrets: '' });
+    } else {
+      const { authToken, ...others } = admin.tokenKey ? secrets : {};
+      plan.carry.push({
+        ...admin,
+        pbId: admin.id,
+        tokenKey: admin.tokenKey || newTokenKey(),
+        tokenSecret: authToken ?? '',
+        tokenSecrets: Object.keys(others).length > 0 ? JSON.stringify(others) : '',
+      });
+    }
   }
   return plan;
 }
@@ -98,13 +113,14 @@ async function planAdmins(system: Queryable, admins: readonly PbAdmin[], tokenSe
 async function insertAdmins(tx: Queryable, admins: AdminPlan['carry']): Promise<void> {
   for (const a of admins) {
     const now = new Date().toISOString();
-    await tx.run('INSERT INTO _admins (id, email, avatar, passwordHash, tokenKey, "tokenSecret", created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    await tx.run('INSERT INTO _admins (id, email, avatar, passwordHash, tokenKey, "tokenSecret", "tokenSecrets", created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       a.id,
       a.email,
       Number(a.avatar) || 0,
       a.passwordHash,
       a.tokenKey,
       a.tokenSecret,
+      a.tokenSecrets,
       toDate(a.created) || now,
       toDate(a.updated) || now,
     ]);
@@ -122,15 +138,38 @@ function fieldList(c: Collection): string[] {
 }
 
 
-/** The secret PocketBase signed administrators' tokens with: `_superusers`' since 0.23, the instance's before. */
-function adminTokenSecret(source: PocketBaseSource, settings: Record<string, unknown> | undefined): string {
+/** PocketBase's settings before 0.23: the instance-wide secrets of administrators' tokens, by kind. */
+const LEGACY_ADMIN_TOKENS: Array<[TokenKind, string]> = [
+  ['authToken', 'adminAuthToken'],
+  ['passwordResetToken', 'adminPasswordResetToken'],
+  ['fileToken', 'adminFileToken'],
+];
+
+/**
+ * The secrets PocketBase signed administrators' tokens with, of every kind: `_superusers`' options
+ * since 0.23 (`authToken`, `fileToken`, `passwordResetToken`, `emailChangeToken`,
+ * `verificationToken`), the instance's `adminAuthToken`, `adminPasswordResetToken` and
+ * `adminFileToken` before.
+ */
+function adminTokenSecrets(source: PocketBaseSource, settings: Record<string, unknown> | undefined): AdminSecrets {
+  const secretOf = (config: unknown) => {
+    const secret = (config as { secret?: unknown } | undefined)?.secret;
+    return typeof secret === 'string' && secret !== '' ? secret : undefined;
+  };
+  const out: AdminSecrets = {};
   if (source.generation === 'current') {
     const superusers = source.collections().find((c) => c.name === '_superusers');
-    const secret = (superusers?.options.authToken as { secret?: unknown } | undefined)?.secret;
-    return typeof secret === 'string' ? secret : '';
+    for (const kind of TOKEN_KINDS) {
+      const secret = secretOf(superusers?.options[kind]);
+      if (secret) out[kind] = secret;
+    }
+  } else {
+    for (const [kind, key] of LEGACY_ADMIN_TOKENS) {
+      const secret = secretOf(settings?.[key]);
+      if (secret) out[kind] = secret;
+    }
   }
-  const secret = (settings?.adminAuthToken as { secret?: unknown } | undefined)?.secret;
-  return typeof secret === 'string' ? secret : '';
+  return out;
 }
 
 /** Imports (or, with `dryRun`, reports what would be imported). Refusals are 4xx ApiErrors. */
@@ -176,8 +215,10 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     indexNames: async () => existing.flatMap((c) => c.indexes.map((i) => parseIndex(i)?.name.toLowerCase() ?? '')).filter((n) => n !== ''),
     settings: settingsPlan.document,
   });
-  const admins = await planAdmins(registry.system, source.admins(), adminTokenSecret(source, settingsPlan.document));
+  const admins = await planAdmins(registry.system, source.admins(), adminTokenSecrets(source, settingsPlan.document));
   const links = source.externalAuths();
+  const origins = source.authOrigins();
+  const superusersId = source.collections().find((c) => c.name === '_superusers')?.id;
   const scan = scanFiles(source, plan.collections);
   const notes: Note[] = [...plan.notes, ...settingsPlan.notes];
   for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
@@ -205,6 +246,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     collections: [],
     administrators: { carried: admins.carry.length, skipped: admins.skipped },
     oauth2Links: { carried: 0, skipped: 0 },
+    authOrigins: { carried: 0, skipped: 0 },
     settings: [...prepared.values.keys()],
     notCarried: notes,
   };
@@ -227,7 +269,15 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
       registry.backend,
       [target, registry.system],
       async ([tx, systemTx]) => {
-        await writeAll(tx, source, plan, existing, deps, notes, results, links, report);
+        const carried = await writeAll(tx, source, plan, existing, deps, notes, results, links, report);
+        const adminOf = new Map(admins.carry.map((a) => [a.pbId, a.id]));
+        report.authOrigins = await copyOrigins(tx, origins, (collectionId, recordId) => {
+          if (collectionId === superusersId) {
+            const id = adminOf.get(recordId);
+            return id ? { collectionRef: SUPERUSERS_ID, recordRef: id } : undefined;
+          }
+          return carried.get(collectionId)?.ids.has(recordId) ? { collectionRef: carried.get(collectionId)!.collectionId, recordRef: recordId } : undefined;
+        });
         await insertAdmins(systemTx, admins.carry);
         await storeSettings(systemTx, prepared.values);
         for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
@@ -260,7 +310,7 @@ async function writeAll(
   results: Map<string, number>,
   links: ReturnType<PocketBaseSource['externalAuths']>,
   report: ImportReport,
-): Promise<void> {
+): Promise<Map<string, { collectionId: string; ids: Set<string> }>> {
   const tables = plan.collections.filter((p) => p.collection.type !== 'view');
   for (const p of tables) await createTable(tx, p);
   const carried = new Map<string, { collectionId: string; ids: Set<string> }>();
@@ -288,4 +338,5 @@ async function writeAll(
     if (await createViewCollection(tx, p, all, deps, notes)) results.set(p.collection.name, 0);
   }
   report.oauth2Links = await copyLinks(tx, links, carried);
+  return carried;
 }

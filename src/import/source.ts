@@ -73,6 +73,16 @@ export interface PbExternalAuth {
   updated: string;
 }
 
+/** A row of PocketBase's `_authOrigins` (0.23 and later): a device an account signed in from. */
+export interface PbAuthOrigin {
+  id: string;
+  collectionId: string;
+  recordId: string;
+  fingerprint: string;
+  created: string;
+  updated: string;
+}
+
 /** The keys every field has; in the current generation everything else on a field is an option. */
 const FIELD_KEYS = new Set(['id', 'name', 'type', 'system', 'required', 'presentable', 'hidden', 'unique', 'options']);
 
@@ -250,6 +260,14 @@ export class PocketBaseSource {
     return this.db
       .prepare(`SELECT id, ${collection} AS collectionId, ${record} AS recordId, provider, providerId, created, updated FROM _externalAuths ORDER BY created, rowid`)
       .all() as PbExternalAuth[];
+  }
+
+  /** The devices accounts signed in from: `_authOrigins` (0.23 and later; none before). */
+  authOrigins(): PbAuthOrigin[] {
+    if (!this.hasTable('_authOrigins')) return [];
+    return this.db
+      .prepare('SELECT id, collectionRef AS collectionId, recordRef AS recordId, fingerprint, created, updated FROM _authOrigins ORDER BY created, rowid')
+      .all() as PbAuthOrigin[];
   }
 
   /** The number of rows of a collection's table. */

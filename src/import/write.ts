@@ -10,7 +10,7 @@ import { createView, viewQuery } from '../migrations/views.ts';
 import type { Queryable, Transaction } from '../storage/index.ts';
 import { checkRules, type PlannedCollection, type PlanTarget } from './plan.ts';
 import type { Note } from './schema.ts';
-import type { PbExternalAuth, PocketBaseSource } from './source.ts';
+import type { PbAuthOrigin, PbExternalAuth, PocketBaseSource } from './source.ts';
 import { toDate } from './values.ts';
 
 /**
@@ -18,7 +18,7 @@ import { toDate } from './values.ts';
  * domain's `syncTable` (never DDL of its own, except dropping an empty default `users` column whose
  * type PocketBase's field changes), records with multi-row INSERTs, then the collections' indexes
  * (after the data: faster, and an index the data violates is reported instead of failing the import),
- * views, metadata rows and OAuth2 links.
+ * views, metadata rows, OAuth2 links and sign-in origins.
  */
 
 /** Rows per INSERT: many rows per statement is what makes a large copy fast; both databases take
@@ -201,6 +201,34 @@ export async function copyLinks(tx: Queryable, links: readonly PbExternalAuth[],
       toDate(link.updated) || now,
     ]);
     count++;
+  }
+  return { carried: count, skipped };
+}
+
+/** Where a PocketBase account is in Cairn: its collection's id and its record's (an administrator's) id there. */
+export type OwnerOf = (collectionId: string, recordId: string) => { collectionRef: string; recordRef: string } | undefined;
+
+/**
+ * Copies the sign-in origins (`_authOrigins`: the devices accounts signed in from) of carried
+ * accounts, with their ids and dates. A row the target database already holds (the same id, or the
+ * same account and device) is kept as it is.
+ */
+export async function copyOrigins(tx: Queryable, origins: readonly PbAuthOrigin[], ownerOf: OwnerOf): Promise<{ carried: number; skipped: number }> {
+  let count = 0;
+  let skipped = 0;
+  for (const origin of origins) {
+    const owner = ownerOf(origin.collectionId, origin.recordId);
+    if (!owner || !isRecordId(origin.id)) {
+      skipped++;
+      continue;
+    }
+    const now = new Date().toISOString();
+    const res = await tx.run(
+      'INSERT INTO _authOrigins (id, collectionRef, recordRef, fingerprint, created, updated) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [origin.id, owner.collectionRef, owner.recordRef, String(origin.fingerprint ?? ''), toDate(origin.created) || now, toDate(origin.updated) || now],
+    );
+    if (res.changes > 0) count++;
+    else skipped++;
   }
   return { carried: count, skipped };
 }

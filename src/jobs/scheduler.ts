@@ -86,7 +86,7 @@ export class CronService {
   }
 
   async create(dbName: string, db: Database, body: unknown): Promise<CronJobJson> {
-    const job = normalizeJob(body);
+    const job = normalizeJob(body, undefined, this.webhooks.outbound);
     await saveJob(db, job);
     this.schedule(dbName, job);
     await this.invalidations?.publish('cron', dbName);
@@ -94,7 +94,7 @@ export class CronService {
   }
 
   async update(dbName: string, db: Database, id: string, body: unknown): Promise<CronJobJson> {
-    const job = normalizeJob(body, await this.find(db, id));
+    const job = normalizeJob(body, await this.find(db, id), this.webhooks.outbound);
     await saveJob(db, job);
     this.schedule(dbName, job);
     await this.invalidations?.publish('cron', dbName);

@@ -1,5 +1,6 @@
 import { type FieldError, validationFailed } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
+import type { OutboundPolicy } from '../lib/outbound.ts';
 import { nowIso } from '../lib/time.ts';
 import { orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems } from '../webhooks/target.ts';
@@ -64,9 +65,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * Validates a create (no `existing`) or PATCH body and returns the job to store; 400 with one entry
- * per problem otherwise.
+ * per problem otherwise. `outbound`: where a URL may not point (see webhooks/target.ts checkUrl).
  */
-export function normalizeJob(body: unknown, existing?: CronJob): CronJob {
+export function normalizeJob(body: unknown, existing?: CronJob, outbound?: OutboundPolicy): CronJob {
   if (!isPlainObject(body)) throw validationFailed({}, 'The request body must be a JSON object.');
   const problems: Problems = {};
   const has = (k: string) => body[k] !== undefined;
@@ -100,7 +101,7 @@ export function normalizeJob(body: unknown, existing?: CronJob): CronJob {
     }
   }
 
-  const url = !existing || has('url') ? checkUrl(body.url, problems) : existing.url;
+  const url = !existing || has('url') ? checkUrl(body.url, problems, 'url', outbound) : existing.url;
   const method = !existing || has('method') ? checkMethod(body.method, CRON_METHODS, problems) : existing.method;
   const headers = !existing || has('headers') ? checkHeaders(body.headers, problems) : existing.headers;
   const secret = !existing || has('secret') ? checkSecret(body.secret, problems) : existing.secret;

@@ -11,7 +11,7 @@ import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
 import { insertSql, type RecordShape } from './shape.ts';
 import { prepareValues } from './validate.ts';
-import { hasModifiers, withResolvedBody } from './modifiers.ts';
+import { withResolvedBody } from './modifiers.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
 import {
   answer,
@@ -24,6 +24,7 @@ import {
   refuseViews,
   runHooked,
   uniqueViolation,
+  withHookChanges,
   type WriteScope,
   writeScope,
 } from './write.ts';
@@ -96,22 +97,8 @@ function draftOf(s: WriteScope, input: Record<string, unknown>, planned: CreateV
  * validation errors left.
  */
 async function settleCreate(s: WriteScope, changes: ReadonlyMap<string, unknown>, record: Record<string, unknown>, planned: CreateValues, fieldErrors: Record<string, FieldError>): Promise<CreateValues> {
-  const { collection, shape } = s;
-  const errors = { ...fieldErrors };
-  let values = planned.values;
-  const touched: Record<string, unknown> = {};
-  for (const f of shape.fields) if (changes.has(f.name)) touched[f.name] = changes.get(f.name);
-  if (Object.keys(touched).length > 0) {
-    values = new Map(values);
-    for (const name of Object.keys(touched)) {
-      values.delete(name);
-      delete errors[name];
-    }
-    // `existing` given: only the touched fields are prepared.
-    const again = prepareValues(collection, shape, touched, {}, true);
-    for (const [name, value] of again.values) values.set(name, value);
-    Object.assign(errors, again.errors);
-  }
+  const { shape } = s;
+  const { values, errors } = withHookChanges(s, changes, planned.values, fieldErrors, undefined);
   let id = planned.id;
   if (changes.has('id')) {
     delete errors.id;
@@ -138,13 +125,14 @@ function unchanged(planned: CreateValues, fieldErrors: Record<string, FieldError
 /** `prepareCreate` with its scope loaded (upsert decides between create and update with one scope). */
 export async function planCreate(s: WriteScope, input: Record<string, unknown>, options: OutputOptions): Promise<RecordWrite> {
   const { deps, ctx, collection, shape } = s;
-  // Checked first: a closed collection answers 403 whatever the body.
-  let createRule = deps.access.condition(ctx, collection, 'create', s.collections);
+  // Every value the create would store, modifiers resolved (`credits+` becomes the `credits` it
+  // stores); its errors are reported below, after the rule.
+  const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
+  // The rule reads those resolved values as `@request.body` (modifiers are values). Checked before
+  // anything can refuse the request: a closed collection answers 403 whatever the body.
+  const createRule = deps.access.condition(withResolvedBody(ctx, shape, values), collection, 'create', s.collections);
   checkOutputOptions(s.collections, collection, options);
   const around = deps.events?.around('create', collection);
-  const { values, errors } = prepareValues(collection, shape, input, undefined, s.privileged);
-  // Modifiers are values: the rule reads `credits+` as the `credits` it stores.
-  if (createRule && hasModifiers(ctx.request.body, shape)) createRule = deps.access.condition(withResolvedBody(ctx, shape, values), collection, 'create', s.collections);
   let id = newRecordId();
   if (input.id !== undefined && input.id !== '') {
     if (isRecordId(input.id)) id = input.id;

@@ -25,6 +25,7 @@ import {
   refuseViews,
   runHooked,
   uniqueViolation,
+  withHookChanges,
   type WriteScope,
   writeScope,
 } from './write.ts';
@@ -118,18 +119,7 @@ export async function applyUpdate(
       Object.assign(errors, planned.auth?.errors);
       return write(planned.values, planned.auth, errors);
     }
-    // What the hooks changed is prepared again (as an administrator's: hook code is trusted).
-    const left = { ...errors };
-    let values = planned.values;
-    const touched: Record<string, unknown> = {};
-    for (const f of shape.fields) if (changes.has(f.name)) touched[f.name] = changes.get(f.name);
-    if (Object.keys(touched).length > 0) {
-      values = new Map(values);
-      for (const name of Object.keys(touched)) delete left[name];
-      const again = prepareValues(collection, shape, touched, canonical(shape, before), true);
-      for (const [name, value] of again.values) values.set(name, value);
-      Object.assign(left, again.errors);
-    }
+    const { values, errors: left } = withHookChanges(s, changes, planned.values, errors, canonical(shape, before));
     let auth = planned.auth;
     if (collection.type === 'auth') auth = await settleAuthChanges(changes, record!, auth ?? { columns: new Map(), errors: {} }, false, deps.minPasswordLength);
     Object.assign(left, auth?.errors);

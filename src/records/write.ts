@@ -13,6 +13,7 @@ import { param } from './query-params.ts';
 import { finishRecords, type OutputOptions } from './read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
 import { type RecordShape, shapeOf } from './shape.ts';
+import { prepareValues } from './validate.ts';
 import { viewerOf } from './viewer.ts';
 
 /**
@@ -110,6 +111,37 @@ export function columnValues(shape: RecordShape, values: Map<string, unknown>, a
   for (const [name, value] of auth?.columns ?? []) out.set(name, value);
   for (const f of shape.fields) if (values.has(f.name)) out.set(f.name, f.type.toDb(values.get(f.name), f.field));
   return out;
+}
+
+/**
+ * The values a write stores once its hooks changed some fields (`changes`, by key): those fields
+ * prepared again, as an administrator's (hook code is trusted, and may set hidden and admin-only
+ * fields), over what the request prepared, their errors replacing the request's. `existing` is the
+ * stored record's values on update, undefined on create. The one place hook changes become values,
+ * for creates and updates alike.
+ */
+export function withHookChanges(
+  s: Pick<WriteScope, 'collection' | 'shape'>,
+  changes: ReadonlyMap<string, unknown>,
+  values: Map<string, unknown>,
+  errors: Record<string, FieldError>,
+  existing: Record<string, unknown> | undefined,
+): { values: Map<string, unknown>; errors: Record<string, FieldError> } {
+  const touched: Record<string, unknown> = {};
+  for (const f of s.shape.fields) if (changes.has(f.name)) touched[f.name] = changes.get(f.name);
+  const names = Object.keys(touched);
+  if (names.length === 0) return { values, errors: { ...errors } };
+  const out = new Map(values);
+  const left = { ...errors };
+  for (const name of names) {
+    out.delete(name);
+    delete left[name];
+  }
+  // `existing` given (`{}` on create): only the touched fields are prepared.
+  const again = prepareValues(s.collection, s.shape, touched, existing ?? {}, true);
+  for (const [name, value] of again.values) out.set(name, value);
+  Object.assign(left, again.errors);
+  return { values: out, errors: left };
 }
 
 /** Values of a stored row in canonical form, as field types prepare them. */

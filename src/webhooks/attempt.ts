@@ -1,7 +1,14 @@
 import { backoffDelay } from '../lib/backoff.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Database } from '../storage/index.ts';
 import type { DeliveryResult } from './deliver.ts';
-import type { NewLog } from './logs.ts';
-import type { EventStatus, OutboxRow } from './outbox.ts';
+import type { EventStatus, OutboxRow, Settlement } from './types.ts';
+
+/**
+ * What both workers share about an attempt: the limits they keep (DELIVERY), what an attempt's
+ * result means for its event (`settle`), and how outcomes reach the store in batches
+ * (`OutcomeBatches`).
+ */
 
 /** Limits every delivery worker keeps. */
 export const DELIVERY = {
@@ -20,16 +27,6 @@ export const DELIVERY = {
  * and no longer than the server's own shutdown allows (`budgetMs`). */
 export function shutdownGrace(timeoutMs: number, budgetMs = Infinity): number {
   return Math.max(0, Math.min(DELIVERY.maxShutdownGraceMs, Math.floor(timeoutMs / 2), budgetMs));
-}
-
-/** An attempt's outcome: the event's next state, and the attempt's log. */
-export interface Settlement {
-  seq: number;
-  status: EventStatus;
-  attempts: number;
-  /** When the event is due again (ms), for a retry. */
-  next: number;
-  log: NewLog;
 }
 
 export interface AttemptPolicy {
@@ -81,4 +78,65 @@ export function settle(row: OutboxRow, attemptsBefore: number, result: DeliveryR
       created: now.toISOString(),
     },
   };
+}
+
+interface Batch {
+  db: Database;
+  items: Settlement[];
+  timer: NodeJS.Timeout;
+}
+
+export interface OutcomeBatchesOptions {
+  /** The store's write of a batch (events' state and logs, in one transaction). */
+  write(db: Database, items: Settlement[]): Promise<void>;
+  /** Told of each batch once its write has ended; `ok` when it committed. */
+  written(database: string, items: Settlement[], ok: boolean): void;
+  log: Logger;
+}
+
+/**
+ * Outcomes waiting to be written, per database: a batch is written DELIVERY.saveDelayMs after its
+ * first outcome, or at once when DELIVERY.saveBatch are waiting. A crash before the write means the
+ * attempts are made again: delivery is at least once.
+ */
+export class OutcomeBatches {
+  private readonly batches = new Map<string, Batch>();
+  private readonly writing = new Set<Promise<void>>();
+
+  constructor(private readonly o: OutcomeBatchesOptions) {}
+
+  add(database: string, db: Database, outcome: Settlement): void {
+    let batch = this.batches.get(database);
+    if (!batch) {
+      const timer = setTimeout(() => void this.save(database), DELIVERY.saveDelayMs);
+      batch = { db, items: [], timer };
+      this.batches.set(database, batch);
+    }
+    batch.items.push(outcome);
+    if (batch.items.length >= DELIVERY.saveBatch) void this.save(database);
+  }
+
+  /** Writes the waiting outcomes of a database now (of all databases without a name); resolves once
+   * every write started so far has ended. */
+  async save(database?: string): Promise<void> {
+    for (const name of database === undefined ? [...this.batches.keys()] : [database]) {
+      const batch = this.batches.get(name);
+      if (!batch) continue;
+      this.batches.delete(name);
+      clearTimeout(batch.timer);
+      let ok = false;
+      const written: Promise<void> = this.o
+        .write(batch.db, batch.items)
+        .then(() => {
+          ok = true;
+        })
+        .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
+        .finally(() => {
+          this.writing.delete(written);
+          this.o.written(name, batch.items, ok);
+        });
+      this.writing.add(written);
+    }
+    await Promise.allSettled([...this.writing]);
+  }
 }

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type { Pool } from 'undici';
 import { signHs256 } from '../lib/jwt.ts';
-import { VERSION } from '../version.ts';
-import { type OutboxRow, triggerBody } from './outbox.ts';
-import { signingKey } from './target.ts';
 import { OutboundPolicy } from '../lib/outbound.ts';
+import { VERSION } from '../version.ts';
+import { signingKey } from './target.ts';
+import { type OutboxRow, triggerBody } from './types.ts';
 
 /** Lifetime of the JWT a delivery carries: long enough for a slow receiver, short enough to be useless later. */
 const TOKEN_TTL_SECONDS = 300;

@@ -1,28 +1,9 @@
 import { uuidv7 } from '../lib/ids.ts';
 import { join, orderColumn, type Queryable, raw, type SchemaStep, type Sql, sql } from '../storage/index.ts';
-import type { EventSource } from './outbox.ts';
+import type { NewLog, WebhookLog } from './types.ts';
 
-/** One attempt to deliver an outbound webhook (API contract §7), kept in its database. */
-export interface WebhookLog {
-  id: string;
-  source: EventSource;
-  /** Cron job or workflow name ('' for triggers). */
-  name: string;
-  collection: string;
-  action: string;
-  eventId: string;
-  url: string;
-  method: string;
-  attempt: number;
-  status: 'success' | 'failed' | 'retrying';
-  /** The receiver's HTTP status; 0 when there was no answer (timeout, connection error). */
-  statusCode: number;
-  durationMs: number;
-  error: string;
-  /** The node that made the attempt (CAIRN_NODE_ID): several share one PostgreSQL database. */
-  node: string;
-  created: string;
-}
+/** `_webhook_logs`: one row per delivery attempt, in its database (API contract §7): written by the
+ * stores with their attempts' outcomes, listed and found by the service, pruned by age. */
 
 export const logsTableStep: SchemaStep = {
   id: 'webhooks.logs',
@@ -49,7 +30,7 @@ export const logsTableStep: SchemaStep = {
   },
 };
 
-/** Logs also keep their event's outbox seq (not part of the API), by which a retry finds the event. */
+/** Logs also keep their event's outbox seq (see NewLog). */
 export const logsEventSeqStep: SchemaStep = {
   id: 'webhooks.logs-event-seq',
   async up(tx) {
@@ -65,14 +46,8 @@ export const logsNodeStep: SchemaStep = {
   },
 };
 
-export type NewLog = Omit<WebhookLog, 'id'> & { eventSeq: number };
-
 const COLUMNS = 'id, source, name, collection, action, eventId, url, method, attempt, status, statusCode, durationMs, error, node, created';
 const INSERT = `INSERT INTO _webhook_logs (${COLUMNS}, eventSeq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-
-export async function insertLog(q: Queryable, log: NewLog): Promise<void> {
-  await q.run(INSERT, [uuidv7(), log.source, log.name, log.collection, log.action, log.eventId, log.url, log.method, log.attempt, log.status, log.statusCode, log.durationMs, log.error, log.node, log.created, log.eventSeq]);
-}
 
 // Rows per multi-row insert: 16 parameters each, well under SQLite's limit of 32,766.
 const LOGS_PER_INSERT = 64;

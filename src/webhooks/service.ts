@@ -5,11 +5,11 @@ import type { Logger } from '../lib/logger.ts';
 import type { RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
-import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
-import type { OutboxEntry, PendingRow } from './outbox.ts';
-import type { Deliverer, OutboxStore } from './outbox-store.ts';
-import { triggersOf } from './triggers.ts';
 import { OutboundPolicy } from '../lib/outbound.ts';
+import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
+import type { Deliverer, OutboxStore } from './store.ts';
+import { triggersOf } from './triggers.ts';
+import type { OutboxEntry, PendingRow } from './types.ts';
 
 const LOG_STATUSES = ['success', 'failed', 'retrying'];
 const SOURCES = ['trigger', 'cron', 'workflow'];
@@ -22,6 +22,8 @@ export interface WebhookServiceOptions {
   outbox: OutboxStore;
   secret: string;
   config: Pick<Config, 'webhookTimeoutMs' | 'webhookMaxAttempts' | 'webhookBackoffMs' | 'webhookMaxDeferMs' | 'webhookLogDays' | 'nodeId' | 'webhookLeaseMs' | 'outboundAllow'>;
+  /** Where deliveries may not go; by default from `config.outboundAllow`. */
+  outbound?: OutboundPolicy;
 }
 
 /**
@@ -37,7 +39,12 @@ export class WebhookService {
   private log?: Logger;
   private stopping?: Promise<void>;
 
-  constructor(private readonly o: WebhookServiceOptions) {}
+  /** Where webhooks may not go (API contract §20): cron jobs and workflow steps check URLs against it when saved. */
+  readonly outbound: OutboundPolicy;
+
+  constructor(private readonly o: WebhookServiceOptions) {
+    this.outbound = o.outbound ?? new OutboundPolicy(o.config.outboundAllow);
+  }
 
   get outbox(): OutboxStore {
     return this.o.outbox;
@@ -91,7 +98,7 @@ export class WebhookService {
       registry: this.o.registry,
       secret: this.o.secret,
       timeoutMs: c.webhookTimeoutMs,
-      outbound: new OutboundPolicy(c.outboundAllow),
+      outbound: this.outbound,
       maxAttempts: c.webhookMaxAttempts,
       backoffMs: c.webhookBackoffMs,
       maxDeferMs: c.webhookMaxDeferMs,

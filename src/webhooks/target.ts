@@ -1,4 +1,5 @@
 import type { FieldError } from '../errors.ts';
+import type { OutboundPolicy } from '../lib/outbound.ts';
 
 /**
  * Where an outbound webhook goes: URL, method, extra headers and the optional Standard Webhooks
@@ -35,7 +36,13 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export function checkUrl(value: unknown, problems: Problems, key = 'url'): string | undefined {
+/**
+ * An outbound URL. With `outbound` (when a target is saved through the API), a URL whose host is
+ * literally a refused address or name (link-local, cloud metadata: lib/outbound.ts) is a problem
+ * too, so the administrator hears it at once. Names are not resolved here: DNS answers change, so
+ * the resolved address is checked on every connection (deliver.ts), whatever was saved.
+ */
+export function checkUrl(value: unknown, problems: Problems, key = 'url', outbound?: OutboundPolicy): string | undefined {
   if (typeof value !== 'string' || value === '') {
     problems[key] = err('validation_required', 'Must be an http:// or https:// URL.');
     return undefined;
@@ -54,7 +61,9 @@ export function checkUrl(value: unknown, problems: Problems, key = 'url'): strin
   } else if (url.username !== '' || url.password !== '') {
     problems[key] = err('validation_invalid_url', 'Credentials in the URL are not allowed; put them in `headers`.');
   } else {
-    return value;
+    const refused = outbound?.refusedHost(url.hostname);
+    if (!refused) return value;
+    problems[key] = err('validation_url_not_allowed', refused);
   }
   return undefined;
 }

@@ -1,5 +1,6 @@
 import type { Collection } from '../collections/model.ts';
 import type { FieldError } from '../errors.ts';
+import type { OutboundPolicy } from '../lib/outbound.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems, type Target } from './target.ts';
 
 export type TriggerAction = 'create' | 'update' | 'delete';
@@ -19,7 +20,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function parseTrigger(raw: unknown, problems: Problems): Trigger | undefined {
+function parseTrigger(raw: unknown, problems: Problems, outbound?: OutboundPolicy): Trigger | undefined {
   if (!isPlainObject(raw)) {
     problems[''] = { code: 'validation_invalid_trigger', message: 'Must be an object {action, url, method}.' };
     return undefined;
@@ -28,7 +29,7 @@ function parseTrigger(raw: unknown, problems: Problems): Trigger | undefined {
   if (typeof action !== 'string' || !ACTIONS.includes(action as TriggerAction)) {
     problems.action = { code: 'validation_invalid_action', message: `Must be one of ${ACTIONS.join(', ')}.` };
   }
-  const url = checkUrl(raw.url, problems);
+  const url = checkUrl(raw.url, problems, 'url', outbound);
   const method = checkMethod(raw.method, TRIGGER_METHODS, problems);
   const headers = checkHeaders(raw.headers, problems);
   const secret = checkSecret(raw.secret, problems);
@@ -42,8 +43,10 @@ function parseTrigger(raw: unknown, problems: Problems): Trigger | undefined {
 /**
  * The collections `validateOptions` hook: checks `options.triggers` on create and PATCH. Problems
  * are reported per trigger and property, as field problems are: `{triggers: {0: {url: …}}}`.
+ * `outbound` refuses URLs to link-local and metadata hosts (see checkUrl); stored triggers are read
+ * without it (`triggersOf`), so an allow list narrowed later stops their deliveries, not their loading.
  */
-export function validateTriggers(collection: Collection): Record<string, FieldError> | undefined {
+export function validateTriggers(collection: Collection, outbound?: OutboundPolicy): Record<string, FieldError> | undefined {
   const raw = collection.options.triggers;
   if (raw === undefined || raw === null) return undefined;
   if (!Array.isArray(raw)) return { triggers: { code: 'validation_invalid_triggers', message: 'Must be a list of triggers.' } };
@@ -51,7 +54,7 @@ export function validateTriggers(collection: Collection): Record<string, FieldEr
   const byIndex: Record<string, Problems> = {};
   raw.forEach((t, i) => {
     const problems: Problems = {};
-    parseTrigger(t, problems);
+    parseTrigger(t, problems, outbound);
     if (Object.keys(problems).length > 0) byIndex[i] = problems;
   });
   if (Object.keys(byIndex).length === 0) return undefined;

@@ -1,6 +1,7 @@
 import type { CollectionSet } from '../collections/service.ts';
 import { type FieldError, validationFailed } from '../errors.ts';
 import { randomSecret } from '../lib/ids.ts';
+import type { OutboundPolicy } from '../lib/outbound.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems, type Target } from '../webhooks/target.ts';
 import { TRIGGER_METHODS } from '../webhooks/triggers.ts';
 
@@ -34,7 +35,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function parseStep(raw: unknown, collections: CollectionSet, problems: Problems): Step | undefined {
+function parseStep(raw: unknown, collections: CollectionSet, problems: Problems, outbound?: OutboundPolicy): Step | undefined {
   if (!isPlainObject(raw)) {
     problems.type = { code: 'validation_invalid_step', message: 'Must be an object with a `type`.' };
     return undefined;
@@ -47,7 +48,7 @@ function parseStep(raw: unknown, collections: CollectionSet, problems: Problems)
     return { type: 'create_record', collection: target!.name, data: raw.data as Record<string, unknown> };
   }
   if (raw.type === 'webhook') {
-    const url = checkUrl(raw.url, problems);
+    const url = checkUrl(raw.url, problems, 'url', outbound);
     const method = checkMethod(raw.method, TRIGGER_METHODS, problems);
     const headers = checkHeaders(raw.headers, problems);
     const secret = checkSecret(raw.secret, problems);
@@ -60,8 +61,9 @@ function parseStep(raw: unknown, collections: CollectionSet, problems: Problems)
   return undefined;
 }
 
-/** Validates `POST /api/workflows {name, secret?, steps}`; 400 with one entry per problem. */
-export function parseDefinition(body: unknown, collections: CollectionSet): WorkflowDefinition {
+/** Validates `POST /api/workflows {name, secret?, steps}`; 400 with one entry per problem. `outbound`:
+ * where a webhook step's URL may not point (see webhooks/target.ts checkUrl). */
+export function parseDefinition(body: unknown, collections: CollectionSet, outbound?: OutboundPolicy): WorkflowDefinition {
   if (!isPlainObject(body)) throw validationFailed({}, 'The request body must be a JSON object.');
   const errors: Record<string, unknown> = {};
   if (typeof body.name !== 'string' || !WORKFLOW_NAME.test(body.name)) {
@@ -80,7 +82,7 @@ export function parseDefinition(body: unknown, collections: CollectionSet): Work
     const byIndex: Record<string, Problems> = {};
     body.steps.forEach((raw, i) => {
       const problems: Problems = {};
-      const step = parseStep(raw, collections, problems);
+      const step = parseStep(raw, collections, problems, outbound);
       if (step) steps.push(step);
       else byIndex[i] = problems;
     });

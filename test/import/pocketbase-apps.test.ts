@@ -12,7 +12,8 @@ import { appFiles, checksums, PB_APPS, pocketbaseToken, readPocketBase } from '.
  * The five real applications' PocketBase files (`../shared/fixtures/pocketbase-apps`), each imported
  * into a database of its own and compared with the source, read here with better-sqlite3: every
  * collection (type, id, rules, fields with their types and options, indexes with their uniqueness,
- * auth options) and every record (id, dates, every value) as the API answers them.
+ * auth options), every record (id, dates, every value) and every sign-in origin as the API answers
+ * them.
  */
 
 type Row = Record<string, unknown>;
@@ -253,6 +254,29 @@ describe('cairn import pocketbase: five real applications, collection by collect
               assert.deepEqual(record[f.name], expectedValue(f, row[f.name], legacy), `${name}/${row.id}.${f.name} (${f.type})`);
             }
           }
+        }
+
+        // Sign-in origins (0.23+): every row of a carried account, with its id, account, fingerprint and
+        // dates; a superuser's is carried with the superuser (not when an earlier import brought the email).
+        if (!legacy) {
+          const superusersId = (source.prepare("SELECT id FROM _collections WHERE name = '_superusers'").get() as Row).id;
+          const carried = new Map((await allRecords(server, db, '_authOrigins')).map((r) => [r.id as string, r]));
+          let expectedCount = 0;
+          for (const o of source.prepare('SELECT * FROM _authOrigins').all() as Row[]) {
+            const got = carried.get(o.id as string);
+            if (o.collectionRef === superusersId && (await server.admin('GET', `/api/collections/_superusers/records/${o.recordRef}`)).status !== 200) {
+              assert.equal(got, undefined, `_authOrigins/${o.id}: its superuser was not carried`);
+              continue;
+            }
+            expectedCount++;
+            assert.ok(got, `${file}: _authOrigins/${o.id} carried`);
+            assert.deepEqual(
+              [got.collectionRef, got.recordRef, got.fingerprint, got.created, got.updated],
+              [o.collectionRef, o.recordRef, o.fingerprint, iso(o.created), iso(o.updated)],
+              `_authOrigins/${o.id}`,
+            );
+          }
+          assert.equal(carried.size, expectedCount, `${file}: _authOrigins rows`);
         }
       } finally {
         source.close();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { SqliteBackend } from '../../src/storage/sqlite/backend.ts';
-import { sqliteOutbox } from '../../src/webhooks/outbox.ts';
+import { sqliteOutbox } from '../../src/webhooks/sqlite/store.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,14 +10,15 @@ import { uuidv7 } from '../../src/lib/ids.ts';
 import { silentLogger } from '../../src/lib/logger.ts';
 import { DatabaseRegistry } from '../../src/storage/registry.ts';
 import type { Database } from '../../src/storage/index.ts';
-import { insertEvent, type PendingRow, type TargetIds } from '../../src/webhooks/outbox.ts';
-import type { Pacer } from '../../src/webhooks/pacer.ts';
-import { DeliveryWorker } from '../../src/webhooks/worker.ts';
+import { insertEvent, type TargetIds } from '../../src/webhooks/sqlite/outbox.ts';
+import type { Pacer } from '../../src/webhooks/sqlite/pacer.ts';
+import { DeliveryWorker } from '../../src/webhooks/sqlite/worker.ts';
+import type { PendingRow } from '../../src/webhooks/types.ts';
 import { type Received, type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { skipOn } from '../helpers/postgres.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-// The delivery worker while the event loop stays saturated (src/webhooks/pacer.ts): new attempts wait
+// The delivery worker while the event loop stays saturated (src/webhooks/sqlite/pacer.ts): new attempts wait
 // until their events are overdue, and the worker reads the outbox a little at a time rather than the
 // whole backlog the requests are adding to. These check that nothing is lost or held back by that.
 const MAX_DEFER_MS = 300;

@@ -6,8 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
-import { advanceLow, eventsBySeq, triggerBody, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/outbox.ts';
-import { sqliteOutbox } from '../../src/webhooks/outbox.ts';
+import { advanceLow, eventsBySeq, hasUnfinished, insertEvent, loadPending, outboxV3Step, requeueEvent, settleEvent, type TargetIds } from '../../src/webhooks/sqlite/outbox.ts';
+import { sqliteOutbox } from '../../src/webhooks/sqlite/store.ts';
+import { triggerBody } from '../../src/webhooks/types.ts';
 import { skipOn } from '../helpers/postgres.ts';
 
 const SQLITE_STEPS = databaseSteps(sqliteOutbox());

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
-// A burst of writes keeps the server's event loop busy, so delivery may defer (src/webhooks/pacer.ts):
+// A burst of writes keeps the server's event loop busy, so delivery may defer (src/webhooks/sqlite/pacer.ts):
 // every event must still arrive, each record's in commit order, once the burst is over or the events
 // have waited the bound (kept short here so the test does not wait for the default).
 let server: TestServer;

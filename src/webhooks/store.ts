@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/logger.ts';
 import type { OutboundPolicy } from '../lib/outbound.ts';
 import type { Database, DatabaseRegistry, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
-import type { OutboxEntry, OutboxRow, PendingRow } from './outbox.ts';
+import type { OutboxEntry, OutboxRow, PendingRow } from './types.ts';
 
 export interface WorkerOptions {
   registry: DatabaseRegistry;
@@ -40,10 +40,11 @@ export interface Deliverer {
 }
 
 /**
- * The outbox of one storage driver: how events are written in their change's transaction, found,
- * queued again and pruned, and the worker that delivers them. SQLite's (outbox.ts, worker.ts) keeps
- * the pending events of its single process in memory; PostgreSQL's (outbox-postgres.ts,
- * lease-worker.ts) lets any number of nodes claim events with leases.
+ * The outbox of one storage driver, the seam between the service and storage: how events are
+ * written in their change's transaction, found, queued again and pruned, and the worker that
+ * delivers them. SQLite's (`sqlite/store.ts`) keeps the pending events of its single process in
+ * memory; PostgreSQL's (`postgres/store.ts`) lets any number of nodes claim events with leases. The
+ * service imports only this file; nothing here imports an implementation.
  */
 export interface OutboxStore {
   /** Its tables, as steps of every database's internal schema. */

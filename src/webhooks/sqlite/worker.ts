@@ -1,12 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { backoffDelay } from '../lib/backoff.ts';
-import type { Logger } from '../lib/logger.ts';
-import type { Database } from '../storage/index.ts';
-import type { Deliverer, WorkerOptions } from './outbox-store.ts';
-import { requestFor, Sender } from './deliver.ts';
-import { DELIVERY, type Settlement, settle, shutdownGrace } from './attempt.ts';
-import { insertLogs, type NewLog } from './logs.ts';
-import { advanceLow, type EventStatus, eventsBySeq, loadPending, type OutboxRow, type PendingRow, settleEvents } from './outbox.ts';
+import type { Database } from '../../storage/index.ts';
+import { DELIVERY, OutcomeBatches, settle, shutdownGrace } from '../attempt.ts';
+import { requestFor, Sender } from '../deliver.ts';
+import type { Deliverer, WorkerOptions } from '../store.ts';
+import type { OutboxRow, PendingRow, Settlement } from '../types.ts';
+import { eventsBySeq, loadPending, saveOutcomes } from './outbox.ts';
 import { DeliveryPacer, PACE_WINDOW_MS, type Pacer } from './pacer.ts';
 import { PendingQueue, QUEUE_LIMIT, type QueuedEvent } from './queue.ts';
 
@@ -27,25 +25,10 @@ function rowBytes(row: OutboxRow): number {
 /** Which origins of a database a pass should look at; `all` also reads the outbox for new events. */
 type Wanted = Set<string> | 'all';
 
-interface SaveBatch {
-  db: Database;
-  items: Settlement[];
-  timer: NodeJS.Timeout;
-}
-
 const NONE: Promise<Map<number, OutboxRow>> = Promise.resolve(new Map());
 
 function queued(row: PendingRow): QueuedEvent {
   return { seq: row.seq, id: row.id, origin: row.origin, orderKey: row.orderKey, due: row.nextAttemptAt, attempts: row.attempts, inFlight: false };
-}
-
-async function writeSettlements(db: Database, items: Settlement[]): Promise<void> {
-  // Multi-row statements: per statement, binding and stepping cost about as much as the row itself.
-  await db.transaction(async (tx) => {
-    await settleEvents(tx, items.map((s) => ({ seq: s.seq, status: s.status, attempts: s.attempts, next: s.next, updated: s.log.created })));
-    await insertLogs(tx, items.map((s) => s.log));
-    await advanceLow(tx);
-  });
 }
 
 /**
@@ -65,10 +48,9 @@ export class DeliveryWorker implements Deliverer {
   private readonly passes = new Map<string, Promise<void>>();
   private readonly wanted = new Map<string, Wanted>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly batches = new Map<string, SaveBatch>();
+  private readonly outcomes: OutcomeBatches;
   /** Seqs of events settled in memory whose outcome is not yet in the outbox, per database. */
   private readonly unsaved = new Map<string, Set<number>>();
-  private readonly writing = new Set<Promise<void>>();
   /** Saves finished so far: a read of the outbox that a save overtook may hold outcomes it misses (see `fill`). */
   private saves = 0;
   /** Bytes of the rows attached to queued events (see `attach`). */
@@ -85,6 +67,17 @@ export class DeliveryWorker implements Deliverer {
   constructor(private readonly o: WorkerOptions & { pacer?: Pacer }) {
     this.sender = new Sender(o.timeoutMs, o.outbound);
     this.pacer = o.pacer ?? new DeliveryPacer(o.maxDeferMs);
+    this.outcomes = new OutcomeBatches({
+      write: saveOutcomes,
+      // Written or not, they are no longer unsaved: a failed write leaves them pending in the
+      // outbox, from where they are read and attempted again.
+      written: (name, items) => {
+        const unsaved = this.unsavedOf(name);
+        for (const item of items) unsaved.delete(item.seq);
+        this.saves++;
+      },
+      log: o.log,
+    });
   }
 
   /** Starts delivering; whatever a previous process left pending (in flight when it died included) goes first. */
@@ -176,23 +169,8 @@ export class DeliveryWorker implements Deliverer {
 
   /** Writes the settled attempts of a database now (of all databases without a name); resolves once
    * everything settled so far is in the outbox. */
-  async save(dbName?: string): Promise<void> {
-    for (const name of dbName === undefined ? [...this.batches.keys()] : [dbName]) {
-      const batch = this.batches.get(name);
-      if (!batch) continue;
-      this.batches.delete(name);
-      clearTimeout(batch.timer);
-      const written: Promise<void> = writeSettlements(batch.db, batch.items)
-        .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
-        .finally(() => {
-          const unsaved = this.unsavedOf(name);
-          for (const item of batch.items) unsaved.delete(item.seq);
-          this.saves++;
-          this.writing.delete(written);
-        });
-      this.writing.add(written);
-    }
-    await Promise.allSettled([...this.writing]);
+  save(dbName?: string): Promise<void> {
+    return this.outcomes.save(dbName);
   }
 
   /**
@@ -408,20 +386,11 @@ export class DeliveryWorker implements Deliverer {
   }
 
   /**
-   * Adds a settled attempt to its database's next batch (written after DELIVERY.saveDelayMs, or at once when
-   * DELIVERY.saveBatch are waiting). Until then the event is listed as unsaved, so that reading the outbox
-   * does not take it for pending. A crash before the write means the attempt is made again: delivery
-   * is at least once.
+   * Adds a settled attempt to its database's next batch (OutcomeBatches). Until it is written the
+   * event is listed as unsaved, so that reading the outbox does not take it for pending.
    */
   private queueSave(dbName: string, db: Database, s: Settlement): void {
     this.unsavedOf(dbName).add(s.seq);
-    let batch = this.batches.get(dbName);
-    if (!batch) {
-      const timer = setTimeout(() => void this.save(dbName), DELIVERY.saveDelayMs);
-      batch = { db, items: [], timer };
-      this.batches.set(dbName, batch);
-    }
-    batch.items.push(s);
-    if (batch.items.length >= DELIVERY.saveBatch) void this.save(dbName);
+    this.outcomes.add(dbName, db, s);
   }
 }

@@ -1,16 +1,9 @@
-import { uuidv7 } from '../lib/ids.ts';
-import type { Database } from '../storage/index.ts';
-import { requestFor, Sender } from './deliver.ts';
-import { DELIVERY, type Settlement, settle, shutdownGrace } from './attempt.ts';
-import type { OutboxRow, PendingRow } from './outbox.ts';
-import type { Deliverer, WorkerOptions } from './outbox-store.ts';
-
-/** The notice channel of outbox commits; the payload names the database (its schema). */
-export const OUTBOX_CHANNEL = 'cairn_outbox';
-
-/** An event with its target's columns: the shape deliveries and logs read. */
-export const EVENT_COLUMNS = `o.seq, o.id, t.source, t.name, t.collection, t.action, o.orderKey, t.url, t.method, t.origin, t.headers, t.secret,
-  o.body, o.change, o.status, o.attempts, o.nextAttemptAt, o.created`;
+import type { Database } from '../../storage/index.ts';
+import { DELIVERY, OutcomeBatches, settle, shutdownGrace } from '../attempt.ts';
+import { requestFor, Sender } from '../deliver.ts';
+import type { Deliverer, WorkerOptions } from '../store.ts';
+import type { OutboxRow, PendingRow } from '../types.ts';
+import { claimEvents, isLeased, OUTBOX_CHANNEL, releaseLeases, renewLeases, saveOutcomes } from './outbox.ts';
 
 // Besides notices: picks up retries whose backoff ended and events whose lease expired on a dead node.
 const POLL_MS = 1000;
@@ -20,41 +13,15 @@ export function leaseMs(timeoutMs: number): number {
   return Math.max(15_000, 2 * timeoutMs + 5_000);
 }
 
-// Takes up to N due events nobody holds, oldest first, each the earliest pending event of its order
-// key (so a record's events go one at a time, in order, whichever node sends them). SKIP LOCKED:
-// nodes claiming at the same moment take different events instead of waiting for each other.
-const CLAIM = `UPDATE _webhook_outbox o SET leaseOwner = ?, leaseUntil = ?
-  FROM _webhook_targets t
-  WHERE t.id = o.target AND o.seq IN (
-    SELECT c.seq FROM _webhook_outbox c
-    WHERE c.status = 'pending' AND c.nextAttemptAt <= ? AND (c.leaseUntil IS NULL OR c.leaseUntil < ?)
-      AND NOT EXISTS (SELECT 1 FROM _webhook_outbox e WHERE e.orderKey = c.orderKey AND e.status = 'pending' AND e.seq < c.seq)
-    ORDER BY c.nextAttemptAt, c.seq LIMIT ? FOR UPDATE SKIP LOCKED)
-  RETURNING ${EVENT_COLUMNS}`;
-
-// One statement for a batch of outcomes; an event whose lease this node lost (it expired and another
-// node took it) is left to that node.
-const SETTLE = `UPDATE _webhook_outbox o SET status = v.status, attempts = v.attempts, nextAttemptAt = v.next, updated = v.updated,
-    leaseOwner = NULL, leaseUntil = NULL
-  FROM (SELECT unnest(?::bigint[]) AS seq, unnest(?::text[]) AS status, unnest(?::int[]) AS attempts, unnest(?::bigint[]) AS next,
-    unnest(?::text[]) AS updated) v
-  WHERE o.seq = v.seq AND o.leaseOwner = ?`;
-
-const LOG_COLUMNS = ['id', 'source', 'name', 'collection', 'action', 'eventId', 'url', 'method', 'attempt', 'status', 'statusCode', 'durationMs', 'error', 'created', 'eventSeq', 'node'] as const;
-const LOG_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'int', 'text', 'int', 'int', 'text', 'text', 'bigint', 'text'];
-const INSERT_LOGS = `INSERT INTO _webhook_logs (${LOG_COLUMNS.join(', ')})
-  SELECT * FROM unnest(${LOG_TYPES.map((t) => `?::${t}[]`).join(', ')})`;
-
 interface Claimed {
   database: string;
   db: Database;
   row: OutboxRow;
 }
 
-
 /**
  * Delivers the PostgreSQL outbox from any number of nodes. A pass over a database claims due events
- * with a lease (CLAIM) up to the free attempt slots; they wait per receiver origin for a slot, are
+ * with a lease (`claimEvents`) up to the free attempt slots; they wait per receiver origin for a slot, are
  * attempted, and their outcomes are written in batches, which releases the lease. Leases of events
  * held longer than a third of the lease are renewed; at shutdown the events held but not attempted are
  * handed back. Passes are started by notices of commits (any node's), by this node's own commits,
@@ -73,14 +40,26 @@ export class LeaseWorker implements Deliverer {
   private readonly inFlight = new Map<number, Promise<void>>();
   /** Seqs this node holds a lease on (waiting, in flight or unsaved), per database. */
   private readonly held = new Map<string, Set<number>>();
-  private readonly batches = new Map<string, { db: Database; items: Settlement[]; timer: NodeJS.Timeout }>();
-  private readonly writing = new Set<Promise<void>>();
+  private readonly outcomes: OutcomeBatches;
   private timers: NodeJS.Timeout[] = [];
   private unlisten: Array<() => void> = [];
 
   constructor(private readonly o: WorkerOptions) {
     this.sender = new Sender(o.timeoutMs, o.outbound);
     this.lease = o.leaseMs ?? leaseMs(o.timeoutMs);
+    this.outcomes = new OutcomeBatches({
+      write: (db, items) => saveOutcomes(db, items, o.node),
+      written: (name, items, ok) => {
+        // Not written: the events stay held (their leases renewed) until this node stops and hands
+        // them back, when they are attempted again.
+        if (!ok) return;
+        const held = this.heldOf(name);
+        for (const item of items) held.delete(item.seq);
+        // The next event of each record may go now.
+        this.wake(name);
+      },
+      log: o.log,
+    });
   }
 
   start(): void {
@@ -107,8 +86,7 @@ export class LeaseWorker implements Deliverer {
   }
 
   async isInFlight(_database: string, db: Database, eventId: string): Promise<boolean> {
-    const row = await db.get("SELECT 1 AS x FROM _webhook_outbox WHERE id = ? AND status = 'pending' AND leaseUntil > ?", [eventId, Date.now()]);
-    return row !== undefined;
+    return isLeased(db, eventId, Date.now());
   }
 
   private wakeAll(): void {
@@ -143,10 +121,10 @@ export class LeaseWorker implements Deliverer {
     if (free <= 0) return;
     const db = await this.o.registry.get(database);
     const now = Date.now();
-    const rows = await db.all<OutboxRow>(CLAIM, [this.o.node, now + this.lease, now, now, free]);
+    const rows = await claimEvents(db, this.o.node, now + this.lease, now, free);
     if (!this.running) {
       // Stopped while claiming: hand them straight back.
-      await this.release(db, rows.map((r) => r.seq));
+      await releaseLeases(db, this.o.node, rows.map((r) => r.seq));
       return;
     }
     const held = this.heldOf(database);
@@ -196,50 +174,11 @@ export class LeaseWorker implements Deliverer {
 
   private async attempt(c: Claimed): Promise<void> {
     const result = await this.sender.send(requestFor(c.row, c.database, this.o.secret, new Date()));
-    this.queueSave(c, settle(c.row, c.row.attempts, result, this.o));
+    this.outcomes.add(c.database, c.db, settle(c.row, c.row.attempts, result, this.o));
   }
 
-  private queueSave(c: Claimed, outcome: Settlement): void {
-    let batch = this.batches.get(c.database);
-    if (!batch) {
-      const timer = setTimeout(() => void this.save(c.database), DELIVERY.saveDelayMs);
-      batch = { db: c.db, items: [], timer };
-      this.batches.set(c.database, batch);
-    }
-    batch.items.push(outcome);
-    if (batch.items.length >= DELIVERY.saveBatch) void this.save(c.database);
-  }
-
-  async save(database?: string): Promise<void> {
-    for (const name of database === undefined ? [...this.batches.keys()] : [database]) {
-      const batch = this.batches.get(name);
-      if (!batch) continue;
-      this.batches.delete(name);
-      clearTimeout(batch.timer);
-      const written: Promise<void> = this.write(batch.db, batch.items)
-        .then(() => {
-          const held = this.heldOf(name);
-          for (const item of batch.items) held.delete(item.seq);
-          // The next event of each record may go now.
-          this.wake(name);
-        })
-        .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
-        .finally(() => this.writing.delete(written));
-      this.writing.add(written);
-    }
-    await Promise.allSettled([...this.writing]);
-  }
-
-  private async write(db: Database, items: Settlement[]): Promise<void> {
-    const col = <K extends keyof Settlement>(k: K) => items.map((i) => i[k]);
-    const logs = items.map((i): Record<string, unknown> => ({ ...i.log, id: uuidv7() }));
-    await db.transaction(async (tx) => {
-      await tx.run(SETTLE, [col('seq'), col('status'), col('attempts'), col('next'), items.map((i) => i.log.created), this.o.node]);
-      await tx.run(
-        INSERT_LOGS,
-        LOG_COLUMNS.map((c) => logs.map((l) => l[c])),
-      );
-    });
+  save(database?: string): Promise<void> {
+    return this.outcomes.save(database);
   }
 
   /** Extends the leases of the events this node still holds. */
@@ -248,19 +187,11 @@ export class LeaseWorker implements Deliverer {
       if (seqs.size === 0) continue;
       try {
         const db = await this.o.registry.get(database);
-        await db.run('UPDATE _webhook_outbox SET leaseUntil = ? WHERE leaseOwner = ? AND seq = ANY(?::bigint[])', [Date.now() + this.lease, this.o.node, [...seqs]]);
+        await renewLeases(db, this.o.node, [...seqs], Date.now() + this.lease);
       } catch (err) {
         this.o.log.error({ err, database }, 'renewing webhook leases failed');
       }
     }
-  }
-
-  private async release(db: Database, seqs: number[]): Promise<void> {
-    if (seqs.length === 0) return;
-    await db.run("UPDATE _webhook_outbox SET leaseOwner = NULL, leaseUntil = NULL WHERE leaseOwner = ? AND status = 'pending' AND seq = ANY(?::bigint[])", [
-      this.o.node,
-      seqs,
-    ]);
   }
 
   /**
@@ -282,7 +213,7 @@ export class LeaseWorker implements Deliverer {
     await this.save();
     for (const [database, seqs] of this.held) {
       try {
-        await this.release(await this.o.registry.get(database), [...seqs]);
+        await releaseLeases(await this.o.registry.get(database), this.o.node, [...seqs]);
       } catch (err) {
         this.o.log.error({ err, database }, 'handing back webhook leases failed; they expire by themselves');
       }

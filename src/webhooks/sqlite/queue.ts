@@ -1,3 +1,5 @@
+import type { OutboxRow } from '../types.ts';
+
 /** What the delivery worker keeps in memory about a pending outbox event. */
 export interface QueuedEvent {
   seq: number;
@@ -11,7 +13,7 @@ export interface QueuedEvent {
   inFlight: boolean;
   /** The whole event while it waits for its first attempt, when the worker had it at hand (see
    * DeliveryWorker.attach); otherwise the attempt reads it. */
-  row?: import('./outbox.ts').OutboxRow;
+  row?: OutboxRow;
   /** Set once removed from the queue (a removed event is never put back; a requeue is a new one). */
   removed?: boolean;
 }

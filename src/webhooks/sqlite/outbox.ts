@@ -1,7 +1,7 @@
-import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
-import type { OutboxStore } from './outbox-store.ts';
-import { DeliveryWorker } from './worker.ts';
-import { originOf, type Target } from './target.ts';
+import type { Queryable, SchemaStep, Transaction } from '../../storage/index.ts';
+import { insertLogs } from '../logs.ts';
+import { originOf, type Target } from '../target.ts';
+import type { EventStatus, OutboxEntry, OutboxRow, PendingRow, Settlement } from '../types.ts';
 
 /**
  * The transactional outbox (`_webhook_outbox`, one per database). An event is inserted in the same
@@ -14,53 +14,6 @@ import { originOf, type Target } from './target.ts';
  * (`_webhook_outbox_state.low`) is finished, so they are read by seq (the rowid) from there on. The
  * watermark moves up when attempts are saved and down when an old event is queued again.
  */
-
-export type EventSource = 'trigger' | 'cron' | 'workflow';
-export type EventStatus = 'pending' | 'success' | 'failed';
-
-export interface OutboxEntry {
-  /** The event id: the body's `id`, the JWT's `evt` and the `webhook-id` header. */
-  id: string;
-  source: EventSource;
-  /** Cron job or workflow name ('' for triggers). */
-  name: string;
-  /** Collection name for triggers, else ''. */
-  collection: string;
-  /** Trigger action, `cron` or `workflow`. */
-  action: string;
-  /** Events with the same key are delivered one at a time, in the order they were written. */
-  orderKey: string;
-  target: Target;
-  /** The exact request body (it is what gets signed); null sends none. */
-  body: string | null;
-  /**
-   * A record change's members of a trigger's body (`"record":…` and, but for creates, `,"oldRecord":…`).
-   * Given instead of `body`: the rest of the body repeats the event's columns, so it is stored once and
-   * the body is built for each attempt (`triggerBody`).
-   */
-  change?: string;
-}
-
-export interface OutboxRow {
-  seq: number;
-  id: string;
-  source: EventSource;
-  name: string;
-  collection: string;
-  action: string;
-  orderKey: string;
-  url: string;
-  method: string;
-  origin: string;
-  headers: string;
-  secret: string;
-  body: string | null;
-  change: string | null;
-  status: EventStatus;
-  attempts: number;
-  nextAttemptAt: number;
-  created: string;
-}
 
 /** The first outbox table; `outboxV2Step` rebuilds it. */
 export const outboxTableStep: SchemaStep = {
@@ -97,7 +50,7 @@ export const outboxTableStep: SchemaStep = {
  * change a page write: no uniqueness index on `id` (ids are UUIDv7; retries find an event by seq),
  * no AUTOINCREMENT (its counter is one more page per insert; pruning keeps the newest row instead, so
  * a seq is never handed out twice), and one partial index on pending events by seq, which the worker
- * reads from (it keeps its own view of what is pending, src/webhooks/queue.ts). Rows an earlier
+ * reads from (it keeps its own view of what is pending, src/webhooks/sqlite/queue.ts). Rows an earlier
  * version left `sending` become `pending`.
  */
 export const outboxV2Step: SchemaStep = {
@@ -207,28 +160,6 @@ export const outboxChangeStep: SchemaStep = {
     await tx.exec('ALTER TABLE _webhook_outbox ADD COLUMN change TEXT');
   },
 };
-
-/**
- * The body of a trigger event stored as its change: byte for byte what JSON.stringify gives for
- * `{id, event, database, collection, record, oldRecord?, timestamp}`, which is what it is signed as.
- */
-export function triggerBody(row: Pick<OutboxRow, 'id' | 'action' | 'collection' | 'created'>, database: string, change: string): string {
-  const q = JSON.stringify;
-  return `{"id":${q(row.id)},"event":${q(`record.${row.action}`)},"database":${q(database)},"collection":${q(row.collection)},${change},"timestamp":${q(row.created)}}`;
-}
-
-/** A pending event as the worker's queue holds it. */
-export interface PendingRow {
-  seq: number;
-  id: string;
-  origin: string;
-  orderKey: string;
-  nextAttemptAt: number;
-  attempts: number;
-  /** The whole event, where the writer or reader had it at hand: the worker then sends it without
-   * reading it back (SQLite; see DeliveryWorker.attach). */
-  row?: OutboxRow;
-}
 
 // The target is named by its cached id and checked against its key in the same statement, so a
 // stale id (a rolled-back transaction wrote it) inserts nothing and is looked up again.
@@ -409,24 +340,14 @@ export async function pruneFinished(db: Queryable, before: string): Promise<numb
 }
 
 /**
- * The SQLite outbox: one process delivers, keeping pending events in memory (DeliveryWorker); the
- * table is read by seq from the low watermark.
+ * Writes the outcomes of attempts in one transaction: the events' new state, their logs, and the
+ * low watermark moved past what they finished. Multi-row statements: per statement, binding and
+ * stepping cost about as much as the row itself.
  */
-export function sqliteOutbox(): OutboxStore {
-  // Target row ids per database name; an id that went stale is looked up again (see INSERT).
-  const targetIds = new Map<string, TargetIds>();
-  const idsOf = (database: string): TargetIds => {
-    let ids = targetIds.get(database);
-    if (!ids) targetIds.set(database, (ids = new Map()));
-    return ids;
-  };
-  return {
-    steps: [outboxTableStep, outboxV2Step, outboxV3Step, outboxV4Step, outboxChangeStep],
-    insert: (tx, database, entry, now) => insertEvent(tx, idsOf(database), entry, now),
-    find: findEvent,
-    requeue: requeueEvent,
-    hasUnfinished,
-    pruneFinished,
-    worker: (options) => new DeliveryWorker(options),
-  };
+export async function saveOutcomes(db: Queryable, items: readonly Settlement[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    await settleEvents(tx, items.map((s) => ({ seq: s.seq, status: s.status, attempts: s.attempts, next: s.next, updated: s.log.created })));
+    await insertLogs(tx, items.map((s) => s.log));
+    await advanceLow(tx);
+  });
 }
