@@ -57,6 +57,9 @@ import { recordRoutes } from './http/routes/records.ts';
 import { batchRoutes } from './http/routes/batch.ts';
 import { sqlRoutes } from './http/routes/sql.ts';
 import { cronsRoutes } from './http/routes/crons.ts';
+import { pocketBaseSystemCrons, SystemCrons } from './jobs/system-crons.ts';
+import { pruneMfas } from './auth/mfa.ts';
+import { pruneOtps } from './auth/otp.ts';
 import { BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
@@ -391,7 +394,20 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(realtimeRoutes(services.realtime));
   await app.register(logRoutes(services.requestLogs));
   await app.register(sqlRoutes());
-  await app.register(cronsRoutes(hooks));
+  // PocketBase's own maintenance jobs, listed and run by /api/crons before the hooks' cronAdd jobs.
+  const backupCron = config.backupCron && !services.backups.unsupported() ? config.backupCron : undefined;
+  const systemCrons = new SystemCrons(
+    pocketBaseSystemCrons({
+      pruneLogs: () => services.requestLogs.prune(),
+      databases: () => services.registry.openedNames().flatMap((name) => services.registry.opened(name) ?? []),
+      internal: () => [services.registry.system, services.registry.logs],
+      pruneMfas,
+      pruneOtps,
+      backup: backupCron ? { expression: backupCron, run: () => services.backups.takeScheduled(config.backupKeep, app.log) } : undefined,
+    }),
+    app.log,
+  );
+  await app.register(cronsRoutes(hooks, systemCrons));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
   // A pb_hooks app's `GET /` (or catch-all) answers `/` rather than the redirect to the console.
@@ -439,7 +455,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   });
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
-  services.backups.startSchedule(config.backupCron, config.backupKeep, app.log);
+  systemCrons.start();
   const hookServices = hooks && { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, settings: services.settings, log: app.log };
   const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
   if (hooks && hookServices && hookCron) {
@@ -458,7 +474,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       hooks.detach(hookServices);
       if (hooks.onSwap) hooks.onSwap = undefined;
     }
-    services.backups.stopSchedule();
+    systemCrons.stop();
     services.cron.stop();
     step('workflow runs');
     await services.workflows.stop();

@@ -6,7 +6,7 @@ import { badRequest, mfaRequired } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import { recordMatches } from '../rules/access/record-match.ts';
 import { FilterError } from '../rules/errors.ts';
-import type { SchemaStep } from '../storage/index.ts';
+import type { Queryable, SchemaStep } from '../storage/index.ts';
 
 /** Sign-in methods; `refresh` and `impersonate` renew or hand out a session and never ask for a second factor. */
 export type AuthMethod = 'password' | 'oauth2' | 'otp' | 'refresh' | 'impersonate';
@@ -28,6 +28,11 @@ export const mfasTableStep: SchemaStep = {
 
 /** PocketBase's ceiling for `mfa.duration`: rows older than that are void whatever the settings. */
 const MAX_MFA_SECONDS = 86400;
+
+/** Deletes MFA sessions older than any duration allows (the `__pbMFACleanup__` job). */
+export async function pruneMfas(db: Queryable, now = Date.now()): Promise<void> {
+  await db.run('DELETE FROM _mfas WHERE created < ?', [new Date(now - MAX_MFA_SECONDS * 1000).toISOString()]);
+}
 
 const invalidSession = () => badRequest('Invalid or expired MFA session.');
 

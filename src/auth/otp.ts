@@ -9,7 +9,7 @@ import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { SchemaStep } from '../storage/index.ts';
+import type { Queryable, SchemaStep } from '../storage/index.ts';
 import type { MailAbout, Mailer } from './mail/mailer.ts';
 import { otpMail, templateMail } from './mail/templates.ts';
 import { bodyOf } from './body.ts';
@@ -36,6 +36,11 @@ export const otpsTableStep: SchemaStep = {
 export const OTP_MAX_ATTEMPTS = 5;
 /** PocketBase's ceiling for `otp.duration`: rows older than that are void whatever the settings. */
 const MAX_OTP_SECONDS = 86400;
+
+/** Deletes one-time passwords older than any duration allows (the `__pbOTPCleanup__` job). */
+export async function pruneOtps(db: Queryable, now = Date.now()): Promise<void> {
+  await db.run('DELETE FROM _otps WHERE created < ?', [new Date(now - MAX_OTP_SECONDS * 1000).toISOString()]);
+}
 
 
 /** `180` → "3 minutes", for the mail. */

@@ -5,7 +5,6 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SECRET_FILE } from '../auth/secret.ts';
 import { badRequest, fieldError, notFound, validationFailed } from '../errors.ts';
-import { parseSchedule, type RunningSchedule } from '../jobs/schedule.ts';
 import { nowIso } from '../lib/time.ts';
 import type { DatabaseRegistry } from '../storage/index.ts';
 import { checkpointsSettled } from '../storage/sqlite/checkpointer.ts';
@@ -62,7 +61,6 @@ export class BackupService {
   /** Set by the HTTP host; without one (CLI, tests of the domain) restores are refused. */
   restarter?: ServiceRestarter;
   private active?: string;
-  private schedule?: RunningSchedule;
 
   constructor(
     private readonly dataDir: string,
@@ -179,23 +177,15 @@ export class BackupService {
     });
   }
 
-  /** Takes backups on `cron` and keeps the newest `keep` of them (0: all). */
-  startSchedule(cron: string | undefined, keep: number, log: { error(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void }): void {
-    if (!cron || this.unsupported()) return;
-    this.schedule = parseSchedule(cron, 'UTC').start(() => {
-      const key = `${SCHEDULED_PREFIX}${stamp()}.zip`;
-      this.exclusive(key, () => this.take(key))
-        .then((info) => {
-          log.info({ key: info.key, size: info.size }, 'scheduled backup taken');
-          this.prune(keep);
-        })
-        .catch((err) => log.error({ err }, 'scheduled backup failed'));
-    });
-  }
-
-  stopSchedule(): void {
-    this.schedule?.stop();
-    this.schedule = undefined;
+  /**
+   * Takes one scheduled backup and keeps the newest `keep` of them (0: all): the `__pbAutoBackup__`
+   * system cron job runs it on `CAIRN_BACKUP_CRON` (jobs/system-crons.ts).
+   */
+  async takeScheduled(keep: number, log: { info(obj: unknown, msg: string): void }): Promise<void> {
+    const key = `${SCHEDULED_PREFIX}${stamp()}.zip`;
+    const info = await this.exclusive(key, () => this.take(key));
+    log.info({ key: info.key, size: info.size }, 'scheduled backup taken');
+    this.prune(keep);
   }
 
   /** Deletes scheduled backups beyond the newest `keep`. */

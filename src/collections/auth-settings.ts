@@ -282,7 +282,11 @@ export function normalizeAuthSettings(
     if (password.identityFields !== undefined) {
       const allowed = identityCandidates(collection);
       const fields = password.identityFields;
-      if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !allowed.has(f))) {
+      const missing = Array.isArray(fields) ? fields.find((f) => typeof f === 'string' && f !== 'email' && !collection.fields.some((x) => x.name === f)) : undefined;
+      if (typeof missing === 'string') {
+        // PocketBase's code for a name that is no field of the collection.
+        errors['passwordAuth.identityFields'] = { code: 'validation_missing_field', message: `Invalid or missing field ${missing}.` };
+      } else if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !allowed.has(f))) {
         problem('passwordAuth.identityFields', `Must be a list of identity fields: ${[...allowed].map((f) => `"${f}"`).join(', ')} (unique text fields can be identities).`);
       } else out.passwordAuth.identityFields = [...new Set(fields as string[])];
     }

@@ -89,24 +89,17 @@ export const AUTH_SYSTEM_COLUMNS = [
 /** Auth columns that are never part of a record's JSON. */
 export const AUTH_SECRET_COLUMNS = new Set(['passwordHash', 'tokenKey', 'lastResetSentAt', 'lastVerificationSentAt']);
 
-/** Names no user-defined field may take: system columns, secret auth columns and keys of the record JSON. */
-export const RESERVED_FIELD_NAMES = new Set(
-  [
-    ...BASE_SYSTEM_FIELDS,
-    ...AUTH_SECRET_COLUMNS,
-    'collectionId',
-    'collectionName',
-    'expand',
-    'password',
-    'passwordConfirm',
-    'oldPassword',
-    'rowid',
-  ].map((n) => n.toLowerCase()),
-);
+/** Names no user-defined field may take: system columns of every table and keys of the record JSON. */
+export const RESERVED_FIELD_NAMES = new Set([...BASE_SYSTEM_FIELDS, 'collectionId', 'collectionName', 'expand', 'rowid'].map((n) => n.toLowerCase()));
 
-/** Names only an auth collection keeps for itself (its public auth columns): a base collection or a
- * view may have an `email` field of its own, as in PocketBase. */
-export const AUTH_RESERVED_FIELD_NAMES = new Set(['email', 'emailVisibility', 'verified'].map((n) => n.toLowerCase()));
+/**
+ * Names only an auth collection keeps for itself: its auth columns and the keys of its records'
+ * forms. A base collection or a view may have fields of these names (`email`, `password`,
+ * `tokenKey`, …), as in PocketBase.
+ */
+export const AUTH_RESERVED_FIELD_NAMES = new Set(
+  ['email', 'emailVisibility', 'verified', ...AUTH_SECRET_COLUMNS, 'password', 'passwordConfirm', 'oldPassword'].map((n) => n.toLowerCase()),
+);
 
 /** Whether a collection of `type` keeps `name` for itself. */
 export function isReservedFieldName(name: string, type: CollectionType): boolean {

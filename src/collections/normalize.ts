@@ -7,11 +7,12 @@ import { fieldType, fieldTypeNames } from './fields/registry.ts';
 import { relationField } from './fields/relation.ts';
 import type { OptionProblems } from './fields/types.ts';
 import { type Collection, type CollectionType, type FieldDef, isReservedFieldName, RULE_NAMES } from './model.ts';
-import { collectionInput } from './pocketbase-shapes.ts';
+import { collectionInput, isEchoedSystemField, systemFieldType } from './pocketbase-shapes.ts';
 import { SUPERUSERS_ID } from './superusers.ts';
-import { parseIndex } from './table-sync.ts';
+import { parseIndex, withIndexTable } from './table-sync.ts';
+import { viewQuery } from '../migrations/views.ts';
 
-const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth'];
+const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth', 'view'];
 const FIELD_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_FIELDS = 500;
 
@@ -64,6 +65,8 @@ function parseOptions(raw: unknown, errors: Errors): Record<string, unknown> | u
 }
 
 const RECORD_JSON_KEYS = new Set(['expand', 'collectionid', 'collectionname']);
+/** Names an auth collection keeps for its forms and its own columns (PocketBase's `validation_reserved_field_name`). */
+const AUTH_FORM_KEYS = new Set(['passwordconfirm', 'oldpassword', 'passwordhash', 'lastresetsentat', 'lastverificationsentat']);
 
 function normalizeField(
   raw: unknown,
@@ -84,6 +87,9 @@ function normalizeField(
   } else if (RECORD_JSON_KEYS.has(name.toLowerCase())) {
     // PocketBase's code for the keys every record's JSON has (they are no column).
     errors.name = err('validation_not_in_invalid', `"${name}" is a key of every record and cannot be a field name.`);
+  } else if (collectionType === 'auth' && AUTH_FORM_KEYS.has(name.toLowerCase())) {
+    // Keys of an auth record's create and update forms (and Cairn's own auth columns): PocketBase's code.
+    errors.name = err('validation_reserved_field_name', `"${name}" is reserved by auth collections and cannot be a field name.`);
   } else if (isReservedFieldName(name, collectionType)) {
     errors.name = err('validation_reserved_name', `"${name}" is reserved for a system field.`);
   }
@@ -187,7 +193,11 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
   // Name and type are fixed after creation.
   let name = existing?.name ?? '';
   if (!existing || (body.name !== undefined && body.name !== existing.name)) {
-    if (existing) {
+    const taken = typeof body.name === 'string' && body.name !== '' ? ctx.find(body.name) : undefined;
+    if (existing && taken && taken.id !== existing.id && taken.name.toLowerCase() === String(body.name).toLowerCase()) {
+      errors.name = err('validation_collection_name_exists', 'Collection name must be unique (case insensitive).');
+    } else if (existing) {
+      // The spec's append-only schema: a table is renamed by hand, never through the API.
       errors.name = err('validation_collection_rename', 'Renaming a collection is not supported: the name is fixed once created.');
     } else if (body.name === undefined || body.name === null || body.name === '') {
       errors.name = err('validation_required', 'Cannot be blank.');
@@ -207,14 +217,15 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
   let type: CollectionType = existing?.type ?? 'base';
   if (body.type !== undefined && body.type !== type) {
     if (existing) errors.type = err('validation_collection_type_change', 'The type of a collection cannot change.');
-    else if (!COLLECTION_TYPES.includes(body.type as CollectionType)) errors.type = err('validation_invalid_type', 'Must be "base" or "auth".');
+    else if (!COLLECTION_TYPES.includes(body.type as CollectionType)) errors.type = err('validation_in_invalid', 'Must be "base", "auth" or "view".');
     else type = body.type as CollectionType;
   }
 
   const fieldsKey = body.fields !== undefined ? 'fields' : 'schema';
   const rawFields = body.fields ?? body.schema;
   let fields = existing?.fields ?? [];
-  if (rawFields !== undefined) {
+  // A view's fields are its query's columns (PocketBase ignores the ones sent, too).
+  if (rawFields !== undefined && type !== 'view') {
     if (!Array.isArray(rawFields)) {
       errors[fieldsKey] = err('validation_invalid_fields', 'Must be a list of field definitions.');
     } else if (rawFields.length > MAX_FIELDS) {
@@ -225,21 +236,33 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       const fieldErrors: Errors = {};
       const seen = new Set<string>();
       const next: FieldDef[] = [];
+      let systemChange = false;
+      // v0.23's list starts with the `id` field; PocketBase puts it first when it is not sent, and
+      // counts positions in that list. v0.22's `schema` never had it.
+      const isEcho = (raw: unknown) => isPlainObject(raw) && isEchoedSystemField(raw, type);
+      const offset = fieldsKey === 'fields' && !rawFields.some((raw) => isEcho(raw) && (raw as { name: string }).name === 'id') ? 1 : 0;
       rawFields.forEach((raw, i) => {
+        if (isEcho(raw)) return;
+        if (isPlainObject(raw) && typeof raw.name === 'string' && systemFieldType(raw.name, type) !== undefined) {
+          // Another type under a system field's name would replace the system column.
+          systemChange = true;
+          return;
+        }
         const result = normalizeField(raw, previous, previousByName, name, type, ctx);
         if (result.errors) {
-          fieldErrors[i] = result.errors;
+          fieldErrors[i + offset] = result.errors;
           return;
         }
         const key = result.field!.name.toLowerCase();
         if (seen.has(key)) {
-          fieldErrors[i] = { name: err('validation_duplicated_name', `Another field is already named "${result.field!.name}".`) };
+          fieldErrors[i + offset] = { name: err('validation_duplicated_name', `Another field is already named "${result.field!.name}".`) };
           return;
         }
         seen.add(key);
         next.push(result.field!);
       });
       if (Object.keys(fieldErrors).length > 0) errors[fieldsKey] = fieldErrors;
+      else if (systemChange) errors[fieldsKey] = err('validation_system_field_change', 'System fields (id, created, updated and the auth fields) cannot be removed, renamed or change type.');
       fields = next;
     }
   }
@@ -255,22 +278,51 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
     for (const key of AUTH_SETTING_KEYS) delete options[key];
   }
 
+  if (type === 'view') {
+    // The SQL is checked here as far as it can be without the database; creating the view checks the rest.
+    const query = options.query;
+    if (query === undefined || query === null || (typeof query === 'string' && query.trim() === '')) {
+      errors.viewQuery = err('validation_required', 'Cannot be blank.');
+    } else if (typeof query !== 'string') {
+      errors.viewQuery = err('validation_invalid_view_query', 'Must be a SELECT statement.');
+    } else if (query !== existing?.options.query) {
+      // A stored query (one an import carried, say) is left as it is when other properties change.
+      try {
+        options = { ...options, query: viewQuery(name || 'view', query) };
+      } catch (e) {
+        errors.viewQuery = err('validation_invalid_view_query', `Invalid query - ${(e as Error).message}`);
+      }
+    }
+  }
+
   let indexes = existing?.indexes ?? [];
   if (body.indexes !== undefined) {
     if (!Array.isArray(body.indexes) || body.indexes.some((i) => typeof i !== 'string')) {
       errors.indexes = err('validation_invalid_indexes', 'Must be a list of CREATE INDEX statements.');
+    } else if (type === 'view' && body.indexes.length > 0) {
+      errors.indexes = err('validation_indexes_not_supported', "View collections don't support indexes.");
     } else {
       const indexErrors: Errors = {};
+      const names = new Set<string>();
+      const statements: string[] = [];
       (body.indexes as string[]).forEach((text, i) => {
         const parsed = parseIndex(text);
-        if (!parsed) indexErrors[i] = err('validation_invalid_index', 'Must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.');
-        else if (parsed.table.toLowerCase() !== name.toLowerCase()) indexErrors[i] = err('validation_invalid_index', `The index must be on "${name}".`);
-        // Cairn's own indexes (created, unique fields) start with "_": a user index of such a name
-        // would be taken for one of them, and dropping it would drop Cairn's.
-        else if (parsed.name.startsWith('_') || /^sqlite_/i.test(parsed.name)) indexErrors[i] = err('validation_invalid_index', 'Index names starting with "_" or "sqlite_" are reserved.');
+        if (!parsed) {
+          indexErrors[i] = err('validation_invalid_index_expression', 'Must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.');
+        } else if (parsed.name.startsWith('_') || /^sqlite_/i.test(parsed.name)) {
+          // Cairn's own indexes (created, unique fields) start with "_": a user index of such a name
+          // would be taken for one of them, and dropping it would drop Cairn's.
+          indexErrors[i] = err('validation_invalid_index_expression', 'Index names starting with "_" or "sqlite_" are reserved.');
+        } else if (names.has(parsed.name.toLowerCase())) {
+          indexErrors[i] = err('validation_duplicated_index_name', `Another index is already named "${parsed.name}".`);
+        } else {
+          names.add(parsed.name.toLowerCase());
+          // Always on the collection's own table, whatever table the statement names (as PocketBase does).
+          statements.push(withIndexTable(text, name));
+        }
       });
       if (Object.keys(indexErrors).length > 0) errors.indexes = indexErrors;
-      else indexes = body.indexes as string[];
+      else indexes = statements;
     }
   }
 
@@ -298,32 +350,66 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       errors[rule] = err('validation_invalid_rule', 'Must be null (administrators only), "" (everyone) or a filter expression.');
       continue;
     }
+    if (type === 'view' && value !== null && (rule === 'createRule' || rule === 'updateRule' || rule === 'deleteRule')) {
+      errors[rule] = err('validation_nil', 'Must be null: the records of a view are read-only.');
+      continue;
+    }
     collection[rule] = value;
   }
-  if (Object.keys(errors).length === 0) {
-    // Rules may refer to the collection's own (new) fields, so they are checked against the result.
-    for (const rule of RULE_NAMES) {
-      const text = collection[rule];
-      if (typeof text !== 'string' || text.trim() === '') continue;
-      const problem = ctx.validateRule(collection, text, ctx.all ?? []);
-      if (problem) errors[rule] = err('validation_invalid_rule', problem);
-    }
-    if (type === 'auth') {
-      const settings = authSettingsOf(collection);
-      for (const [key, text] of [['mfa.rule', settings.mfa.rule], ['authRule', settings.authRule], ['manageRule', settings.manageRule]] as const) {
-        if (typeof text !== 'string' || text.trim() === '') continue;
-        const problem = ctx.validateRule(collection, text, ctx.all ?? []);
-        if (problem) errors[key] = err('validation_invalid_rule', problem);
-      }
-    }
-    for (const validate of ctx.validateOptions) {
-      const problems = validate(collection);
-      if (problems && Object.keys(problems).length > 0) errors.options = { ...(errors.options as object), ...problems };
-    }
-  }
+  if (Object.keys(errors).length === 0 && type !== 'view') checkCollectionRules(collection, ctx, errors);
 
   if (Object.keys(errors).length > 0) {
-    throw validationFailed(errors as Record<string, FieldError>, existing ? 'Failed to update collection.' : 'Failed to create collection.');
+    throw validationFailed(pocketBaseErrors(errors), existing ? 'Failed to update collection.' : 'Failed to create collection.');
   }
   return collection;
+}
+
+/**
+ * Errors as PocketBase answers them: keys in order (Go writes a map's keys sorted) and the auth
+ * settings' paths nested (`{passwordAuth: {identityFields: {code, message}}}`).
+ */
+function pocketBaseErrors(errors: Errors): Record<string, FieldError> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(errors).sort()) {
+    const path = key.split('.');
+    let node = out;
+    for (const part of path.slice(0, -1)) {
+      if (!isPlainObject(node[part]) || 'code' in (node[part] as object)) node[part] = {};
+      node = node[part] as Record<string, unknown>;
+    }
+    node[path.at(-1)!] = errors[key];
+  }
+  return out as Record<string, FieldError>;
+}
+
+/**
+ * Checks the rules of a collection about to be saved (against its own fields, which a view has once
+ * its query ran); throws the 400 of the collections API.
+ */
+export function checkViewCollectionRules(collection: Collection, ctx: NormalizeContext, updating: boolean): void {
+  const errors: Errors = {};
+  checkCollectionRules(collection, ctx, errors);
+  if (Object.keys(errors).length > 0) throw validationFailed(pocketBaseErrors(errors), updating ? 'Failed to update collection.' : 'Failed to create collection.');
+}
+
+function checkCollectionRules(collection: Collection, ctx: NormalizeContext, errors: Errors): void {
+  // Rules may refer to the collection's own (new) fields, so they are checked against the result.
+  for (const rule of RULE_NAMES) {
+    const text = collection[rule];
+    if (typeof text !== 'string' || text.trim() === '') continue;
+    const problem = ctx.validateRule(collection, text, ctx.all ?? []);
+    if (problem) errors[rule] = err('validation_invalid_rule', problem);
+  }
+  if (collection.type === 'auth') {
+    const settings = authSettingsOf(collection);
+    for (const [key, text] of [['mfa.rule', settings.mfa.rule], ['authRule', settings.authRule], ['manageRule', settings.manageRule]] as const) {
+      if (typeof text !== 'string' || text.trim() === '') continue;
+      const problem = ctx.validateRule(collection, text, ctx.all ?? []);
+      if (problem) errors[key] = err('validation_invalid_rule', problem);
+    }
+  }
+  for (const validate of ctx.validateOptions) {
+    const problems = validate(collection);
+    if (problems && Object.keys(problems).length > 0) errors.options = { ...(errors.options as object), ...problems };
+  }
 }

@@ -43,10 +43,25 @@ export const FIELD_OPTION_KEYS = [
 /** Keys of a field definition besides its options. */
 const FIELD_KEYS = ['id', 'name', 'type', 'required', 'unique', 'hidden', 'system', 'presentable', 'default', 'help'] as const;
 
-/** The columns v0.23 lists as system fields of every collection (and of auth collections). */
-const SYSTEM_COLUMNS = new Set(['id', 'created', 'updated', 'email', 'emailVisibility', 'verified', 'password', 'tokenKey']);
-/** v0.23 field types Cairn has only as system columns. */
-const SYSTEM_TYPES = new Set(['autodate', 'password']);
+/**
+ * The system fields PocketBase ≥ 0.23 lists among a collection's `fields`, by name, with the type each
+ * has there: Cairn keeps them as system columns of every record table (auth ones of auth tables).
+ */
+const BASE_SYSTEM_FIELD_TYPES: Readonly<Record<string, string>> = { id: 'text', created: 'autodate', updated: 'autodate' };
+const AUTH_SYSTEM_FIELD_TYPES: Readonly<Record<string, string>> = {
+  ...BASE_SYSTEM_FIELD_TYPES,
+  password: 'password',
+  tokenKey: 'text',
+  email: 'email',
+  emailVisibility: 'bool',
+  verified: 'bool',
+};
+
+/** The type PocketBase gives the system field `name` of a collection of `type`, if it is one. */
+export function systemFieldType(name: string, type: string): string | undefined {
+  const table = type === 'auth' ? AUTH_SYSTEM_FIELD_TYPES : type === 'base' ? BASE_SYSTEM_FIELD_TYPES : undefined;
+  return table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
+}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -63,13 +78,35 @@ function pick(flat: unknown, nested: unknown, stored: unknown): unknown {
 }
 
 /**
- * Whether a field of a request is one of v0.23's system fields, which its clients send back with the
- * collection they read (`{name: "id", system: true}`, `{name: "created", type: "autodate"}`): they are
- * Cairn's system columns, not fields, and are left out. Anything else with such a name is a field
- * definition and gets the reserved-name error.
+ * Whether a field of a request is one of v0.23's system fields of a collection of `type`, which its
+ * clients send with the collection (`{name: "id", type: "text"}`, `{name: "created", type:
+ * "autodate"}`, an auth collection's `email`, `password`, …): Cairn's system columns, not fields of
+ * the collection, so they are passed over. A field of such a name and another type would replace a
+ * system column (`validation_system_field_change`).
  */
-export function isEchoedSystemField(raw: Record<string, unknown>): boolean {
-  return typeof raw.name === 'string' && SYSTEM_COLUMNS.has(raw.name) && (raw.system === true || SYSTEM_TYPES.has(String(raw.type)));
+export function isEchoedSystemField(raw: Record<string, unknown>, type: string): boolean {
+  return typeof raw.name === 'string' && raw.type === systemFieldType(raw.name, type) && raw.type !== undefined;
+}
+
+/**
+ * The system fields PocketBase ≥ 0.23 starts a new collection of `type` with (its scaffolds), as it
+ * defines them: `id`, and for auth collections `password`, `tokenKey`, `email`, `emailVisibility`,
+ * `verified` (ids are the field type and the CRC-32 of the name, as PocketBase makes them). A client
+ * that sends them back with a new collection describes Cairn's system columns.
+ */
+export function pocketBaseSystemFields(type: string): Array<Record<string, unknown>> {
+  if (type !== 'base' && type !== 'auth') return [];
+  const common = { help: '', hidden: false, presentable: false, system: true };
+  const id = { ...common, autogeneratePattern: '[a-z0-9]{15}', id: 'text3208210256', max: 15, min: 15, name: 'id', pattern: '^[a-z0-9]+$', primaryKey: true, required: true, type: 'text' };
+  if (type === 'base') return [id];
+  return [
+    id,
+    { ...common, cost: 0, hidden: true, id: 'password901924565', max: 0, min: 8, name: 'password', pattern: '', required: true, type: 'password' },
+    { ...common, autogeneratePattern: '[a-zA-Z0-9]{50}', hidden: true, id: 'text2504183744', max: 60, min: 30, name: 'tokenKey', pattern: '', primaryKey: false, required: true, type: 'text' },
+    { ...common, exceptDomains: null, id: 'email3885137012', name: 'email', onlyDomains: null, required: true, type: 'email' },
+    { ...common, id: 'bool1547992806', name: 'emailVisibility', required: false, type: 'bool' },
+    { ...common, id: 'bool256245529', name: 'verified', required: false, type: 'bool' },
+  ];
 }
 
 /** A field definition of either shape in v0.22's: flat option keys moved into `options`. */
@@ -103,9 +140,10 @@ function sentOptions(raw: unknown): Record<string, unknown> | undefined {
 
 /**
  * A collection body of either shape in v0.22's, for `normalizeCollection`: fields as above (v0.23's
- * system fields left out), top-level auth settings moved into `options`. Auth settings absent from a
- * sent `options` keep their stored values: a client that replaces `options` to set webhook triggers
- * does not reset how its users sign in.
+ * system fields kept in place, for `normalizeCollection` to pass over, so that errors keep the
+ * positions of the list as sent), top-level auth settings and `viewQuery` moved into `options`. Auth
+ * settings absent from a sent `options` keep their stored values: a client that replaces `options`
+ * to set webhook triggers does not reset how its users sign in.
  */
 export function collectionInput(body: unknown, existing?: Collection): unknown {
   if (!isPlainObject(body)) return body;
@@ -115,19 +153,17 @@ export function collectionInput(body: unknown, existing?: Collection): unknown {
   if (Array.isArray(rawFields)) {
     const byId = new Map((existing?.fields ?? []).map((f) => [f.id, f]));
     const byName = new Map((existing?.fields ?? []).map((f) => [f.name.toLowerCase(), f]));
-    out[fieldsKey] = rawFields
-      .filter((f) => !(isPlainObject(f) && isEchoedSystemField(f)))
-      .map((f) => {
-        if (!isPlainObject(f)) return f;
-        const stored = (typeof f.id === 'string' ? byId.get(f.id) : undefined) ?? (typeof f.name === 'string' ? byName.get(f.name.toLowerCase()) : undefined);
-        return fieldInput(f, stored);
-      });
+    out[fieldsKey] = rawFields.map((f) => {
+      if (!isPlainObject(f)) return f;
+      const stored = (typeof f.id === 'string' ? byId.get(f.id) : undefined) ?? (typeof f.name === 'string' ? byName.get(f.name.toLowerCase()) : undefined);
+      return fieldInput(f, stored);
+    });
     if (fieldsKey === 'fields') delete out.schema;
   }
 
   const nested = sentOptions(body.options);
   if (body.options !== undefined && body.options !== null && body.options !== '' && nested === undefined) return out;
-  const topLevel = AUTH_SETTING_KEYS.filter((k) => body[k] !== undefined);
+  const topLevel = [...AUTH_SETTING_KEYS, 'viewQuery'].filter((k) => body[k] !== undefined);
   if (topLevel.length === 0 && nested === undefined) return out;
   const options: Record<string, unknown> = { ...(nested ?? existing?.options ?? {}) };
   for (const key of AUTH_SETTING_KEYS) {
@@ -135,8 +171,13 @@ export function collectionInput(body: unknown, existing?: Collection): unknown {
     if (value !== undefined) options[key] = value;
     else if (existing?.options[key] !== undefined) options[key] = existing.options[key];
   }
+  // A view's SQL: v0.23's `viewQuery`, v0.22's `options.query`.
+  const query = pick(body.viewQuery, nested?.query, existing?.options.query);
+  if (query !== undefined) options.query = query;
+  else if (existing?.options.query !== undefined) options.query = existing.options.query;
   out.options = options;
   for (const key of AUTH_SETTING_KEYS) delete out[key];
+  delete out.viewQuery;
   return out;
 }
 
@@ -200,7 +241,8 @@ export function collectionsFromExport(data: unknown): Collection[] {
     const input = collectionInput(raw) as Record<string, unknown>;
     const rawFields = (input.fields ?? input.schema ?? []) as unknown[];
     if (!Array.isArray(rawFields)) throw new Error(`collection "${raw.name}": fields must be a list`);
-    const fields: FieldDef[] = rawFields.filter(isPlainObject).map((f, j) => {
+    const own = rawFields.filter(isPlainObject).filter((f) => !isEchoedSystemField(f, type));
+    const fields: FieldDef[] = own.map((f, j) => {
       if (typeof f.name !== 'string' || typeof f.type !== 'string') throw new Error(`collection "${raw.name}", field ${j}: expected a name and a type`);
       const flag = (k: string) => f[k] === true;
       return { id: typeof f.id === 'string' ? f.id : `${raw.name}_${f.name}`, name: f.name, type: f.type, required: flag('required'), unique: flag('unique'), hidden: flag('hidden'), system: flag('system'), presentable: flag('presentable'), default: null, options: isPlainObject(f.options) ? f.options : {} };

@@ -42,10 +42,16 @@ function text(id: string, name: string, options: { required?: boolean; hidden?: 
 
 const refs = (prefix: string) => [text(`${prefix}_collectionRef`, 'collectionRef', { required: true }), text(`${prefix}_recordRef`, 'recordRef', { required: true })];
 
-// Created when these collections first appeared in Cairn; fixed so answers do not change between calls.
-const SINCE = '2026-11-28 00:00:00.000Z';
+/**
+ * When these collections first appeared in Cairn, fixed so answers do not change between calls: a
+ * millisecond apart, after `_superusers`, in the order PocketBase creates them (`sort=-created`
+ * pages through them as it does).
+ */
+export const SYSTEM_COLLECTIONS_SINCE = '2026-11-28 00:00:00.000Z';
+const since = (ms: number) => SYSTEM_COLLECTIONS_SINCE.replace('.000Z', `.00${ms}Z`);
 
-function systemCollection(id: string, name: string, fields: FieldDef[], deletable: boolean, indexes: string[]): Collection {
+function systemCollection(id: string, name: string, fields: FieldDef[], deletable: boolean, indexes: string[], order: number): Collection {
+  const created = since(order);
   return Object.freeze(
     blankCollection('base', {
       id,
@@ -56,8 +62,8 @@ function systemCollection(id: string, name: string, fields: FieldDef[], deletabl
       viewRule: OWNER_RULE,
       deleteRule: deletable ? OWNER_RULE : null,
       indexes,
-      created: SINCE,
-      updated: SINCE,
+      created,
+      updated: created,
     }),
   );
 }
@@ -66,16 +72,16 @@ export const POCKETBASE_SYSTEM_COLLECTIONS: readonly Collection[] = [
   systemCollection('pbc_2281828961', EXTERNAL_AUTHS, [...refs('ea'), text('ea_provider', 'provider', { required: true }), text('ea_providerId', 'providerId', { required: true })], true, [
     'CREATE UNIQUE INDEX idx_externalAuths_record_provider ON _externalAuths (collectionRef, recordRef, provider)',
     'CREATE UNIQUE INDEX idx_externalAuths_collection_provider ON _externalAuths (collectionRef, provider, providerId)',
-  ]),
+  ], 1),
   systemCollection('pbc_2279338944', MFAS, [...refs('mfa'), text('mfa_method', 'method', { required: true })], false, [
     'CREATE INDEX idx_mfas_collectionRef_recordRef ON _mfas (collectionRef, recordRef)',
-  ]),
+  ], 2),
   systemCollection('pbc_1638494021', OTPS, [...refs('otp'), text('otp_sentTo', 'sentTo', { hidden: true })], false, [
     'CREATE INDEX idx_otps_collectionRef_recordRef ON _otps (collectionRef, recordRef)',
-  ]),
+  ], 3),
   systemCollection('pbc_4275539003', AUTH_ORIGINS, [...refs('ao'), text('ao_fingerprint', 'fingerprint', { required: true })], true, [
     'CREATE UNIQUE INDEX idx_authOrigins_unique_pairs ON _authOrigins (collectionRef, recordRef, fingerprint)',
-  ]),
+  ], 4),
 ];
 
 const byName = new Map(POCKETBASE_SYSTEM_COLLECTIONS.map((c) => [c.name.toLowerCase(), c]));

@@ -1,11 +1,12 @@
-import { badRequest, conflict, notFound } from '../errors.ts';
+import { badRequest, conflict, type FieldError, isApiError, notFound, validationFailed } from '../errors.ts';
+import { createView, dropView } from '../migrations/views.ts';
 import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
 import { baseDatabase } from '../storage/within.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
 import type { Collection } from './model.ts';
 import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemCollection } from './pocketbase-system.ts';
-import { type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
+import { checkViewCollectionRules, type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
 import { deleteCollectionRow, insertCollection, loadCollections, updateCollection } from './store.ts';
 import { syncTable } from './table-sync.ts';
 
@@ -102,12 +103,23 @@ export class CollectionService {
   async create(db: Database, body: unknown): Promise<Collection> {
     const set = await this.all(db);
     const name = (body as { name?: unknown } | null)?.name;
-    if (typeof name === 'string' && set.find(name)?.name.toLowerCase() === name.toLowerCase()) {
-      throw conflict(`Collection "${name}" already exists.`, { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique.' } });
-    }
-    const collection = normalizeCollection(body, undefined, this.normalizeContext(set));
+    const exists = typeof name === 'string' && set.find(name)?.name.toLowerCase() === name.toLowerCase();
+    const nameTaken = { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique (case insensitive).' } };
+    let collection: Collection;
     try {
-      await db.transaction((tx) => createCollectionIn(tx, collection));
+      collection = normalizeCollection(body, undefined, this.normalizeContext(set));
+    } catch (err) {
+      // A taken name is a 409 (API contract §3), with whatever else is wrong beside it.
+      if (exists && isApiError(err) && err.status === 400) throw conflict(`Collection "${name}" already exists.`, { ...err.data, ...nameTaken });
+      throw err;
+    }
+    if (exists) throw conflict(`Collection "${name}" already exists.`, nameTaken);
+    try {
+      collection = await db.transaction(async (tx) => {
+        const made = collection.type === 'view' ? await this.viewWithFields(tx, collection, set, false) : collection;
+        await createCollectionIn(tx, made);
+        return made;
+      });
     } catch (err) {
       if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${collection.name}" already exists.`);
       throw err;
@@ -117,17 +129,43 @@ export class CollectionService {
     return collection;
   }
 
+  /**
+   * A view collection with the fields its query gives: the view is (re)created in the caller's
+   * transaction, and the rules are checked against those fields. A query the database refuses is
+   * the 400 PocketBase answers (`viewQuery: validation_invalid_view_query`).
+   */
+  private async viewWithFields(tx: Queryable, collection: Collection, set: CollectionSet, updating: boolean): Promise<Collection> {
+    let fields;
+    try {
+      fields = await createView(tx, collection.name, String(collection.options.query));
+    } catch (err) {
+      if (!isApiError(err) || err.status !== 400) throw err;
+      const viewQuery: FieldError = { code: 'validation_invalid_view_query', message: `Invalid query - ${err.message}` };
+      throw validationFailed({ viewQuery }, updating ? 'Failed to update collection.' : 'Failed to create collection.');
+    }
+    const result = { ...collection, fields };
+    checkViewCollectionRules(result, this.normalizeContext(set), updating);
+    return result;
+  }
+
   async update(db: Database, nameOrId: string, body: unknown): Promise<Collection> {
     const set = await this.all(db);
     const existing = set.find(nameOrId);
     if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
-    if (existing.type === 'view') throw badRequest('Views are changed through migrations.');
     if (pocketBaseSystemCollection(existing.name) === existing) throw badRequest(`"${existing.name}" is a system collection and cannot be changed.`);
-    const next = normalizeCollection(body, existing, this.normalizeContext(set));
+    let next = normalizeCollection(body, existing, this.normalizeContext(set));
     try {
-      await db.transaction(async (tx) => {
-        await syncTable(tx, existing, next);
-        await updateCollection(tx, next);
+      next = await db.transaction(async (tx) => {
+        let saved = next;
+        if (next.type === 'view') {
+          // A view holds no data: a new query replaces it (as migrations' drop_views and create_views do).
+          if (next.options.query !== existing.options.query) {
+            await dropView(tx, existing.name);
+            saved = await this.viewWithFields(tx, next, set, true);
+          } else checkViewCollectionRules(next, this.normalizeContext(set), true);
+        } else await syncTable(tx, existing, next);
+        await updateCollection(tx, saved);
+        return saved;
       });
     } finally {
       await this.invalidate(db);

@@ -17,5 +17,11 @@ export function isSuperusers(nameOrId: string): boolean {
 
 /** The collection as the collections API shows it: password sign-in by email, every rule closed. */
 export const SUPERUSERS_COLLECTION: Collection = Object.freeze(
-  blankCollection('auth', { id: SUPERUSERS_ID, name: SUPERUSERS_NAME, system: true, options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false } } }),
+  blankCollection('auth', {
+    id: SUPERUSERS_ID,
+    name: SUPERUSERS_NAME,
+    system: true,
+    // The first of PocketBase's system collections (pocketbase-system.ts follows it).
+    created: '2026-11-28 00:00:00.000Z',
+    updated: '2026-11-28 00:00:00.000Z', options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false } } }),
 );

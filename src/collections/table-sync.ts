@@ -77,6 +77,15 @@ export interface ParsedIndex {
   sql: string;
 }
 
+const ON_TABLE = /(\bON\s+)([`"[]?)([A-Za-z_][A-Za-z0-9_]*)([`"\]]?)/i;
+
+/** The statement with `table` as the table it indexes (a statement that does not parse is left as it is). */
+export function withIndexTable(text: string, table: string): string {
+  const parsed = parseIndex(text);
+  if (!parsed || parsed.table === table) return text;
+  return text.replace(ON_TABLE, (_m, on: string, open: string, _old: string, close: string) => `${on}${open}${table}${close}`);
+}
+
 /** Parses a user-supplied CREATE INDEX statement; undefined when it is not one. */
 export function parseIndex(text: string): ParsedIndex | undefined {
   const m = INDEX_SQL.exec(text);
@@ -168,13 +177,13 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
       await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(old.name)}`);
     }
   }
-  for (const index of nextIndexes) {
+  for (const [i, index] of nextIndexes.entries()) {
     // Index names are per database: with IF NOT EXISTS, another table's index of the same name would
     // pass for this one, and removing it here later would drop that table's index.
     const owner = await db.dialect.indexTable(db, index.name);
     if (owner !== undefined && owner.toLowerCase() !== table.toLowerCase()) {
       throw badRequest(`The index name "${index.name}" is already used by "${owner}".`, {
-        indexes: { code: 'validation_invalid_index', message: `"${index.name}" is already an index of "${owner}".` },
+        indexes: { [i]: { code: 'validation_existing_index_name', message: `The index name is already used in ${owner} collection.` } },
       });
     }
     try {
@@ -183,11 +192,11 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     } catch (err) {
       if (db.dialect.classifyError(err).kind === 'unique') {
         throw badRequest(`Cannot create the unique index "${index.name}": existing records share a value.`, {
-          indexes: { code: 'validation_not_unique', message: `Existing records violate "${index.name}".` },
+          indexes: { [i]: { code: 'validation_not_unique', message: `Existing records violate "${index.name}".` } },
         });
       }
       throw badRequest(`Invalid index "${index.name}": ${(err as Error).message}`, {
-        indexes: { code: 'validation_invalid_index', message: (err as Error).message },
+        indexes: { [i]: { code: 'validation_invalid_index_expression', message: `Failed to create index ${index.name}: ${(err as Error).message}` } },
       });
     }
   }

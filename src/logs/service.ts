@@ -6,12 +6,11 @@ import { DatabaseLogSink, type LogSink } from './sink.ts';
 import { type LogWriterOptions, RequestLogWriter } from './writer.ts';
 
 const DAY_MS = 86_400_000;
-const PRUNE_EVERY_MS = 3_600_000;
 
 export interface RequestLogsOptions extends LogWriterOptions {
   /** Whether requests are recorded (CAIRN_REQUEST_LOGS); reading the log works either way. */
   enabled: boolean;
-  /** Logs older than this many days are deleted, at start and every hour; 0 keeps them. */
+  /** Logs older than this many days are deleted, at start and every six hours; 0 keeps them. */
   keepDays: number;
   /** Where batches are written; by default through `db` (see sink.ts for the SQLite thread). */
   sink?: (store: LogStore) => LogSink;
@@ -25,7 +24,6 @@ export interface RequestLogsOptions extends LogWriterOptions {
 export class RequestLogs {
   readonly store: LogStore;
   private writerInstance?: RequestLogWriter;
-  private pruneTimer?: NodeJS.Timeout;
 
   constructor(
     db: Database,
@@ -69,18 +67,14 @@ export class RequestLogs {
     return this.store.prune(now - this.options.keepDays * DAY_MS);
   }
 
-  /** Prunes now and every hour (a server; CLI commands do not). */
+  /** Prunes now (a server; CLI commands do not). Then the `__pbLogsCleanup__` system cron job prunes every six hours (jobs/system-crons.ts). */
   start(onError: (err: unknown) => void): void {
     if (this.options.keepDays <= 0) return;
-    const run = () => void this.prune().catch(onError);
-    run();
-    this.pruneTimer = setInterval(run, PRUNE_EVERY_MS);
-    this.pruneTimer.unref();
+    void this.prune().catch(onError);
   }
 
   /** Stops pruning and writes what is buffered; call before the log database closes. */
   async stop(): Promise<void> {
-    clearInterval(this.pruneTimer);
     await this.writerInstance?.close();
   }
 }

@@ -1,5 +1,5 @@
 import type { Collection } from '../collections/model.ts';
-import { normalizeCollection } from '../collections/normalize.ts';
+import { checkViewCollectionRules, normalizeCollection } from '../collections/normalize.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { isApiError, validationFailed } from '../errors.ts';
 import type { Database } from '../storage/index.ts';
@@ -60,11 +60,22 @@ export async function importCollections(db: Database, service: CollectionService
       for (const [name, config] of Object.entries(before.fts)) {
         if (after.collections.some((c) => lower(c.name) === lower(name))) after.fts[name] = config;
       }
+      let written: DatabaseSchema;
       try {
-        await realizeDatabase(tx, before, after);
+        written = await realizeDatabase(tx, before, after);
       } catch (err) {
         if (isApiError(err) && err.status === 400) throw failure(`${err.message} ${JSON.stringify(err.data)}`);
         throw err;
+      }
+      // A view's rules are checked once its query gave it fields.
+      const ctx = { find, all: written.collections, validateRule: service.validateRule, validateOptions: service.validateOptions };
+      for (const view of written.collections.filter((c) => c.type === 'view' && imported.some((i) => i.id === c.id))) {
+        try {
+          checkViewCollectionRules(view, ctx, true);
+        } catch (err) {
+          if (isApiError(err) && err.status === 400) throw failure(`Collection "${view.name}": ${err.message} ${JSON.stringify(err.data)}`);
+          throw err;
+        }
       }
     });
   } finally {

@@ -72,7 +72,10 @@ interface ViewEntry {
 
 type Entry = TableDraft | ViewEntry;
 
-const AUTOMATIC_COLUMNS = new Set([...BASE_SYSTEM_FIELDS, ...AUTH_SYSTEM_COLUMNS].map((n) => n.toLowerCase()));
+const BASE_COLUMNS = new Set(BASE_SYSTEM_FIELDS.map((n) => n.toLowerCase()));
+const AUTH_COLUMNS = new Set([...BASE_SYSTEM_FIELDS, ...AUTH_SYSTEM_COLUMNS].map((n) => n.toLowerCase()));
+/** Columns Cairn makes itself in a table of `type`: a base table's `email` or `tokenKey` is a field of its own. */
+const automaticColumns = (type: 'base' | 'auth') => (type === 'auth' ? AUTH_COLUMNS : BASE_COLUMNS);
 const lower = (s: string) => s.toLowerCase();
 
 const RULE_FIELD: Record<(typeof RULE_KEYS)[number], RuleName> = {
@@ -163,7 +166,7 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
 
   /** Adds a column definition to a draft, adopting a same-named field unless that one is being dropped. */
   const mergeField = (draft: TableDraft, spec: FieldSpec, drops: readonly string[] | undefined) => {
-    if (AUTOMATIC_COLUMNS.has(lower(spec.name))) return; // system and auth columns are handled automatically
+    if (automaticColumns(draft.type).has(lower(spec.name))) return; // system and auth columns are handled automatically
     const redefined = new Set((drops ?? []).map(lower));
     const at = draft.fields.findIndex((f) => lower(f.name) === lower(spec.name) && !(redefined.has(lower(f.name)) && draft.preMigration.has(f)));
     if (at >= 0) {
@@ -214,7 +217,7 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
     if (!entry) continue; // nothing left to drop
     const draft = table(key, 'drop_columns');
     for (const name of ops.drop_columns) {
-      if (AUTOMATIC_COLUMNS.has(lower(name))) fail(key, 'drop_columns', `"${name}" is a system column and cannot be dropped.`);
+      if (automaticColumns(draft.type).has(lower(name))) fail(key, 'drop_columns', `"${name}" is a system column and cannot be dropped.`);
       const old = draft.existing?.fields.find((f) => lower(f.name) === lower(name));
       if (!old || draft.existing === undefined) continue;
       if (old.system) fail(key, 'drop_columns', `"${old.name}" is a system field and cannot be dropped.`);

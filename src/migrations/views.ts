@@ -119,9 +119,15 @@ export async function createView(tx: Queryable, name: string, query: string): Pr
   const lower = new Set(columns.map((c) => c.name.toLowerCase()));
   if (!lower.has('id')) throw badRequest(`View "${name}" must select an "id" column: records are addressed by id.`);
   const missing = ['created', 'updated'].filter((c) => !lower.has(c));
-  if (missing.length > 0) {
+  // Record ids are text. An id the query computes as a number (`ROW_NUMBER() OVER () AS id`) is cast
+  // to text, as PocketBase's views do, so that `/records/1` finds it and answers `"id":"1"`. Only then:
+  // a cast id of a plain table column would keep lookups by id from using the table's index.
+  const idColumn = columns.find((c) => c.name.toLowerCase() === 'id');
+  const castId = idColumn !== undefined && fieldTypeOfColumn(idColumn.type ?? '') !== 'text';
+  if (missing.length > 0 || castId) {
+    const select = castId ? columns.map((c) => (c === idColumn ? `CAST(${quoteIdent(c.name)} AS TEXT) AS ${quoteIdent(c.name)}` : quoteIdent(c.name))).join(', ') : '*';
     await tx.exec(`DROP VIEW ${view}`);
-    await tx.run(`CREATE VIEW ${view} AS SELECT *, ${missing.map((c) => `'' AS ${quoteIdent(c)}`).join(', ')} FROM (${query}) AS _view`);
+    await tx.run(`CREATE VIEW ${view} AS SELECT ${select}${missing.map((c) => `, '' AS ${quoteIdent(c)}`).join('')} FROM (${query}) AS _view`);
   }
   const fields: FieldDef[] = [];
   const seen = new Set<string>();

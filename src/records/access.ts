@@ -26,6 +26,12 @@ export interface RecordAccess {
    * 0.23): they set `verified` and change email and password without the old one.
    */
   manages(ctx: RequestContext, collection: Collection, collections: CollectionSet, id: string, q: Pick<Queryable, 'get'>): Promise<boolean>;
+  /**
+   * Which of the auth records `ids` of `collection` the caller manages through its `manageRule` (one
+   * query for them all): PocketBase shows their `email` to the manager whatever `emailVisibility`
+   * says. Empty for administrators (they see every email anyway) and collections without the rule.
+   */
+  managedAmong(ctx: RequestContext, collection: Collection, collections: CollectionSet, ids: readonly string[], q?: Pick<Queryable, 'all'>): Promise<Set<string>>;
   /** Whether the collection has a manage rule a caller like this one could pass (decides whether `manages` is worth asking). */
   mayManage(ctx: RequestContext, collection: Collection): boolean;
 }

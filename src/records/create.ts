@@ -1,4 +1,6 @@
 import type { Collection } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
+import { isSuperusers } from '../collections/superusers.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, type FieldError, validationFailed } from '../errors.ts';
 import { isRecordId, newRecordId, recordIdError } from '../lib/ids.ts';
@@ -9,7 +11,7 @@ import type { RecordDeps } from './deps.ts';
 import { refusalsOf } from './draft.ts';
 import { checkOutputOptions, type OutputOptions, selectById } from './read.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
-import { insertSql, type RecordShape } from './shape.ts';
+import { insertSql, type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
 import { withResolvedBody } from './modifiers.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
@@ -162,6 +164,7 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
       await checkRelations(tx, s.collections, shape, planned.values, relationErrors);
       if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
     }
+    if (collection.type === 'auth') await checkAuthIdFree(tx, s.collections, collection, planned.id);
     const columns = columnValues(shape, planned.values, planned.auth);
     const names = ['id', 'created', 'updated', ...columns.keys()];
     const now = nowIso();
@@ -210,4 +213,18 @@ export async function planCreate(s: WriteScope, input: Record<string, unknown>, 
     },
     answer: () => answer(deps, ctx, shape, row!, change!, options),
   };
+}
+
+/**
+ * As PocketBase (v0.23+): an auth record's id may not be one a record of another auth collection of
+ * the database has, so that a rule comparing `@request.auth.id` with an id cannot mistake one
+ * collection's user for another's. Checked in the write's transaction, after the values validate.
+ */
+async function checkAuthIdFree(tx: Transaction, collections: CollectionSet, collection: Collection, id: string): Promise<void> {
+  for (const other of collections.list) {
+    if (other.type !== 'auth' || other.id === collection.id || isSuperusers(other.id)) continue;
+    if (await tx.get(`SELECT 1 AS taken FROM ${shapeOf(other).table} WHERE id = ?`, [id])) {
+      throw validationFailed({ id: { code: 'validation_invalid_auth_id', message: 'Invalid or duplicated auth record id.' } }, 'Failed to create record.');
+    }
+  }
 }

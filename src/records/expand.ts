@@ -8,7 +8,7 @@ import { typeOf } from '../collections/fields/registry.ts';
 import type { RecordDeps } from './deps.ts';
 import { type RecordJson, serializeRecord } from './serialize.ts';
 import { ROOT_ALIAS, shapeOf } from './shape.ts';
-import { viewerOf } from './viewer.ts';
+import { viewerFor } from './viewer.ts';
 
 /** Deepest `expand` path, as in PocketBase. */
 export const MAX_EXPAND_DEPTH = 6;
@@ -126,7 +126,7 @@ async function visibleRecords(deps: RecordDeps, ctx: RequestContext, collections
   const where = access ? sql`${condition(ROOT_ALIAS)} AND (${access})` : condition(ROOT_ALIAS);
   const q = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${where} LIMIT ${MAX_BACK_RELATIONS}`;
   const rows = await ctx.db.all(q.text, q.params);
-  const viewer = viewerOf(ctx, deps);
+  const viewer = await viewerFor(ctx, deps, collection, collections, rows.map((r) => r.id as string));
   return rows.map((row) => serializeRecord(row, shape, viewer));
 }
 
@@ -195,6 +195,9 @@ export async function expandRecords(
         const v = r[segment];
         return Array.isArray(v) ? (v as string[]) : typeof v === 'string' && v !== '' ? [v] : [];
       };
+      // As PocketBase: a path naming a relation gives every record of this level an `expand`, `{}`
+      // when nothing it relates to exists or may be viewed (a path that names no relation gives none).
+      for (const r of records) r.expand ??= {};
       const ids = [...new Set(records.flatMap(idsOf))];
       if (ids.length === 0) continue;
       const related = await byIds(deps, ctx, collections, target, ids);
@@ -213,6 +216,7 @@ export async function expandRecords(
     const back = backRelation(collections, collection, segment);
     if (!back) continue;
     const { source, via } = back;
+    for (const r of records) r.expand ??= {};
     const ids = records.map((r) => r.id);
     const multiple = typeOf(via).multiple(via);
     const found: RecordJson[] = [];

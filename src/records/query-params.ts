@@ -45,10 +45,11 @@ export function flag(v: unknown): boolean {
   return t !== undefined && ['1', 'true', 'yes', 'on'].includes(t.toLowerCase());
 }
 
-/** A filter or sort problem as a 400 that says where it is. */
+/**
+ * A filter or sort problem as a 400 whose message says where it is. `data` stays `{}`, as PocketBase
+ * v0.39 answers it (a filter error is not a field's validation error there).
+ */
 export function filterProblem(err: unknown, parameter: 'filter' | 'sort'): unknown {
   if (!(err instanceof FilterError)) return err;
-  return badRequest(`Invalid ${parameter}: ${err.describe()}.`, {
-    [parameter]: { code: `validation_invalid_${parameter}`, message: err.describe() },
-  });
+  return badRequest(`Invalid ${parameter}: ${err.describe()}.`);
 }

@@ -11,7 +11,7 @@ import { filterProblem, flag, type ListQuery, pagination, param } from './query-
 import { JsonText, type RecordJson, serializeRecord } from './serialize.ts';
 import { rendererOf } from './render.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
-import { viewerOf } from './viewer.ts';
+import { viewerFor } from './viewer.ts';
 
 export interface ListResult {
   page: number;
@@ -109,7 +109,7 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
     totalPages = Math.ceil(totalItems / perPage);
   }
 
-  const viewer = viewerOf(ctx, deps);
+  const viewer = await viewerFor(ctx, deps, collection, collections, rows.map((r) => r.id as string));
   if (asText && plainAnswer(deps, ctx, collection, query)) {
     // Rendered straight from the rows (render.ts): no record objects, no second pass to stringify.
     const render = rendererOf(shape, viewer);
@@ -158,7 +158,7 @@ export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collecti
   const access = deps.access.condition(ctx, collection, 'view', collections);
   const row = await selectById(ctx.db, shape, id, access);
   if (!row) throw notFound();
-  const viewer = viewerOf(ctx, deps);
+  const viewer = await viewerFor(ctx, deps, collection, collections, [row.id as string]);
   // Most views ask for neither expand nor fields, nor have enrich hooks: no further pass over the record.
   if (plainAnswer(deps, ctx, collection, options)) return asText ? new JsonText(rendererOf(shape, viewer)(row, viewer)) : serializeRecord(row, shape, viewer);
   const [out] = await finishRecords(deps, ctx, collection, [serializeRecord(row, shape, viewer)], options);

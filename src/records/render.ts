@@ -30,7 +30,7 @@ function generate(shape: RecordShape, privileged: boolean): Renderer {
       : `let s = '{"id":' + q(row.id) + ${JSON.stringify(`,"collectionId":${JSON.stringify(c.id)},"collectionName":${JSON.stringify(c.name)},"created":`)} + q(row.created) + ',"updated":' + q(row.updated);\n`;
   if (c.type === 'auth') {
     code += `const visible = row.emailVisibility === 1 || row.emailVisibility === true;\n`;
-    const shows = privileged ? 'true' : `visible || (viewer.authRecordId === row.id && viewer.authCollectionId === ${JSON.stringify(c.id)})`;
+    const shows = privileged ? 'true' : `visible || (viewer.authRecordId === row.id && viewer.authCollectionId === ${JSON.stringify(c.id)}) || (viewer.managed !== undefined && viewer.managed.has(row.id))`;
     code += `if (${shows}) s += ',"email":' + q(row.email ?? '');\n`;
     code += `s += ',"emailVisibility":' + (visible ? 'true' : 'false') + ',"verified":' + (row.verified === 1 || row.verified === true ? 'true' : 'false');\n`;
   }

@@ -10,6 +10,8 @@ export interface Viewer {
   authRecordId?: string;
   /** Collection of that auth record. */
   authCollectionId?: string;
+  /** Ids of auth records the caller manages (their collection's `manageRule`): it sees their email. */
+  managed?: ReadonlySet<string>;
 }
 
 /** Whether `serializeRecord` gives this viewer what it gives an administrator. */
@@ -35,7 +37,7 @@ export function serializeRecord(row: Row, shape: RecordShape, viewer: Viewer): R
   if (c.type === 'auth') {
     const visible = row.emailVisibility === 1 || row.emailVisibility === true;
     const own = viewer.authRecordId === row.id && viewer.authCollectionId === c.id;
-    if (visible || own || viewer.privileged) out.email = row.email ?? '';
+    if (visible || own || viewer.privileged || viewer.managed?.has(row.id as string) === true) out.email = row.email ?? '';
     out.emailVisibility = visible;
     out.verified = row.verified === 1 || row.verified === true;
   }

@@ -14,7 +14,7 @@ import { finishRecords, type OutputOptions } from './read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, withJson } from './serialize.ts';
 import { type RecordShape, shapeOf } from './shape.ts';
 import { prepareValues } from './validate.ts';
-import { viewerOf } from './viewer.ts';
+import { viewerFor, viewerOf } from './viewer.ts';
 
 /**
  * One record write, split at the transaction so that a caller can run several in one (a batch):
@@ -224,7 +224,8 @@ export async function runHooked(
  * itself, with the JSON a hook already made for it, unless enrich hooks are to see it.
  */
 export async function answer(deps: RecordDeps, ctx: RequestContext, shape: RecordShape, row: Row, change: Change, options: OutputOptions): Promise<unknown> {
-  const viewer = viewerOf(ctx, deps);
+  const c = shape.collection;
+  const viewer = c.type === 'auth' && deps.access.mayManage(ctx, c) ? await viewerFor(ctx, deps, c, await deps.collections.all(ctx.db), [row.id as string]) : viewerOf(ctx, deps);
   const enriched = !isSystem(ctx) && deps.events?.enriches(shape.collection) === true;
   if (!enriched && seesAsAdministrator(shape, viewer) && param(options.expand) === '' && param(options.fields) === '') {
     const json = change.madeJson;

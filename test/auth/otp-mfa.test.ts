@@ -198,7 +198,7 @@ describe('OTP, MFA and impersonation (PocketBase 0.23)', () => {
   test("MFA: the rule decides whose sign-ins need a second factor; an invalid rule is refused", async () => {
     const bad = await server.admin('PATCH', '/api/collections/users', { body: { mfa: { rule: 'nope = 1' } } });
     assert.equal(bad.status, 400);
-    assert.ok(bad.body.data['mfa.rule']);
+    assert.ok(bad.body.data.mfa.rule.code);
     const ruled = await server.admin('PATCH', '/api/collections/users', { body: { mfa: { rule: 'email ~ "@strict.example.com"' } } });
     assert.equal(ruled.status, 200, ruled.text);
     assert.equal((await server.admin('GET', '/api/collections/users')).body.mfa.rule, 'email ~ "@strict.example.com"');

@@ -123,20 +123,27 @@ describe('collections API', () => {
   });
 
   test('invalid definitions are 400 with per-property errors', async () => {
+    // Under `fields` (PocketBase ≥ 0.23) a field's position counts the `id` field first, sent or not;
+    // under `schema` (v0.22) it is the position in the list as sent.
     const cases: Array<[Record<string, unknown>, (data: any) => void]> = [
       [{ name: '1bad' }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
       [{ name: 'bad name' }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
-      [{ name: 'x_type', type: 'view' }, (d) => assert.equal(d.type.code, 'validation_invalid_type')],
-      [{ name: 'x_ft', fields: [{ name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.fields[0].type.code, 'validation_invalid_type')],
-      [{ name: 'x_res', fields: [{ name: 'id', type: 'text' }] }, (d) => assert.equal(d.fields[0].name.code, 'validation_reserved_name')],
-      [{ name: 'x_keys', fields: [{ name: 'expand', type: 'text' }, { name: 'collectionName', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_not_in_invalid')],
-      [{ name: 'x_dup', fields: [{ name: 'a', type: 'text' }, { name: 'A', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_duplicated_name')],
+      [{ name: 'x_type', type: 'table' }, (d) => assert.equal(d.type.code, 'validation_in_invalid')],
+      [{ name: 'x_ft', fields: [{ name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.fields[1].type.code, 'validation_invalid_type')],
+      [{ name: 'x_ft2', schema: [{ name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.schema[0].type.code, 'validation_invalid_type')],
+      [{ name: 'x_ft3', fields: [{ name: 'id', type: 'text', system: true }, { name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.fields[1].type.code, 'validation_invalid_type')],
+      [{ name: 'x_res', fields: [{ name: 'id', type: 'number' }] }, (d) => assert.equal(d.fields.code, 'validation_system_field_change')],
+      [{ name: 'x_res2', fields: [{ name: 'created', type: 'text' }] }, (d) => assert.equal(d.fields.code, 'validation_system_field_change')],
+      [{ name: 'x_res3', fields: [{ name: 'rowid', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_reserved_name')],
+      [{ name: 'x_keys', fields: [{ name: 'expand', type: 'text' }, { name: 'collectionName', type: 'text' }] }, (d) => assert.equal(d.fields[2].name.code, 'validation_not_in_invalid')],
+      [{ name: 'x_dup', fields: [{ name: 'a', type: 'text' }, { name: 'A', type: 'text' }] }, (d) => assert.equal(d.fields[2].name.code, 'validation_duplicated_name')],
       [{ name: 'x_fields', fields: 'title' }, (d) => assert.equal(d.fields.code, 'validation_invalid_fields')],
       [{ name: 'x_rule', listRule: 'title = ' }, (d) => assert.equal(d.listRule.code, 'validation_invalid_rule')],
       [{ name: 'x_rule2', listRule: 42 }, (d) => assert.equal(d.listRule.code, 'validation_invalid_rule')],
-      [{ name: 'x_idx', indexes: ['DROP TABLE posts'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index')],
-      [{ name: 'x_idx2', indexes: ['CREATE INDEX _x_idx2_created_idx ON x_idx2 (created)'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index')],
-      [{ name: 'x_idx3', indexes: ['CREATE INDEX i ON x_idx3 ((SELECT 1))'] }, (d) => assert.equal(d.indexes.code, 'validation_invalid_index')],
+      [{ name: 'x_idx', indexes: ['DROP TABLE posts'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index_expression')],
+      [{ name: 'x_idx2', indexes: ['CREATE INDEX _x_idx2_created_idx ON x_idx2 (created)'] }, (d) => assert.equal(d.indexes[0].code, 'validation_invalid_index_expression')],
+      [{ name: 'x_idx3', indexes: ['CREATE INDEX i ON x_idx3 (created)', 'CREATE INDEX i2 ON x_idx3 ((SELECT 1))'] }, (d) => assert.equal(d.indexes[1].code, 'validation_invalid_index_expression')],
+      [{ name: 'x_idx4', indexes: ['CREATE INDEX twice ON x_idx4 (created)', 'CREATE INDEX TWICE ON x_idx4 (updated)'] }, (d) => assert.equal(d.indexes[1].code, 'validation_duplicated_index_name')],
       [{ name: 'sqlite_master' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
       [{ name: 'SQLite_stat1' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
     ];
@@ -173,13 +180,13 @@ describe('collections API', () => {
   test('renaming a field is refused with a clear 400; changing its type too', async () => {
     const posts = (await server.admin('GET', '/api/collections/posts')).body;
     const title = posts.fields[0];
-    const rename = await server.admin('PATCH', '/api/collections/posts', { body: { fields: [{ ...title, name: 'headline' }] } });
+    const rename = await server.admin('PATCH', '/api/collections/posts', { body: { schema: [{ ...title, name: 'headline' }] } });
     assert.equal(rename.status, 400);
-    assert.equal(rename.body.data.fields[0].name.code, 'validation_field_rename');
-    assert.match(rename.body.data.fields[0].name.message, /append-only/);
+    assert.equal(rename.body.data.schema[0].name.code, 'validation_field_rename');
+    assert.match(rename.body.data.schema[0].name.message, /append-only/);
     const retype = await server.admin('PATCH', '/api/collections/posts', { body: { fields: [{ ...title, type: 'number' }] } });
     assert.equal(retype.status, 400);
-    assert.equal(retype.body.data.fields[0].type.code, 'validation_field_type_change');
+    assert.equal(retype.body.data.fields[1].type.code, 'validation_field_type_change', 'after the id field PocketBase counts first');
     assert.deepEqual(await columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
   });
 

@@ -218,7 +218,7 @@ describe('field types: values validated on every write, options validated on sav
     for (const [field, option] of cases) {
       const res = await server.admin('POST', '/api/collections', { body: { name: 'opts', fields: [field] } });
       assert.equal(res.status, 400, JSON.stringify(field));
-      assert.equal(res.body.data.fields[0].options[option]?.code, 'validation_invalid_option', `${JSON.stringify(field)}: ${JSON.stringify(res.body.data)}`);
+      assert.equal(res.body.data.fields[1].options[option]?.code, 'validation_invalid_option', `${JSON.stringify(field)}: ${JSON.stringify(res.body.data)}`);
     }
     assert.equal((await server.admin('GET', '/api/collections/opts')).status, 404);
   });

@@ -270,7 +270,7 @@ describe('the dashboard in a real browser', () => {
     await section.getByLabel('Time for the second method (seconds)').fill('600');
     await section.getByLabel('MFA rule').fill('nope = 1');
     await page.getByRole('button', { name: 'Save changes' }).click();
-    assert.equal(await describedError(page, 'MFA rule'), expected.body.data['mfa.rule'].message);
+    assert.equal(await describedError(page, 'MFA rule'), expected.body.data.mfa.rule.message);
     assert.deepEqual((await admin('GET', '/api/collections/users')).body.otp, before.otp, 'nothing was saved');
     await look('auth settings, with a bad MFA rule');
 

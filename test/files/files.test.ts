@@ -82,7 +82,8 @@ describe('file fields', () => {
       body: { name: 'bad_files', fields: [{ name: 'f', type: 'file', options: { maxSelect: 0, maxSize: -1, mimeTypes: ['png'], thumbs: ['big'] } }] },
     });
     assert.equal(res.status, 400);
-    assert.deepEqual(Object.keys(res.body.data.fields[0].options).sort(), ['maxSelect', 'maxSize', 'mimeTypes', 'thumbs']);
+    // Position 1: PocketBase counts the `id` field first under `fields`.
+    assert.deepEqual(Object.keys(res.body.data.fields[1].options).sort(), ['maxSelect', 'maxSize', 'mimeTypes', 'thumbs']);
   });
 
   test('upload, list and download', async () => {

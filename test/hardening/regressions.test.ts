@@ -176,7 +176,7 @@ describe('hardening regressions', () => {
     await createCollection(server, { name: 'borrowers', fields: [{ name: 'code', type: 'text' }] });
     const borrow = await server.admin('PATCH', '/api/collections/borrowers', { body: { indexes: ['CREATE INDEX idx_code ON borrowers (code)'] } });
     assert.equal(borrow.status, 400, borrow.text);
-    assert.equal(borrow.body.data.indexes.code, 'validation_invalid_index');
+    assert.equal(borrow.body.data.indexes[0].code, 'validation_existing_index_name');
     assert.equal((await server.admin('PATCH', '/api/collections/borrowers', { body: { indexes: [] } })).status, 200);
     assert.equal((await server.admin('POST', '/api/collections/owners/records', { body: { code: 'x' } })).status, 200);
     const duplicate = await server.admin('POST', '/api/collections/owners/records', { body: { code: 'x' } });

@@ -104,7 +104,7 @@ describe('rules on every path that reads records', () => {
     const res = await server.request('GET', '/api/collections/posts/records?expand=priv,owner,secrets_via_post&sort=title', { token: alice.token });
     assert.equal(res.status, 200, res.text);
     const [first, , third] = res.body.items;
-    assert.equal(first.expand, undefined);
+    assert.deepEqual(first.expand, {});
     assert.equal(third.expand.priv.value, 'alice-private');
     assert.equal(third.expand.owner.id, alice.id);
     assert.equal(JSON.stringify(res.body).includes('bob-private'), false);

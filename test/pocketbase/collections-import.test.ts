@@ -49,6 +49,19 @@ describe('PUT /api/collections/import', () => {
     assert.ok(!(await names()).includes('fine_one'));
   });
 
+  test('a view collection is imported with its query; its rules are checked against its columns', async () => {
+    const bad = await put({ collections: [{ name: 'kept_titles', type: 'view', viewQuery: 'SELECT id, title FROM kept', listRule: "nope = 'x'" }] });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.data.collections.message, /kept_titles/);
+    assert.ok(!(await names()).includes('kept_titles'));
+    const res = await put({ collections: [{ name: 'kept_titles', type: 'view', viewQuery: 'SELECT id, title FROM kept', listRule: "title != ''" }] });
+    assert.equal(res.status, 204, res.text);
+    const view = await server.admin('GET', '/api/collections/kept_titles');
+    assert.equal(view.body.type, 'view');
+    assert.deepEqual(view.body.schema.map((f: { name: string }) => f.name), ['title']);
+    assert.equal((await server.admin('GET', '/api/collections/kept_titles/records')).status, 200);
+  });
+
   test('deleteMissing removes the other collections, keeping system ones and the tables', async () => {
     const res = await put({ deleteMissing: true, collections: [{ name: 'kept', fields: [{ name: 'title', type: 'text' }] }] });
     assert.equal(res.status, 204, res.text);

@@ -46,6 +46,13 @@ describe('PocketBase meta endpoints: dry-run of a view, OAuth2 providers, /api/c
     const res = await server.admin('GET', '/api/collections/meta/oauth2-providers');
     assert.equal(res.status, 200);
     assert.ok(res.body.some((p: { name: string; displayName: string }) => p.name === 'github' && p.displayName === 'GitHub'));
+    // The generic OpenID Connect names PocketBase's dashboard offers; each entry has an SVG logo and
+    // nothing of a provider's configuration.
+    assert.deepEqual(res.body.filter((p: { name: string }) => p.name.startsWith('oidc')).map((p: { name: string; displayName: string }) => [p.name, p.displayName]), [['oidc', 'OIDC'], ['oidc2', 'OIDC'], ['oidc3', 'OIDC']]);
+    for (const p of res.body) {
+      assert.match(p.logo, /^<svg /, p.name);
+      assert.deepEqual(Object.keys(p).sort(), ['displayName', 'logo', 'name']);
+    }
     assert.equal((await server.request('GET', '/api/collections/meta/oauth2-providers', { token: user.token })).status, 403);
   });
 
@@ -58,12 +65,12 @@ describe('PocketBase meta endpoints: dry-run of a view, OAuth2 providers, /api/c
     assert.match(JSON.stringify(nameless.body.data), /validation_required/);
   });
 
-  test('/api/crons is for superusers; without hooks it lists nothing and runs nothing', async () => {
+  test('/api/crons is for superusers; without hooks it lists only the server’s own jobs', async () => {
     assert.equal((await server.request('GET', '/api/crons')).status, 401);
     assert.equal((await server.request('GET', '/api/crons', { token: user.token })).status, 403);
     const list = await server.admin('GET', '/api/crons');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body, []);
+    assert.ok(list.body.every((j: { id: string }) => /^__pb\w+__$/.test(j.id)), JSON.stringify(list.body));
     assert.equal((await server.admin('POST', '/api/crons/nightly')).status, 404);
   });
 });

@@ -18,8 +18,12 @@ describe('PocketBase system collections of auth data', () => {
     bob = await createUser(server, 'bob@example.com', 'bob-password-1');
     usersId = (await server.admin('GET', '/api/collections/users')).body.id;
     const members = await createCollection(server, { name: 'members', type: 'auth', fields: [] });
-    // A record of another auth collection with the same id as ann: the collection must match too.
-    await server.admin('POST', '/api/collections/members/records', { body: { id: ann.id, email: 'm@example.com', password: 'member-password-1', passwordConfirm: 'member-password-1' } });
+    // A record of another auth collection with the same id as ann: the collection must match too. The
+    // records API refuses such an id (validation_invalid_auth_id); data brought from elsewhere may
+    // still hold one, made here through the SQL console.
+    const made = await server.admin('POST', '/api/collections/members/records', { body: { email: 'm@example.com', password: 'member-password-1', passwordConfirm: 'member-password-1' } });
+    const moved = await server.admin('POST', '/api/sql', { body: { query: `UPDATE members SET id = '${ann.id}' WHERE id = '${made.body.id}'` } });
+    assert.equal(moved.status, 200, moved.text);
     const login = await server.request('POST', '/api/collections/members/auth-with-password', { body: { identity: 'm@example.com', password: 'member-password-1' } });
     member = { token: login.body.token, id: ann.id, collectionId: members.id };
     for (const [recordRef, provider, providerId] of [

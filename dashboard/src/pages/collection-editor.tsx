@@ -272,7 +272,9 @@ function Editor({ collection, scaffold }: { collection?: Collection; scaffold?: 
     // stale value of the same setting.
     const otherOptions = Object.fromEntries(Object.entries(collection?.options ?? {}).filter(([k]) => k !== 'triggers' && !AUTH_SETTINGS.includes(k as never)));
     const body: Record<string, unknown> = {
-      fields: fields.map(fieldFromDraft),
+      // v0.22's key: the collection's own fields, errors at their positions here (under `fields`,
+      // PocketBase ≥ 0.23 counts the `id` field first).
+      schema: fields.map(fieldFromDraft),
       ...rules,
       // An empty list is sent only to clear stored triggers, so saving changes nothing else.
       options: { ...otherOptions, ...(parsedTriggers.length > 0 || collection?.options.triggers ? { triggers: parsedTriggers } : {}) },

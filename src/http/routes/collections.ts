@@ -2,10 +2,10 @@ import { filterCollections, sortCollections } from '../../collections/list-query
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
-import { collectionJson, type CollectionJsonDefaults, fieldJson } from '../../collections/pocketbase-shapes.ts';
+import { collectionJson, type CollectionJsonDefaults, fieldJson, pocketBaseSystemFields } from '../../collections/pocketbase-shapes.ts';
 import { dryRunView } from '../../migrations/views.ts';
 import { importCollections } from '../../migrations/collections-import.ts';
-import { PRESETS } from '../../auth/oauth2/providers.ts';
+import { knownOAuth2Providers } from '../../auth/auth-methods.ts';
 import { MAX_QUERY_LENGTH } from '../../sql/console.ts';
 import { badRequest, isApiError, validationFailed } from '../../errors.ts';
 import { requireSuperuser } from '../guards.ts';
@@ -28,9 +28,13 @@ function refuseSuperusers(name: string, action: string): void {
   if (isSuperusers(name)) throw badRequest(`_superusers is a system collection and cannot be ${action}; manage administrators through its records.`);
 }
 
-/** The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`). */
+/**
+ * The OAuth2 providers Cairn knows by name, as PocketBase lists its own (`{name, displayName, logo}`,
+ * `logo` an SVG): its presets, then the three names PocketBase's dashboard offers for generic OpenID
+ * Connect providers (`oidc`, `oidc2`, `oidc3`), whose URLs the settings give.
+ */
 function oauth2Presets(): Array<{ name: string; displayName: string; logo: string }> {
-  return Object.entries(PRESETS).map(([name, p]) => ({ name, displayName: p.displayName, logo: '' }));
+  return knownOAuth2Providers();
 }
 
 export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults) {
@@ -61,7 +65,12 @@ export function collectionRoutes(collections: CollectionService, records: Record
 
     app.get('/api/collections/meta/scaffolds', async (req) => {
       requireAdmin(req.ctx);
-      return { base: json(scaffold('base')), auth: json(scaffold('auth')), view: json(scaffold('view')) };
+      // A template lists the system fields a new collection of its type has, as PocketBase's do.
+      const template = (type: CollectionType) => {
+        const fields = pocketBaseSystemFields(type);
+        return { ...json(scaffold(type)), fields, schema: fields };
+      };
+      return { base: template('base'), auth: template('auth'), view: template('view') };
     });
 
     // PocketBase's import of a whole schema: every collection created or updated, in one transaction.

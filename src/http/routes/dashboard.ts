@@ -49,6 +49,9 @@ export function dashboardRoutes(assets: DashboardAssets, root?: RootRoute) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/', STATIC, async (req, reply) => (root?.answers('/') ? root.handle(req, reply) : reply.redirect('/_/', 302)));
     app.get('/_', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
+    // PocketBase v0.39's admin UI loads its UI extensions' main.js files from here, concatenated; Cairn's
+    // dashboard has no extensions, so it is PocketBase's answer without any: an empty script.
+    app.get('/_/extensions.js', STATIC, async (_req, reply) => reply.header('content-type', 'text/javascript').header('cache-control', 'no-cache').send(''));
     app.get('/_/*', STATIC, serve);
   };
 }

@@ -8,7 +8,7 @@ import { RecordFieldResolver } from '../../records/resolver.ts';
 import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
 import type { Queryable } from '../../storage/index.ts';
 import { raw, type Sql, sql } from '../../storage/sql.ts';
-import { recordMatches } from './record-match.ts';
+import { recordMatches, recordsMatching } from './record-match.ts';
 import type { Resolver } from '../compile.ts';
 import { FilterError } from '../errors.ts';
 import { RuleProgram, ruleResolver } from './program.ts';
@@ -67,6 +67,16 @@ export class RuleAccess implements RecordAccess {
     } catch (err) {
       // A manage rule that no longer compiles manages nothing.
       if (err instanceof FilterError) return false;
+      throw err;
+    }
+  }
+
+  async managedAmong(ctx: RequestContext, collection: Collection, collections: CollectionSet, ids: readonly string[], q: Pick<Queryable, 'all'> = ctx.db): Promise<Set<string>> {
+    if (ids.length === 0 || isPrivileged(ctx.auth) || !this.mayManage(ctx, collection)) return new Set();
+    try {
+      return await recordsMatching(ctx, collection, collections, authSettingsOf(collection).manageRule!, ids, q);
+    } catch (err) {
+      if (err instanceof FilterError) return new Set();
       throw err;
     }
   }
