@@ -414,6 +414,8 @@ export function routeTable(f: Fixture): RouteSpec[] {
     { route: 'GET /', access: 'public', noDb: true, ignoresAuthorization: true },
     { route: 'GET /_', access: 'public', noDb: true, ignoresAuthorization: true },
     { route: 'GET /_/*', access: 'public', noDb: true, ignoresAuthorization: true },
+    // PocketBase's UI-extensions script, empty: SDK-era consoles ask for it.
+    { route: 'GET /_/extensions.js', access: 'public', noDb: true, ignoresAuthorization: true },
   ];
 }
 
