@@ -90,11 +90,8 @@ function samplePath(pattern: string): string {
   return pattern.replace(/:[A-Za-z0-9_]+/g, 'x0hookprobe').replace(/\*$/, 'x0hookprobe');
 }
 
-/**
- * The routes of `own` (Cairn's: `{method, url}` in Fastify's syntax) that a hook route would shadow
- * or be shadowed by: the two answer the same request. Each names both, for the start to refuse.
- */
-export function shadowedRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{ method: string; url: string }>): string[] {
+/** A router holding Cairn's own routes, each storing itself, to ask which one answers a path. */
+function routerOf(own: ReadonlyArray<{ method: string; url: string }>) {
   const cairn = FindMyWay({ caseSensitive: true });
   for (const r of own) {
     if (!(ROUTE_METHODS as readonly string[]).includes(r.method)) continue;
@@ -104,6 +101,15 @@ export function shadowedRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{
       // The same route twice (HEAD copies): already there.
     }
   }
+  return cairn;
+}
+
+/**
+ * The routes of `own` (Cairn's: `{method, url}` in Fastify's syntax) that a hook route would shadow
+ * or be shadowed by: the two answer the same request. Each names both, for the start to refuse.
+ */
+export function shadowedRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{ method: string; url: string }>): string[] {
+  const cairn = routerOf(own);
   const problems: string[] = [];
   for (const hook of hooks) {
     const theirs = cairn.find(hook.method, samplePath(hook.pattern))?.store as { url: string } | undefined;
@@ -122,15 +128,7 @@ export function shadowedRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{
  * catch-all, so a route with values or a wildcard is served for every request Cairn does not answer.
  */
 export function hiddenPbRoutes(hooks: readonly HookRoute[], own: ReadonlyArray<{ method: string; url: string }>): string[] {
-  const cairn = FindMyWay({ caseSensitive: true });
-  for (const r of own) {
-    if (!(ROUTE_METHODS as readonly string[]).includes(r.method)) continue;
-    try {
-      cairn.on(r.method as RouteMethod, r.url, () => undefined, r);
-    } catch {
-      // The same route twice (HEAD copies): already there.
-    }
-  }
+  const cairn = routerOf(own);
   const hidden: string[] = [];
   for (const hook of hooks) {
     if (hook.pattern.includes(':') || hook.pattern.endsWith('*')) continue;
