@@ -69,9 +69,16 @@ interface Job {
 
 const PRELUDE = 'var __name = (t, v) => Object.defineProperty(t, "name", { value: v, configurable: true });\n';
 
+/** Room for an answer to a worker's `$app` call in its shared memory; larger ones go on its port. */
+const ANSWER_BYTES = 256 * 1024;
+const encoder = new TextEncoder();
+
 class PbWorker {
   readonly worker: Worker;
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: 1 once an answer is ready, [1]: its length in `answerBytes`, or -1 when it is on the port. */
+  private readonly shared = new SharedArrayBuffer(8 + ANSWER_BYTES);
+  private readonly flag = new Int32Array(this.shared, 0, 2);
+  private readonly answerBytes = new Uint8Array(this.shared, 8);
   private readonly port: MessagePort;
   job?: Job;
   dead = false;
@@ -87,7 +94,7 @@ class PbWorker {
     this.port = port1;
     this.worker = new Worker(`${PRELUDE}var __goTemplate = ${goTemplate.toString()};\n(${workerMain.toString()})()`, {
       eval: true,
-      workerData: { files, hooksDir: dir, flag: this.flag.buffer, port: port2 },
+      workerData: { files, hooksDir: dir, shared: this.shared, port: port2 },
       transferList: [port2],
       stdout: false,
       stderr: false,
@@ -125,15 +132,28 @@ class PbWorker {
 
   private answer(op: string, args: any[]): void {
     const job = this.job;
-    const done = (reply: unknown) => {
+    // The answer as JSON text in shared memory: the worker parses it once, in the hooks' realm, and
+    // no message wakes its event loop (which is blocked on the flag anyway).
+    const done = (reply: { value?: unknown; error?: unknown }) => {
       if (this.dead) return;
-      this.port.postMessage(reply);
+      let text: string;
+      try {
+        text = JSON.stringify(reply);
+      } catch (err) {
+        text = JSON.stringify({ error: errorData(err) });
+      }
+      const { read, written } = encoder.encodeInto(text, this.answerBytes);
+      if (read === text.length) Atomics.store(this.flag, 1, written);
+      else {
+        this.port.postMessage(text);
+        Atomics.store(this.flag, 1, -1);
+      }
       Atomics.store(this.flag, 0, 1);
       Atomics.notify(this.flag, 0);
     };
     if (!job) return done({ error: { message: 'no handler is running' } });
     job.ops(op, args).then(
-      (value) => done({ value: value === undefined ? undefined : JSON.parse(JSON.stringify(value) ?? 'null') }),
+      (value) => done({ value }),
       (err) => done({ error: errorData(err) }),
     );
   }
@@ -708,11 +728,17 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
                 return after ? e.record : e.record;
               },
             });
-            let result: { nextCalled: boolean; changes: Record<string, unknown> };
+            let result: { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
             try {
               result = await pool.run(index, payload, ops);
             } catch (err) {
               throw asPbError(err, source, log);
+            }
+            if (result.deferredNext) {
+              // The handler called e.next() and nothing after it needed the write (worker.ts, deferredNext).
+              apply(result.changes);
+              await e.next();
+              return;
             }
             if (gen === 22 || after) {
               // v0.22's handlers and the after-success events go on by themselves.

@@ -18,26 +18,47 @@ export function workerMain(): void {
   const fs = require('node:fs');
   const nodePath = require('node:path');
   const crypto = require('node:crypto');
-  const { files, hooksDir, flag: sab, port } = workerData as { files: string[]; hooksDir: string; flag: SharedArrayBuffer; port: any };
-  const flag = new Int32Array(sab);
+  const { files, hooksDir, shared, port } = workerData as { files: string[]; hooksDir: string; shared: SharedArrayBuffer; port: any };
+  /** [0]: 1 once the main thread's answer is ready, [1]: its length after these 8 bytes, or -1 when it is on the port. */
+  const flag = new Int32Array(shared, 0, 2);
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
   // ---- the channel to the main thread ----
+  /**
+   * An `e.next()` not done yet. A handler that does nothing after `e.next()` but return needs no
+   * answer from it, so the write is left to the main thread once the handler has ended: one thread
+   * crossing instead of three (docs/performance.md). Whatever needs the write's outcome first (an
+   * `$app` call, a record read, a file written) does it then, synchronously, as `e.next()` would have.
+   */
+  let deferredNext: null | (() => void) = null;
+  function settle(): void {
+    const run = deferredNext;
+    if (!run) return;
+    deferredNext = null;
+    run();
+  }
   function call(op: string, ...args: any[]): any {
+    settle();
     Atomics.store(flag, 0, 0);
     parentPort.postMessage({ type: 'call', op, args: plain(args) });
     Atomics.wait(flag, 0, 0);
-    let msg = receiveMessageOnPort(port);
-    // Now and then (2 in 300,000 calls measured on Node 20) the wake-up comes before the answer is
-    // on the port: wait for it a little rather than fail the handler.
-    for (let i = 0; !msg && i < 5000; i++) {
-      Atomics.wait(sleeper, 0, 0, i < 100 ? 0.05 : 1);
-      msg = receiveMessageOnPort(port);
+    const length = Atomics.load(flag, 1);
+    let text: string;
+    if (length >= 0) text = Buffer.from(shared, 8, length).toString('utf8');
+    else {
+      let msg = receiveMessageOnPort(port);
+      // Now and then (2 in 300,000 calls measured on Node 20) the wake-up comes before the answer is
+      // on the port: wait for it a little rather than fail the handler.
+      for (let i = 0; !msg && i < 5000; i++) {
+        Atomics.wait(sleeper, 0, 0, i < 100 ? 0.05 : 1);
+        msg = receiveMessageOnPort(port);
+      }
+      if (!msg) throw new Error(`pb_hooks: no answer to ${op}`);
+      text = msg.message;
     }
-    if (!msg) throw new Error(`pb_hooks: no answer to ${op}`);
-    const res = msg.message;
+    const res = ctxJSON.parse(text);
     if (res.error) throw revive(res.error);
-    return res.value === undefined ? undefined : inner(res.value);
+    return res.value;
   }
   /** Values to post: Records as their data, the rest through JSON (drops functions). */
   function plain(v: any): any {
@@ -115,10 +136,32 @@ export function workerMain(): void {
   const SYSTEM_KEYS = new Set(['collectionId', 'collectionName', 'expand']);
   class Record {
     _c: any;
-    _d: any;
-    _o: any;
+    __d: any;
+    __o: any;
     _dirty: Set<string>;
-    _expand: any;
+    __x: any;
+    // Reads and writes of a record's data wait for a deferred e.next() first: it refreshes the record.
+    get _d(): any {
+      if (deferredNext) settle();
+      return this.__d;
+    }
+    set _d(v: any) {
+      this.__d = v;
+    }
+    get _o(): any {
+      if (deferredNext) settle();
+      return this.__o;
+    }
+    set _o(v: any) {
+      this.__o = v;
+    }
+    get _expand(): any {
+      if (deferredNext) settle();
+      return this.__x;
+    }
+    set _expand(v: any) {
+      this.__x = v;
+    }
     _hidden?: Set<string>;
     _unhidden?: Set<string>;
     _custom?: boolean;
@@ -886,10 +929,23 @@ export function workerMain(): void {
   const $os = {
     getenv: (name: string) => process.env[name] ?? '',
     readFile: (p: string) => fs.readFileSync(p),
-    writeFile: (p: string, data: any, perm?: number) => fs.writeFileSync(String(p), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined),
-    mkdirAll: (p: string, perm?: number) => fs.mkdirSync(String(p), { recursive: true, mode: perm }),
-    remove: (p: string) => fs.rmSync(String(p), { force: true }),
-    removeAll: (p: string) => fs.rmSync(String(p), { recursive: true, force: true }),
+    // Files written after a deferred e.next() are written once it has succeeded, as in PocketBase.
+    writeFile: (p: string, data: any, perm?: number) => {
+      settle();
+      fs.writeFileSync(String(p), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined);
+    },
+    mkdirAll: (p: string, perm?: number) => {
+      settle();
+      fs.mkdirSync(String(p), { recursive: true, mode: perm });
+    },
+    remove: (p: string) => {
+      settle();
+      fs.rmSync(String(p), { force: true });
+    },
+    removeAll: (p: string) => {
+      settle();
+      fs.rmSync(String(p), { recursive: true, force: true });
+    },
     stat: (p: string) => { const st = fs.statSync(String(p)); return { name: () => nodePath.basename(String(p)), size: () => st.size, isDir: () => st.isDirectory(), modTime: () => st.mtime.toISOString() }; },
     readDir: (p: string) => fs.readdirSync(p),
     dirFS: (p: string) => ({ __dir: nodePath.resolve(String(p)) }),
@@ -1055,6 +1111,11 @@ export function workerMain(): void {
   }
   const regs: Reg[] = [];
   const fns: any[] = [];
+  /**
+   * Whether a handler's `e.next()` may be deferred: not when its source has a `try`, which could
+   * catch what `e.next()` throws (a deferred one throws after the handler has ended).
+   */
+  const deferrable: boolean[] = [];
   const routeMw: any[][] = [];
   const globalMw: any[] = [];
   let currentFile = '';
@@ -1063,6 +1124,7 @@ export function workerMain(): void {
     if (typeof fn !== 'function') throw new TypeError(`${reg.event ?? reg.kind}: the handler must be a function`);
     regs.push({ ...reg, file: currentFile, gen: currentGen });
     fns.push(fn);
+    deferrable.push(!/\btry\b/.test(Function.prototype.toString.call(fn)));
     routeMw.push(mws);
   };
   const hook =
@@ -1211,6 +1273,8 @@ export function workerMain(): void {
     if (record && payload.isNew) record._o = null;
     const req = payload.request ? requestOf(payload.request) : null;
     let nextCalled = false;
+    /** The changes an `e.next()` left for the main thread to write (deferredNext). */
+    let deferred: { [key: string]: unknown } | null = null;
     const auth = payload.auth ? authRecord(payload.auth) : null;
     const e: any = {
       app: $app,
@@ -1226,8 +1290,17 @@ export function workerMain(): void {
       next: () => {
         if (nextCalled) throw new Error('e.next() was already called');
         nextCalled = true;
-        const stored = call('next', record ? record.__changes() : {});
-        if (record && stored) record.__refresh(stored);
+        const changes = record ? record.__changes() : {};
+        const now = () => {
+          const stored = call('next', changes);
+          if (record && stored) record.__refresh(stored);
+        };
+        if (!deferrable[regs.indexOf(reg)]) return now();
+        deferred = changes;
+        deferredNext = () => {
+          deferred = null;
+          now();
+        };
       },
       hasSuperuserAuth: () => !!auth?.isSuperuser(),
       isSuperuser: () => !!auth?.isSuperuser(),
@@ -1238,6 +1311,10 @@ export function workerMain(): void {
     // v0.22's onModel* events name the record `e.model`.
     e.model = record;
     fn(e);
+    if (deferred) {
+      deferredNext = null;
+      return { nextCalled, changes: deferred, deferredNext: true };
+    }
     return { nextCalled, changes: record ? record.__changes() : {} };
   }
 
@@ -1483,7 +1560,14 @@ export function workerMain(): void {
       }
       parentPort.postMessage({ type: 'done', result: plain(result) });
     } catch (err) {
-      parentPort.postMessage({ type: 'fail', error: serialize(err) });
+      // A write deferred before the handler threw is done first: had it failed, e.next() would have thrown.
+      let error = err;
+      try {
+        settle();
+      } catch (failed) {
+        error = failed;
+      }
+      parentPort.postMessage({ type: 'fail', error: serialize(error) });
     }
   });
   parentPort.postMessage({ type: 'loaded', regs });
