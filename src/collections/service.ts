@@ -47,6 +47,8 @@ export async function createCollectionIn(db: Queryable, collection: Collection):
  */
 export class CollectionService {
   private readonly cache = new WeakMap<Database, Promise<CollectionSet>>();
+  /** The sets of `cache` that have loaded, for `peek`. */
+  private readonly loaded = new WeakMap<Database, CollectionSet>();
   validateRule: RuleValidator;
   readonly validateOptions: OptionsValidator[];
 
@@ -65,11 +67,22 @@ export class CollectionService {
     let set = this.cache.get(db);
     if (!set) {
       // PocketBase's system collections of auth data are in every database, defined in code.
-      set = loadCollections(db).then((list) => new CollectionSet([...list, ...POCKETBASE_SYSTEM_COLLECTIONS]));
-      this.cache.set(db, set);
-      set.catch(() => this.cache.delete(db));
+      const loading = loadCollections(db).then((list) => new CollectionSet([...list, ...POCKETBASE_SYSTEM_COLLECTIONS]));
+      this.cache.set(db, loading);
+      loading.then(
+        (loadedSet) => {
+          if (this.cache.get(db) === loading) this.loaded.set(db, loadedSet);
+        },
+        () => this.cache.delete(db),
+      );
+      set = loading;
     }
     return set;
+  }
+
+  /** A collection by name or id, synchronously, when the database's collections are loaded and current. */
+  peek(view: Database, nameOrId: string): Collection | undefined {
+    return this.loaded.get(baseDatabase(view))?.find(nameOrId);
   }
 
   /**
@@ -78,12 +91,14 @@ export class CollectionService {
    */
   invalidate(db: Database): Promise<void> {
     this.cache.delete(baseDatabase(db));
+    this.loaded.delete(baseDatabase(db));
     return this.invalidations?.publish('collections', db.name) ?? Promise.resolve();
   }
 
   /** Forgets the cached collections of a database in this process only (another node changed them). */
   forget(db: Database): void {
     this.cache.delete(baseDatabase(db));
+    this.loaded.delete(baseDatabase(db));
   }
 
   async find(db: Database, nameOrId: string): Promise<Collection | undefined> {

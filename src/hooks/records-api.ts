@@ -58,6 +58,23 @@ export class HookRecords implements RecordsApi {
     return serializeRecord(row, shape, PRIVILEGED_VIEWER);
   }
 
+  /**
+   * `findById` synchronously, inside a record event's transaction where the engine answers on this
+   * thread (SQLite) and the collections are loaded; undefined where it cannot (then use `findById`).
+   * Throws `NotFoundError` as `findById` does.
+   */
+  findByIdNow(name: CollectionName, id: string): RecordJson | undefined {
+    const open = this.open;
+    if (open?.db !== this.dbName || !open.tx.getNow || typeof id !== 'string') return undefined;
+    const base = this.data().registry.opened(this.dbName);
+    const collection = base && this.data().collections.peek(base, name);
+    if (!collection) return undefined;
+    const shape = shapeOf(collection);
+    const row = open.tx.getNow<Row>(shape.selectById, [id]);
+    if (!row) throw new NotFoundError(`No record "${id}" in "${collection.name}".`);
+    return serializeRecord(row, shape, PRIVILEGED_VIEWER);
+  }
+
   async findFirst(name: CollectionName, filter: string, params?: Record<string, unknown>): Promise<any> {
     const [record] = await this.find(name, { filter, params, limit: 1 });
     if (!record) throw new NotFoundError(`No record of "${String(name)}" matches ${JSON.stringify(filter)}.`);

@@ -25,8 +25,8 @@ import { systemContext } from '../context.ts';
 import type { StagedFile } from '../files/staged.ts';
 import { mailOfMessage } from '../hooks/runtime.ts';
 import { HookLoadError } from '../hooks/load-error.ts';
-import { goTemplate } from './gotemplate.ts';
-import { workerMain } from './worker.ts';
+import { ANSWER_BYTES, runtimeSource } from './source.ts';
+import { MainRuntime, type SyncOps } from './main-runtime.ts';
 
 
 /** The `*.pb.js` files directly in `dir`, in name order (PocketBase's order); none without the folder. */
@@ -67,10 +67,7 @@ interface Job {
   ops: Ops;
 }
 
-const PRELUDE = 'var __name = (t, v) => Object.defineProperty(t, "name", { value: v, configurable: true });\n';
 
-/** Room for an answer to a worker's `$app` call in its shared memory; larger ones go on its port. */
-const ANSWER_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
 
 class PbWorker {
@@ -92,7 +89,7 @@ class PbWorker {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(`${PRELUDE}var __goTemplate = ${goTemplate.toString()};\n(${workerMain.toString()})()`, {
+    this.worker = new Worker(runtimeSource(), {
       eval: true,
       workerData: { files, hooksDir: dir, shared: this.shared, port: port2 },
       transferList: [port2],
@@ -492,6 +489,16 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
   };
 }
 
+/** The `$app` calls a handler tried on the main thread has answered there (main-runtime.ts); the others give the try up. */
+function syncOpsFor(app: HookApp, db: string): SyncOps {
+  return (op, args) => {
+    if (op !== 'findById') return undefined;
+    const records = app.records(db) as Partial<HookRecords>;
+    const value = records.findByIdNow?.(args[0], args[1]);
+    return value === undefined ? undefined : { value };
+  };
+}
+
 /** A file a handler made (`$filesystem.fileFrom*`, `e.findUploadedFiles`), as the worker posts it. */
 interface FileMarker {
   __file: 'bytes';
@@ -605,6 +612,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   };
   const pool = new PbPool(files, dir!, timeoutMs, log);
   const registrations = await pool.start();
+  const main = MainRuntime.load(files, dir!, registrations, log);
   const unsupported: string[] = [];
   const bootstraps: number[] = [];
   /** The handler of a registration on an event other than a write: a record leaving, an API read, a mail, a sign-in. */
@@ -728,9 +736,11 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
                 return after ? e.record : e.record;
               },
             });
-            let result: { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
+            type Result = { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
+            // A straight-line handler is tried on this thread first (main-runtime.ts): no thread crossing.
+            let result: Result | undefined = main?.tryable(index) ? main.tryRun(index, structuredClone(payload), syncOpsFor(e.app, e.db)) : undefined;
             try {
-              result = await pool.run(index, payload, ops);
+              result ??= (await pool.run(index, payload, ops)) as Result;
             } catch (err) {
               throw asPbError(err, source, log);
             }

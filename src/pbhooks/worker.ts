@@ -18,7 +18,7 @@ export function workerMain(): void {
   const fs = require('node:fs');
   const nodePath = require('node:path');
   const crypto = require('node:crypto');
-  const { files, hooksDir, shared, port } = workerData as { files: string[]; hooksDir: string; shared: SharedArrayBuffer; port: any };
+  const { files, hooksDir, shared, port, sources } = workerData as { files: string[]; hooksDir: string; shared: SharedArrayBuffer; port: any; sources?: boolean };
   /** [0]: 1 once the main thread's answer is ready, [1]: its length after these 8 bytes, or -1 when it is on the port. */
   const flag = new Int32Array(shared, 0, 2);
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -1108,6 +1108,7 @@ export function workerMain(): void {
     schedule?: string;
     file: string;
     gen: number;
+    source?: string;
   }
   const regs: Reg[] = [];
   const fns: any[] = [];
@@ -1122,7 +1123,8 @@ export function workerMain(): void {
   let currentGen = 23;
   const register = (reg: Omit<Reg, 'file' | 'gen'>, fn: any, mws: any[] = []) => {
     if (typeof fn !== 'function') throw new TypeError(`${reg.event ?? reg.kind}: the handler must be a function`);
-    regs.push({ ...reg, file: currentFile, gen: currentGen });
+    // The handlers' sources, for the copy of these files on the main thread (main-runtime.ts).
+    regs.push({ ...reg, file: currentFile, gen: currentGen, ...(sources ? { source: Function.prototype.toString.call(fn) } : {}) });
     fns.push(fn);
     deferrable.push(!/\btry\b/.test(Function.prototype.toString.call(fn)));
     routeMw.push(mws);

@@ -46,6 +46,11 @@ export interface StatementResult {
 }
 
 export interface Transaction extends Queryable {
+  /**
+   * The first row of a query, synchronously: only where the engine answers on this thread (SQLite).
+   * pb_hooks handlers run on the main thread read through it (src/pbhooks/main-runtime.ts).
+   */
+  getNow?<T = Row>(sql: string, params?: readonly unknown[]): T | undefined;
   /** Runs `fn` once the outermost transaction has committed; dropped if it rolls back. */
   afterCommit(fn: () => void | Promise<void>): void;
   /**

@@ -377,6 +377,10 @@ class SqliteTransaction implements Transaction {
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.getNow<T>(sql, params);
+  }
+
+  getNow<T>(sql: string, params?: readonly unknown[]): T | undefined {
     this.check();
     return getOn<T>(this.statements, sql, params);
   }

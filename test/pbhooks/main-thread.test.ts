@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+
+// Straight-line handlers (src/pbhooks/straight.ts) are tried on the main thread, where a record by
+// id is read in the write's transaction on SQLite; a try that cannot finish there runs again in a
+// worker. Whichever runs it, the answers must be PocketBase's: these hold on both drivers.
+const HOOKS = `
+// Straight-line: tried on the main thread.
+onRecordCreate((e) => {
+  const product = $app.findRecordById("products", e.record.getString("product"));
+  if (product.getInt("stock") < 1) throw new BadRequestError("Out of stock: " + product.getString("name"));
+  e.record.set("price", product.getInt("price"));
+  e.next();
+}, "orders");
+
+// Not straight-line (a save): in a worker. Its save runs the receipts' handler inside this write.
+onRecordAfterCreateSuccess((e) => {
+  const receipt = new Record($app.findCollectionByNameOrId("receipts"));
+  receipt.set("order", e.record.id);
+  $app.save(receipt);
+  e.next();
+}, "orders");
+
+// Straight-line again, reading the order its own transaction wrote.
+onRecordCreate((e) => {
+  const order = $app.findRecordById("orders", e.record.getString("order"));
+  e.record.set("amount", order.getInt("price"));
+  e.next();
+}, "receipts");
+`;
+
+describe('pb_hooks: straight-line handlers tried on the main thread', () => {
+  let server: TestServer;
+  let root: string;
+  let apple: string;
+  let pear: string;
+
+  before(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'cairn-pbmain-'));
+    mkdirSync(path.join(root, 'pb_hooks'));
+    writeFileSync(path.join(root, 'pb_hooks', 'shop.pb.js'), HOOKS);
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: path.join(root, 'pb_hooks') } });
+    await createCollection(server, { name: 'products', fields: [{ name: 'name', type: 'text' }, { name: 'price', type: 'number' }, { name: 'stock', type: 'number' }] });
+    await createCollection(server, { name: 'orders', fields: [{ name: 'product', type: 'text' }, { name: 'price', type: 'number' }] });
+    await createCollection(server, { name: 'receipts', fields: [{ name: 'order', type: 'text' }, { name: 'amount', type: 'number' }] });
+    apple = (await server.admin('POST', '/api/collections/products/records', { body: { name: 'apple', price: 3, stock: 5 } })).body.id;
+    pear = (await server.admin('POST', '/api/collections/products/records', { body: { name: 'pear', price: 4, stock: 0 } })).body.id;
+  });
+  after(async () => {
+    await server?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test('a handler reads a record by id and changes the record before e.next()', async () => {
+    for (let i = 0; i < 20; i++) {
+      const res = await server.admin('POST', '/api/collections/orders/records', { body: { product: apple } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.price, 3);
+    }
+  });
+
+  test('its throw answers, and nothing is saved', async () => {
+    const res = await server.admin('POST', '/api/collections/orders/records', { body: { product: pear } });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.message, 'Out of stock: pear');
+    const list = await server.admin('GET', `/api/collections/orders/records?filter=${encodeURIComponent(`product = "${pear}"`)}`);
+    assert.equal(list.body.totalItems, 0);
+  });
+
+  test('a record that is not there answers as in a worker: 404, nothing saved', async () => {
+    const res = await server.admin('POST', '/api/collections/orders/records', { body: { product: 'nosuchproduct00' } });
+    assert.equal(res.status, 404, res.text);
+    const list = await server.admin('GET', `/api/collections/orders/records?filter=${encodeURIComponent('product = "nosuchproduct00"')}`);
+    assert.equal(list.body.totalItems, 0);
+  });
+
+  test("a handler of a save made by another handler reads what the write's transaction holds", async () => {
+    const order = await server.admin('POST', '/api/collections/orders/records', { body: { product: apple } });
+    assert.equal(order.status, 200, order.text);
+    const receipts = await server.admin('GET', `/api/collections/receipts/records?filter=${encodeURIComponent(`order = "${order.body.id}"`)}`);
+    assert.equal(receipts.body.totalItems, 1, receipts.text);
+    assert.equal(receipts.body.items[0].amount, 3);
+  });
+});
