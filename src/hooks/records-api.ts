@@ -126,9 +126,39 @@ export class HookRecords implements RecordsApi {
   }
 
   /** A collection's description (pb_hooks' `findCollectionByNameOrId`). */
-  async collection(name: CollectionName): Promise<{ id: string; name: string; type: string; fields: unknown[] }> {
+  async collection(name: CollectionName): Promise<CollectionInfo> {
     const { collection } = await this.scope(name);
-    return { id: collection.id, name: collection.name, type: collection.type, fields: (collection as any).fields ?? [] };
+    return describe(collection);
+  }
+
+  /** The collections of a type, PocketBase's system ones too (pb_hooks' `findCollectionsByType`). */
+  async collectionsOfType(type: string): Promise<CollectionInfo[]> {
+    const ctx = await this.context();
+    const set = await this.data().collections.all(ctx.db);
+    return set.list.filter((c) => c.type === type).map(describe);
+  }
+
+  /**
+   * The records whose ids the rows of an app's query give (its `id` column), in the rows' order
+   * (pb_hooks' `recordQuery`): the query picks and orders, the records are read as `find` reads them.
+   */
+  async byQuery(name: CollectionName, text: string, params: Record<string, unknown>): Promise<RecordJson[]> {
+    const rows = (await this.sql(text, params, 'all')) as Row[];
+    const ids = [...new Set(rows.map((r) => r.id).filter((id): id is string => typeof id === 'string'))];
+    if (ids.length === 0) return [];
+    const { ctx, collection } = await this.scope(name);
+    const shape = shapeOf(collection);
+    const byId = new Map<string, RecordJson>();
+    // In chunks: both engines cap the values one statement binds.
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const q = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${raw(ROOT_ALIAS)}.id IN (${join(chunk.map((id) => sql`${id}`), ', ')})`;
+      for (const row of await ctx.db.all<Row>(q.text, q.params)) {
+        const record = serializeRecord(row, shape, PRIVILEGED_VIEWER);
+        byId.set(String(record.id), record);
+      }
+    }
+    return ids.map((id) => byId.get(id)).filter((r): r is RecordJson => r !== undefined);
   }
 
   /** The record with `expand` applied (pb_hooks' `expandRecord`). */
@@ -175,6 +205,12 @@ export class HookRecords implements RecordsApi {
     const condition = compileFilter(text, await this.resolver(ctx, collection), { dialect: ctx.db.dialect });
     return { from, where: sql` WHERE ${condition}` };
   }
+}
+
+type CollectionInfo = { id: string; name: string; type: string; fields: unknown[] };
+
+function describe(collection: Collection): CollectionInfo {
+  return { id: collection.id, name: collection.name, type: collection.type, fields: (collection as any).fields ?? [] };
 }
 
 function count(value: unknown, what: string): number {

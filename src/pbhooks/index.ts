@@ -459,6 +459,10 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         return records().delete(args[0], args[1]);
       case 'collection':
         return records().collection(args[0]);
+      case 'collectionsByType':
+        return records().collectionsOfType(String(args[0]));
+      case 'recordsBySql':
+        return records().byQuery(args[0], args[1], args[2] ?? {});
       case 'expand':
         return records().expanded(args[0], args[1], args[2]);
       case 'sql':

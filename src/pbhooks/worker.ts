@@ -251,6 +251,8 @@ export function workerMain(): void {
         this._dirty.add(name);
         return;
       }
+      // A time is stored as PocketBase stores a date field's value: `2006-01-02 15:04:05.000Z`.
+      if (value instanceof GoTime || value instanceof DateTime) value = new DateTime(value).string();
       this._d[key] = value;
       this._dirty.add(key);
     }
@@ -432,26 +434,234 @@ export function workerMain(): void {
       return `${this._c.id}/${this.id}`;
     }
   }
-  class DateTime {
-    _v: string;
-    constructor(v?: any) {
-      this._v = v === undefined ? new Date().toISOString().replace('T', ' ') : String(v ?? '');
+  // ---- times: PocketBase's types.DateTime and the Go time.Time its time() gives ----
+  /** Go's zero time (0001-01-01 00:00:00 UTC) in milliseconds since the epoch. */
+  const ZERO_MS = -62135596800000;
+  const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+  const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
+  /** A time given to DateTime as milliseconds (ZERO_MS when zero or not a time), as PocketBase's ParseDateTime. */
+  function msOf(v: any): number {
+    if (v === undefined || v === null || v === '') return ZERO_MS;
+    if (v instanceof GoTime) return v._ms;
+    if (v instanceof DateTime) return v._ms;
+    // A JS Date (of the hooks' realm too, so no instanceof).
+    if (Object.prototype.toString.call(v) === '[object Date]') return Number.isNaN(v.getTime()) ? ZERO_MS : v.getTime();
+    // Go's cast.ToTime of an integer: seconds since the epoch.
+    if (typeof v === 'number') return Number.isFinite(v) ? Math.trunc(v) * 1000 : ZERO_MS;
+    let s = String(v).trim();
+    // PocketBase's layout (`2006-01-02 15:04:05.000Z`) and zone-less times are UTC.
+    if (/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) s += 'Z';
+    const ms = Date.parse(s.replace(/^(\d{4}-\d{2}-\d{2}) /, '$1T'));
+    return Number.isNaN(ms) ? ZERO_MS : ms;
+  }
+  /** PocketBase's DefaultDateLayout: `2006-01-02 15:04:05.000Z`, in UTC. */
+  const pbLayout = (ms: number) => new Date(ms).toISOString().replace('T', ' ');
+  /** Go's time.Format for the layout elements apps use, in UTC. */
+  function goFormat(ms: number, layout: string): string {
+    const d = new Date(ms);
+    const Y = d.getUTCFullYear(), M = d.getUTCMonth(), D = d.getUTCDate(), h = d.getUTCHours(), m = d.getUTCMinutes(), s = d.getUTCSeconds(), f = d.getUTCMilliseconds();
+    const frac = (digits: number, trim: boolean) => {
+      let x = (String(f).padStart(3, '0') + '000000').slice(0, digits);
+      if (trim) x = x.replace(/0+$/, '');
+      return x ? `.${x}` : '';
+    };
+    const tokens: [RegExp, () => string][] = [
+      [/^January/, () => MONTHS[M]],
+      [/^Jan/, () => MONTHS[M].slice(0, 3)],
+      [/^Monday/, () => DAYS[d.getUTCDay()]],
+      [/^Mon/, () => DAYS[d.getUTCDay()].slice(0, 3)],
+      [/^MST/, () => 'UTC'],
+      [/^2006/, () => pad(Y, 4)],
+      [/^Z07:00/, () => 'Z'],
+      [/^Z0700/, () => 'Z'],
+      [/^Z07/, () => 'Z'],
+      [/^-07:00/, () => '+00:00'],
+      [/^-0700/, () => '+0000'],
+      [/^-07/, () => '+00'],
+      [/^15/, () => pad(h)],
+      [/^01/, () => pad(M + 1)],
+      [/^02/, () => pad(D)],
+      [/^_2/, () => String(D).padStart(2, ' ')],
+      [/^03/, () => pad(h % 12 || 12)],
+      [/^04/, () => pad(m)],
+      [/^05/, () => pad(s)],
+      [/^06/, () => pad(Y % 100)],
+      [/^002/, () => pad(Math.floor((Date.UTC(Y, M, D) - Date.UTC(Y, 0, 1)) / 864e5) + 1, 3)],
+      [/^PM/, () => (h >= 12 ? 'PM' : 'AM')],
+      [/^pm/, () => (h >= 12 ? 'pm' : 'am')],
+      [/^1/, () => String(M + 1)],
+      [/^2/, () => String(D)],
+      [/^3/, () => String(h % 12 || 12)],
+      [/^4/, () => String(m)],
+      [/^5/, () => String(s)],
+    ];
+    let out = '';
+    let rest = String(layout);
+    outer: while (rest) {
+      // Fractional seconds: `.000` (fixed digits) or `.999` (trailing zeros dropped).
+      const fm = /^[.,](0+|9+)(?!\d)/.exec(rest);
+      if (fm) {
+        out += frac(fm[1].length, fm[1][0] === '9').replace('.', rest[0]);
+        rest = rest.slice(fm[0].length);
+        continue;
+      }
+      for (const [re, fn] of tokens) {
+        const t = re.exec(rest);
+        if (t) {
+          out += fn();
+          rest = rest.slice(t[0].length);
+          continue outer;
+        }
+      }
+      out += rest[0];
+      rest = rest.slice(1);
     }
-    string() {
-      return this._v;
+    return out;
+  }
+  /** Go's time.Time (what `DateTime.time()` gives), always in UTC; durations are nanoseconds, as Go's. */
+  class GoTime {
+    _ms: number;
+    constructor(ms: number) {
+      this._ms = ms;
     }
-    toString() {
-      return this._v;
+    addDate(years = 0, months = 0, days = 0) {
+      // Date.UTC normalizes overflow (Jan 31 + 1 month = Mar 2 or 3) as Go's AddDate does.
+      const d = new Date(this._ms);
+      d.setUTCFullYear(d.getUTCFullYear() + Number(years), d.getUTCMonth() + Number(months), d.getUTCDate() + Number(days));
+      return new GoTime(d.getTime());
     }
-    isZero() {
-      return this._v === '';
+    add(ns: any) {
+      return new GoTime(this._ms + Math.round(Number(ns) / 1e6));
     }
-    time() {
-      const d = new Date(this._v.replace(' ', 'T'));
-      return { unix: () => Math.floor(d.getTime() / 1000), unixMilli: () => d.getTime(), format: () => d.toISOString() };
+    sub(t: any) {
+      return (this._ms - msOf(t)) * 1e6;
+    }
+    truncate(ns: any) {
+      const step = Number(ns) / 1e6;
+      return step > 0 ? new GoTime(this._ms - (((this._ms - ZERO_MS) % step) + step) % step) : this;
     }
     unix() {
-      return Math.floor(new Date(this._v.replace(' ', 'T')).getTime() / 1000);
+      return Math.floor(this._ms / 1000);
+    }
+    unixMilli() {
+      return this._ms;
+    }
+    unixMicro() {
+      return this._ms * 1000;
+    }
+    unixNano() {
+      return this._ms * 1e6;
+    }
+    isZero() {
+      return this._ms === ZERO_MS;
+    }
+    before(t: any) {
+      return this._ms < msOf(t);
+    }
+    after(t: any) {
+      return this._ms > msOf(t);
+    }
+    equal(t: any) {
+      return this._ms === msOf(t);
+    }
+    compare(t: any) {
+      return Math.sign(this._ms - msOf(t));
+    }
+    utc() {
+      return this;
+    }
+    local() {
+      return this;
+    }
+    year() {
+      return new Date(this._ms).getUTCFullYear();
+    }
+    month() {
+      return new Date(this._ms).getUTCMonth() + 1;
+    }
+    day() {
+      return new Date(this._ms).getUTCDate();
+    }
+    hour() {
+      return new Date(this._ms).getUTCHours();
+    }
+    minute() {
+      return new Date(this._ms).getUTCMinutes();
+    }
+    second() {
+      return new Date(this._ms).getUTCSeconds();
+    }
+    nanosecond() {
+      return new Date(this._ms).getUTCMilliseconds() * 1e6;
+    }
+    weekday() {
+      return new Date(this._ms).getUTCDay();
+    }
+    yearDay() {
+      const d = new Date(this._ms);
+      return Math.floor((Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - Date.UTC(d.getUTCFullYear(), 0, 1)) / 864e5) + 1;
+    }
+    format(layout?: string) {
+      // Go requires a layout; without one, RFC 3339 rather than the word "undefined".
+      return goFormat(this._ms, layout === undefined || layout === null ? '2006-01-02T15:04:05Z07:00' : String(layout));
+    }
+    /** Go's String(): `2006-01-02 15:04:05.999999999 -0700 MST`. */
+    string() {
+      return goFormat(this._ms, '2006-01-02 15:04:05.999999999 -0700 MST');
+    }
+    toString() {
+      return this.string();
+    }
+    /** Go's MarshalJSON (RFC 3339): what a record field set to it, or an answer holding it, receives. */
+    toJSON() {
+      return goFormat(this._ms, '2006-01-02T15:04:05.999999999Z07:00');
+    }
+  }
+  /** PocketBase's types.DateTime: a UTC time, zero when empty; its string is `2006-01-02 15:04:05.000Z`. */
+  class DateTime {
+    _ms: number;
+    constructor(v?: any) {
+      this._ms = v === undefined ? Date.now() : msOf(v);
+    }
+    string() {
+      return this.isZero() ? '' : pbLayout(this._ms);
+    }
+    toString() {
+      return this.string();
+    }
+    toJSON() {
+      return this.string();
+    }
+    isZero() {
+      return this._ms === ZERO_MS;
+    }
+    time() {
+      return new GoTime(this._ms);
+    }
+    unix() {
+      return Math.floor(this._ms / 1000);
+    }
+    add(ns: any) {
+      return new DateTime(this.time().add(ns));
+    }
+    addDate(years = 0, months = 0, days = 0) {
+      return new DateTime(this.time().addDate(years, months, days));
+    }
+    sub(t: any) {
+      return this.time().sub(t);
+    }
+    before(t: any) {
+      return this.time().before(t);
+    }
+    after(t: any) {
+      return this.time().after(t);
+    }
+    equal(t: any) {
+      return this.time().equal(t);
+    }
+    compare(t: any) {
+      return this.time().compare(t);
     }
   }
   class DynamicModel {
@@ -769,6 +979,55 @@ export function workerMain(): void {
       return this.build().row(...outs);
     }
   }
+  /**
+   * `$app.recordQuery(collection)`: dbx's SelectQuery over the collection's table (`SELECT t.* FROM t`)
+   * whose `all`/`one` into Records give records as `findRecordsByFilter` does: the query selects the
+   * matching ids and the main thread reads those records (one crossing), in the query's order.
+   */
+  class RecordQuery extends SelectQuery {
+    _coll: any;
+    constructor(coll: any) {
+      const c = collectionOf(coll);
+      super([`${c.name}.*`]);
+      this._coll = c;
+      this._from = [c.name];
+    }
+    /** The records the query matches, in its order. */
+    __records(limit?: number): any[] {
+      const cols = this._cols;
+      const lim = this._limit;
+      this._cols = [`${this._coll.name}.id`];
+      if (limit !== undefined && (lim < 0 || lim > limit)) this._limit = limit;
+      let q: any;
+      try {
+        q = this.build();
+      } finally {
+        this._cols = cols;
+        this._limit = lim;
+      }
+      return (call('recordsBySql', this._coll.name, q._sql, q._params) as any[]).map((json) => Record.__from(json));
+    }
+    override all(out?: any) {
+      // Into anything else than Records (arrayOf(new DynamicModel(…))), rows as the builder gives them.
+      const model = Array.isArray(out) ? (out as any).__model : undefined;
+      if (model !== undefined && !(model instanceof Record)) return super.all(out);
+      const records = this.__records();
+      if (!Array.isArray(out)) return records;
+      out.length = 0;
+      out.push(...records);
+      return out;
+    }
+    override one(out?: any) {
+      if (out !== undefined && out !== null && !(out instanceof Record)) return super.one(out);
+      const [found] = this.__records(1);
+      if (!found) throw new Error('sql: no rows in result set');
+      if (!out) return found;
+      out._c = found._c;
+      out._d = {};
+      out.__refresh({ ...found._d, expand: found._expand });
+      return out;
+    }
+  }
   const db: any = {
     newQuery: (sql: string) => new Query(sql),
     select: (...cols: any[]) => new SelectQuery(cols),
@@ -823,6 +1082,9 @@ export function workerMain(): void {
       if (!c) collectionCache.set(name, (c = call('collection', name)));
       return new Collection(c);
     },
+    /** The collections of a type (`auth`, `base`, `view`), as Collection objects. */
+    findCollectionsByType: (type: string) => (call('collectionsByType', String(type)) as any[]).map((c) => new Collection(c)),
+    recordQuery: (coll: any) => new RecordQuery(coll),
     expandRecord: (record: any, expands: string[]) => {
       const got = call('expand', record._c.name, record.id, (expands ?? []).join(','));
       record.setExpand(got?.expand ?? {});
@@ -837,6 +1099,42 @@ export function workerMain(): void {
     if (!(model instanceof Record)) throw new Error('$app.save: only records can be saved from pb_hooks in Cairn');
     const json = model.isNew() ? call('create', model._c.name, model.__changes()) : call('update', model._c.name, model.id || model._o?.id, model.__changes());
     model.__refresh(json);
+  }
+  /**
+   * v0.22's `forms.RecordUpsert` (and ≥ 0.23's `RecordUpsertForm`): data loaded onto the record, then
+   * saved as `$app.save` saves it (validation and record hooks run). `submit`'s interceptors wrap
+   * the save (`(next) => (record) => next(record)`), as PocketBase's.
+   */
+  class RecordUpsertForm {
+    _record: any;
+    constructor(_app: any, record: any) {
+      if (!(record instanceof Record)) throw new TypeError('RecordUpsertForm: a record is required');
+      this._record = record;
+    }
+    loadData(data: any) {
+      this._record.load(data ?? {});
+    }
+    load(data: any) {
+      this.loadData(data);
+    }
+    // The dao, context and access levels are the handler's anyway: a save from pb_hooks is a system write.
+    setDao() {}
+    setContext() {}
+    setFullManageAccess() {}
+    grantManagerAccess() {}
+    grantSuperuserAccess() {}
+    addFiles(key: string, ...files: any[]) {
+      this._record.set(`${key}+`, files.flat());
+    }
+    removeFiles(key: string, ...names: any[]) {
+      this._record.set(`${key}-`, names.flat().map((n: any) => (n instanceof PbFile ? n.name : String(n))));
+    }
+    submit(...interceptors: any[]) {
+      const chain = interceptors.flat().filter((f) => typeof f === 'function').reduceRight((next: any, wrap: any) => wrap(next), (r: any) => save(r));
+      const err = chain(this._record);
+      // An interceptor may return its error rather than throw it (Go's `return err`).
+      if (err !== undefined && err !== null) throw err;
+    }
   }
   function del(model: any) {
     if (!(model instanceof Record)) throw new Error('$app.delete: only records can be deleted from pb_hooks in Cairn');
@@ -859,9 +1157,11 @@ export function workerMain(): void {
   const dao: any = {
     ...reads,
     db: () => db,
+    // v0.22's dao.saveRecord did not validate; Cairn's save validates (docs/hooks.md, Differences).
     saveRecord: save,
     deleteRecord: del,
     save,
+    saveNoValidate: save,
     delete: del,
     runInTransaction: (fn: any) => fn(dao),
     findAdminByEmail: (email: string) => asRecord(call('findFirst', '_superusers', 'email = {:email}', { email })),
@@ -871,8 +1171,12 @@ export function workerMain(): void {
     db: () => db,
     dao: () => dao,
     save,
+    // Cairn's writes always validate (docs/hooks.md, Differences): these are `save`.
     saveNoValidate: save,
+    saveWithContext: save,
+    saveNoValidateWithContext: save,
     delete: del,
+    deleteWithContext: del,
     runInTransaction: (fn: any) => fn($app),
     logger: () => logger,
     settings: () => inner(call('settings')),
@@ -1160,6 +1464,7 @@ export function workerMain(): void {
     DynamicModel,
     DateTime,
     MailerMessage,
+    RecordUpsertForm,
     Command: class {
       constructor(o: any = {}) {
         Object.assign(this, o);
@@ -1191,7 +1496,7 @@ export function workerMain(): void {
   };
   // goja lets Go constructors be called without `new` (`throw ForbiddenError()`): so may these.
   const callable = (C: any) => new Proxy(C, { apply: (target, _self, args) => new target(...args) });
-  for (const name of ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError']) globals[name] = callable(globals[name]);
+  for (const name of ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'RecordUpsertForm', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError']) globals[name] = callable(globals[name]);
   for (const [k, v] of Object.entries(globals)) context[k] = v;
 
   // ---- CommonJS require() of the app's modules ----
