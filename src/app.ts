@@ -229,6 +229,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'), () => settings.get<SmtpSettings>('smtp'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
   emailFlows.pocketbase = pocketbaseTokens;
+  emailFlows.onFlowRequest = hooks?.flowRequest;
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   adminPasswordReset.pocketbase = pocketbaseTokens;

@@ -62,6 +62,7 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
     onRecordAfterDeleteSuccess: later('onRecordAfterDeleteSuccess'),
     onRecordEnrich: later('onRecordEnrich'),
     onRecordAuthRequest: later('onRecordAuthRequest'),
+    onRecordAuthFlowRequest: later('onRecordAuthFlowRequest'),
     onRecordsListRequest: later('onRecordsListRequest'),
     onRecordViewRequest: later('onRecordViewRequest'),
     onMailerSend: later('onMailerSend'),

@@ -16,6 +16,16 @@ import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { bodyOf } from './body.ts';
 import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 import { claimUnverified } from './claim.ts';
+import type { RecordJson } from '../records/serialize.ts';
+
+/** The requests of the email flows that application hooks see (`onRecordAuthFlowRequest`). */
+export type FlowAction = 'request-verification' | 'request-password-reset' | 'request-email-change';
+
+/**
+ * Runs before a flow's request mails an account (application hooks): false when a handler did not go
+ * on (nothing is sent; the answer is the same); throwing refuses the request. `record` reads the account.
+ */
+export type FlowRequestHook = (ctx: RequestContext, collection: Collection, action: FlowAction, record: () => Promise<RecordJson>, newEmail?: string) => Promise<boolean>;
 
 /** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
@@ -75,6 +85,8 @@ interface EmailChangeAccount extends Account {
 export class EmailFlows {
   /** Links PocketBase mailed before an import stay good (src/auth/pocketbase-tokens.ts). */
   pocketbase?: PocketBaseTokens;
+  /** Set by the hooks domain. */
+  onFlowRequest?: FlowRequestHook;
 
   constructor(
     private readonly records: RecordService,
@@ -82,6 +94,13 @@ export class EmailFlows {
     private readonly settings: SettingsService,
     private readonly minPasswordLength: number,
   ) {}
+
+  /** Whether the hooks let a request go on to mail `account`. */
+  private async proceed(ctx: RequestContext, collection: Collection, action: FlowAction, account: Account, newEmail?: string): Promise<boolean> {
+    if (!this.onFlowRequest) return true;
+    const record = () => this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id) as Promise<RecordJson>;
+    return this.onFlowRequest(ctx, collection, action, record, newEmail);
+  }
 
   private async account(ctx: RequestContext, collection: Collection, column: 'email' | 'id', value: string): Promise<Account | undefined> {
     return ctx.db.get<Account>(`SELECT id, email, verified FROM ${shapeOf(collection).table} WHERE ${column} = ?`, [value]);
@@ -152,6 +171,7 @@ export class EmailFlows {
   async requestVerification(ctx: RequestContext, collection: Collection, body: unknown): Promise<void> {
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account || account.verified === 1) return;
+    if (!(await this.proceed(ctx, collection, 'request-verification', account))) return;
     await this.mail(ctx, collection, 'verification', account);
   }
 
@@ -175,6 +195,7 @@ export class EmailFlows {
     if (!authSettingsOf(collection).passwordAuth.enabled) throw badRequest('The collection is not configured to allow password authentication.');
     const account = await this.account(ctx, collection, 'email', emailOf(bodyOf(body)));
     if (!account) return;
+    if (!(await this.proceed(ctx, collection, 'request-password-reset', account))) return;
     await this.mail(ctx, collection, 'password-reset', account);
   }
 
@@ -227,6 +248,7 @@ export class EmailFlows {
     else if (newEmail.toLowerCase() === account.email.toLowerCase()) problem = { code: 'validation_not_in_invalid', message: 'Must be a different address than the current one.' };
     else if (await this.account(ctx, collection, 'email', newEmail)) problem = { code: 'validation_invalid_new_email', message: 'Invalid new email address.' };
     if (problem) throw validationFailed({ newEmail: problem }, 'An error occurred while validating the submitted data.');
+    if (!(await this.proceed(ctx, collection, 'request-email-change', account, newEmail))) return;
     await this.mail(ctx, collection, 'email-change', account, newEmail);
   }
 

@@ -76,6 +76,7 @@ export function hookApp(slot: ServiceSlot, source: string, set?: HookSet, open?:
     onRecordAfterDeleteSuccess: on('onRecordAfterDeleteSuccess'),
     onRecordEnrich: on('onRecordEnrich'),
     onRecordAuthRequest: on('onRecordAuthRequest'),
+    onRecordAuthFlowRequest: on('onRecordAuthFlowRequest'),
     onRecordsListRequest: on('onRecordsListRequest'),
     onRecordViewRequest: on('onRecordViewRequest'),
     onMailerSend: on('onMailerSend'),

@@ -17,6 +17,8 @@ export const RECORD_EVENTS = [
   'onRecordAfterDeleteSuccess',
   'onRecordEnrich',
   'onRecordAuthRequest',
+  // An email flow's request for an account (PocketBase's onRecordRequest…Request events).
+  'onRecordAuthFlowRequest',
   // API requests reading records (pb_hooks' onRecordsListRequest / onRecordViewRequest).
   'onRecordsListRequest',
   'onRecordViewRequest',

@@ -5,6 +5,7 @@ import { type AroundRead, RawAnswer } from '../records/deps.ts';
 import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
+import type { FlowAction, FlowRequestHook } from '../auth/email-flows.ts';
 import type { Mail, MailAbout, MailHook } from '../auth/mail/mailer.ts';
 import type { NamingLogger } from '../lib/logger.ts';
 import { type Bound, runChain } from '../lib/chain.ts';
@@ -188,6 +189,24 @@ class SignInEvent extends RecordHeld {
     readonly method: string,
   ) {
     super(slot, ctx, collectionView(collection), record);
+  }
+}
+
+/** An email flow's request for an account (`onRecordAuthFlowRequest`); `method` names the action for pb_hooks' events. */
+class AuthFlowEvent extends RecordHeld {
+  constructor(
+    slot: ServiceSlot,
+    ctx: RequestContext,
+    collection: Collection,
+    record: RecordJson,
+    readonly action: FlowAction,
+    readonly newEmail: string | undefined,
+  ) {
+    super(slot, ctx, collectionView(collection), record);
+  }
+
+  get method(): string {
+    return this.action;
   }
 }
 
@@ -669,6 +688,16 @@ export class HookRuntime implements RecordEvents {
     if (handlers.length === 0) return;
     const event = new SignInEvent(this.slot, ctx, collection, record, token, method);
     await runChain(event, handlers, done, asHookError);
+  };
+
+  /** The email flows' request hook (`onRecordAuthFlowRequest`): false when a handler did not go on. */
+  readonly flowRequest: FlowRequestHook = async (ctx, collection, action, record, newEmail) => {
+    const handlers = this.set.for('onRecordAuthFlowRequest', collection);
+    if (handlers.length === 0) return true;
+    const event = new AuthFlowEvent(this.slot, ctx, collection, await record(), action, newEmail);
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    return reached;
   };
 
   /** Runs a cron job of the hooks now, on this node (`POST /api/hooks/cron/:name`). */

@@ -119,6 +119,22 @@ export interface RecordAuthRequestEvent<R = RecordData> extends HookEvent {
 }
 
 /**
+ * A request of an email flow for an account (`request-verification`, `request-password-reset`,
+ * `request-email-change`), before its mail is sent: throwing refuses the request, not calling
+ * `next()` answers as usual and sends nothing.
+ */
+export interface RecordAuthFlowRequestEvent<R = RecordData> extends HookEvent {
+  readonly app: HookApp;
+  readonly db: string;
+  readonly collection: HookCollection;
+  /** The account the request is for. */
+  readonly record: R;
+  readonly action: 'request-verification' | 'request-password-reset' | 'request-email-change';
+  /** The address asked for, in `request-email-change`. */
+  readonly newEmail?: string;
+}
+
+/**
  * An API request listing or viewing records (`onRecordsListRequest`, `onRecordViewRequest`), once
  * the records are read: change `result` (a list: `items`, `page`, `perPage`, `totalItems`,
  * `totalPages`) or `record` (a view) before `next()`, or answer yourself with `json`/`string`/`html`.
@@ -250,6 +266,7 @@ export interface HookApp {
   onRecordAfterDeleteSuccess<C extends CollectionName = string>(handler: Handler<RecordSuccessEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordEnrich<C extends CollectionName = string>(handler: Handler<RecordEnrichEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordAuthRequest<C extends CollectionName = string>(handler: Handler<RecordAuthRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
+  onRecordAuthFlowRequest<C extends CollectionName = string>(handler: Handler<RecordAuthFlowRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordsListRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordViewRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onMailerSend(handler: Handler<MailerEvent>): void;

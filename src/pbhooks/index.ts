@@ -366,6 +366,13 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22 },
   onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22, tags: ['_superusers'] },
   onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22, tags: ['_superusers'] },
+  // The email flows' requests, before their mail (the account found as e.record; not going on sends nothing).
+  onRecordRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification' },
+  onRecordRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset' },
+  onRecordRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change' },
+  onRecordBeforeRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification', gen: 22 },
+  onRecordBeforeRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset', gen: 22 },
+  onRecordBeforeRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change', gen: 22 },
   // v0.22's superusers were admins, signing in apart.
   onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin', gen: 22, tags: ['_superusers'] },
   onMailerSend: { on: 'onMailerSend', kind: 'mail' },
@@ -642,7 +649,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         }
       };
       if (kind === 'enrich' || kind === 'signin') {
-        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method };
+        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method, newEmail: e.newEmail };
         const result = await run(payload, (d) => kind === 'enrich' && applyLeaving(e.record, d));
         if (!reached) {
           if (kind === 'enrich') applyLeaving(e.record, result.delta);

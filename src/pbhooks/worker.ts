@@ -1660,6 +1660,8 @@ export function workerMain(): void {
       identityField: 'email',
       password: payload.request?.body?.password ?? '',
       providerName: payload.request?.body?.provider ?? '',
+      // An email change request's new address (onRecordRequestEmailChangeRequest).
+      newEmail: payload.newEmail ?? '',
       next: () => {
         if (nextCalled) throw new Error('e.next() was already called');
         nextCalled = true;
