@@ -231,6 +231,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   emailFlows.pocketbase = pocketbaseTokens;
   emailFlows.onFlowRequest = hooks?.flowRequest;
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
+  otp.onFlowRequest = hooks?.flowRequest;
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   adminPasswordReset.pocketbase = pocketbaseTokens;
   const oauth2 = new OAuth2Service(settings, records, recordAuth);

@@ -16,16 +16,7 @@ import { MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { bodyOf } from './body.ts';
 import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 import { claimUnverified } from './claim.ts';
-import type { RecordJson } from '../records/serialize.ts';
-
-/** The requests of the email flows that application hooks see (`onRecordAuthFlowRequest`). */
-export type FlowAction = 'request-verification' | 'request-password-reset' | 'request-email-change';
-
-/**
- * Runs before a flow's request mails an account (application hooks): false when a handler did not go
- * on (nothing is sent; the answer is the same); throwing refuses the request. `record` reads the account.
- */
-export type FlowRequestHook = (ctx: RequestContext, collection: Collection, action: FlowAction, record: () => Promise<RecordJson>, newEmail?: string) => Promise<boolean>;
+import { type FlowAction, flowProceeds, type FlowRequestHook } from './flow-hook.ts';
 
 /** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
@@ -96,10 +87,8 @@ export class EmailFlows {
   ) {}
 
   /** Whether the hooks let a request go on to mail `account`. */
-  private async proceed(ctx: RequestContext, collection: Collection, action: FlowAction, account: Account, newEmail?: string): Promise<boolean> {
-    if (!this.onFlowRequest) return true;
-    const record = () => this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id) as Promise<RecordJson>;
-    return this.onFlowRequest(ctx, collection, action, record, newEmail);
+  private proceed(ctx: RequestContext, collection: Collection, action: FlowAction, account: Account, newEmail?: string): Promise<boolean> {
+    return flowProceeds(this.onFlowRequest, this.records, ctx, collection, action, account.id, newEmail);
   }
 
   private async account(ctx: RequestContext, collection: Collection, column: 'email' | 'id', value: string): Promise<Account | undefined> {

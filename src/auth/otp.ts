@@ -14,6 +14,7 @@ import type { MailAbout, Mailer } from './mail/mailer.ts';
 import { otpMail, templateMail } from './mail/templates.ts';
 import { bodyOf } from './body.ts';
 import { claimUnverified } from './claim.ts';
+import { flowProceeds, type FlowRequestHook } from './flow-hook.ts';
 
 /** One-time sign-in codes, in the database of their accounts; only a keyed hash of each code is kept. */
 export const otpsTableStep: SchemaStep = {
@@ -74,6 +75,9 @@ interface OtpRow {
  * secret (a leaked table cannot be searched for the eight-digit codes without it).
  */
 export class OtpService {
+  /** Set by the hooks domain (`onRecordAuthFlowRequest`, pb_hooks' `onRecordRequestOTPRequest`). */
+  onFlowRequest?: FlowRequestHook;
+
   constructor(
     private readonly key: Uint8Array,
     private readonly records: RecordService,
@@ -94,6 +98,8 @@ export class OtpService {
     const otpId = randomId();
     const account = await ctx.db.get<{ id: string; email: string }>(`SELECT id, email FROM ${shapeOf(collection).table} WHERE email = ?`, [email]);
     if (!account) return { otpId };
+    // A handler that does not go on: the same answer, nothing stored or sent.
+    if (!(await flowProceeds(this.onFlowRequest, this.records, ctx, collection, 'request-otp', account.id))) return { otpId };
 
     const { length, duration } = authSettingsOf(collection).otp;
     let code = '';

@@ -5,7 +5,7 @@ import { type AroundRead, RawAnswer } from '../records/deps.ts';
 import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
-import type { FlowAction, FlowRequestHook } from '../auth/email-flows.ts';
+import type { FlowAction, FlowRequestHook } from '../auth/flow-hook.ts';
 import type { Mail, MailAbout, MailHook } from '../auth/mail/mailer.ts';
 import type { NamingLogger } from '../lib/logger.ts';
 import { type Bound, runChain } from '../lib/chain.ts';

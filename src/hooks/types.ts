@@ -120,7 +120,7 @@ export interface RecordAuthRequestEvent<R = RecordData> extends HookEvent {
 
 /**
  * A request of an email flow for an account (`request-verification`, `request-password-reset`,
- * `request-email-change`), before its mail is sent: throwing refuses the request, not calling
+ * `request-email-change`, `request-otp`), before its mail is sent: throwing refuses the request, not calling
  * `next()` answers as usual and sends nothing.
  */
 export interface RecordAuthFlowRequestEvent<R = RecordData> extends HookEvent {
@@ -129,7 +129,7 @@ export interface RecordAuthFlowRequestEvent<R = RecordData> extends HookEvent {
   readonly collection: HookCollection;
   /** The account the request is for. */
   readonly record: R;
-  readonly action: 'request-verification' | 'request-password-reset' | 'request-email-change';
+  readonly action: 'request-verification' | 'request-password-reset' | 'request-email-change' | 'request-otp';
   /** The address asked for, in `request-email-change`. */
   readonly newEmail?: string;
 }

@@ -370,6 +370,7 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification' },
   onRecordRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset' },
   onRecordRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change' },
+  onRecordRequestOTPRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-otp' },
   onRecordBeforeRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification', gen: 22 },
   onRecordBeforeRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset', gen: 22 },
   onRecordBeforeRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change', gen: 22 },

@@ -26,6 +26,11 @@ onRecordRequestPasswordResetRequest((e) => {
   e.next();
 }, "users");
 
+onRecordRequestOTPRequest((e) => {
+  if (e.record.email().startsWith("no-otp")) return;
+  e.next();
+}, "users");
+
 onRecordRequestEmailChangeRequest((e) => {
   if (e.newEmail.endsWith("@blocked.example.com")) throw new BadRequestError("Not allowed: " + e.newEmail);
   e.next();
@@ -97,6 +102,22 @@ describe('hooks: email flow requests (onRecordAuthFlowRequest, onRecordRequestâ€
     const ok = await server.request('POST', '/api/collections/users/request-email-change', { body: { newEmail: 'moved@example.com' }, token: user.token });
     assert.equal(ok.status, 204, ok.text);
     await inbox.next('moved@example.com');
+  });
+
+  test('OTP: a handler that does not go on gets the same answer, and no code is sent', async () => {
+    await createUser(server, 'no-otp@example.com');
+    await createUser(server, 'otp-ok@example.com');
+    const enabled = await server.admin('PATCH', '/api/collections/users', { body: { otp: { enabled: true } } });
+    assert.equal(enabled.status, 200, enabled.text);
+    const held = await server.request('POST', '/api/collections/users/request-otp', { body: { email: 'no-otp@example.com' } });
+    assert.equal(held.status, 200, held.text);
+    assert.equal(typeof held.body.otpId, 'string');
+    const sent = await server.request('POST', '/api/collections/users/request-otp', { body: { email: 'otp-ok@example.com' } });
+    assert.equal(sent.status, 200, sent.text);
+    await inbox.next('otp-ok@example.com');
+    assert.equal(await mailsTo('no-otp@example.com'), 0);
+    const tried = await server.request('POST', '/api/collections/users/auth-with-otp', { body: { otpId: held.body.otpId, password: '12345678' } });
+    assert.equal(tried.status, 400, tried.text);
   });
 
   test('verification: a v0.22 handler refuses; a TypeScript handler that does not go on sends nothing', async () => {
