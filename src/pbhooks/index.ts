@@ -750,7 +750,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             });
             type Result = { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
             // A straight-line handler is tried on this thread first (main-runtime.ts): no thread crossing.
-            let result: Result | undefined = main?.tryable(index) ? main.tryRun(index, structuredClone(payload), syncOpsFor(e.app, e.db)) : undefined;
+            let result: Result | undefined = main?.tryable(index) ? main.tryRun(index, payload, syncOpsFor(e.app, e.db)) : undefined;
             try {
               result ??= (await pool.run(index, payload, ops)) as Result;
             } catch (err) {

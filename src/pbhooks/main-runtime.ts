@@ -88,7 +88,10 @@ export class MainRuntime {
     return this.straight[index] === true && ((this.tries[index] ?? 0) < MAX_FRUITLESS_TRIES || (this.successes[index] ?? 0) > 0);
   }
 
-  /** Runs registration `index` here with `payload`: its result, or undefined when the try was given up. */
+  /**
+   * Runs registration `index` here with a copy of `payload` (as a worker gets one: what the handler
+   * does to it stays its own): its result, or undefined when the try was given up.
+   */
   tryRun(index: number, payload: unknown, ops: SyncOps): any {
     if (!this.listener || !this.tryable(index)) return undefined;
     this.tries[index] = (this.tries[index] ?? 0) + 1;
@@ -97,7 +100,7 @@ export class MainRuntime {
     this.gaveUp = false;
     this.logs = [];
     try {
-      this.listener({ type: 'run', index, payload });
+      this.listener({ type: 'run', index, payload: structuredClone(payload) });
     } catch {
       return undefined;
     } finally {
