@@ -473,6 +473,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     stopWatchingMigrations();
     hookCron?.stop();
     if (hooks && hookServices) {
+      step('hooks');
+      await hooks.terminate();
       hooks.detach(hookServices);
       if (hooks.onSwap) hooks.onSwap = undefined;
     }

@@ -514,6 +514,11 @@ export class HookRuntime implements RecordEvents {
     void this.set?.pb?.bootstrap();
   }
 
+  /** Runs the pb_hooks `onTerminate` handlers, while the services are still attached. */
+  async terminate(): Promise<void> {
+    await this.set?.pb?.terminate();
+  }
+
   detach(services: HookServices): void {
     if (this.slot.current === services) this.slot.current = undefined;
   }

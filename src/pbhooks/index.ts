@@ -410,6 +410,8 @@ export interface PbLoaded {
   unsupported: string[];
   /** Runs `onBootstrap`/`onAfterBootstrap`/`onServe` handlers, once, when the app serves. */
   bootstrap(): Promise<void>;
+  /** Runs `onTerminate` handlers, once, as the server stops (before its services close). */
+  terminate(): Promise<void>;
 }
 
 /** Registrations run once when the app serves. */
@@ -627,6 +629,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
   const main = MainRuntime.load(files, dir!, registrations, log);
   const unsupported: string[] = [];
   const bootstraps: number[] = [];
+  const terminates: number[] = [];
   /** The handler of a registration on an event other than a write: a record leaving, an API read, a mail, a sign-in. */
   const otherEvent =
     (kind: PbKind, gen: 22 | 23, index: number, source: string, method?: string) =>
@@ -708,6 +711,10 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         const mapped = EVENTS[reg.event!];
         if (BOOTSTRAP.has(reg.event!)) {
           bootstraps.push(index);
+          return;
+        }
+        if (reg.event === 'onTerminate') {
+          terminates.push(index);
           return;
         }
         if (!mapped) {
@@ -814,20 +821,29 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
     pool.close();
     throw err instanceof HookLoadError ? err : new HookLoadError(err instanceof Error ? err.message : String(err), files[0]);
   }
-  let booted = false;
-  /** Runs the bootstrap handlers once the app serves (errors logged: the server runs on). */
-  const bootstrap = async () => {
-    if (booted || bootstraps.length === 0) return;
-    booted = true;
-    for (const index of bootstraps) {
-      const source = registrations[index].file;
-      const app = hookApp(slot, source);
-      try {
-        await pool.run(index, {}, opsFor(slot, app, 'main', { next: async () => undefined }));
-      } catch (err) {
-        log('error', 'a pb_hooks bootstrap handler failed', { hook: source, err: err instanceof Error ? err.message : String(err) });
+  /** Runs each of `indexes` once, in order, with `payload` (errors logged: the server goes on, or on stopping). */
+  const runOnce = (indexes: number[], payload: Record<string, unknown>, what: string) => {
+    let ran = false;
+    return async () => {
+      if (ran || indexes.length === 0) return;
+      ran = true;
+      for (const index of indexes) {
+        const source = registrations[index].file;
+        const app = hookApp(slot, source);
+        try {
+          await pool.run(index, payload, opsFor(slot, app, 'main', { next: async () => undefined }));
+        } catch (err) {
+          log('error', `a pb_hooks ${what} handler failed`, { hook: source, err: err instanceof Error ? err.message : String(err) });
+        }
       }
-    }
+    };
   };
-  return { pool, registrations, unsupported, bootstrap };
+  return {
+    pool,
+    registrations,
+    unsupported,
+    bootstrap: runOnce(bootstraps, {}, 'bootstrap'),
+    // PocketBase's e.isRestart: Cairn restarts by starting anew.
+    terminate: runOnce(terminates, { isRestart: false }, 'terminate'),
+  };
 }

@@ -1613,6 +1613,8 @@ export function workerMain(): void {
       isSuperuser: () => !!auth?.isSuperuser(),
       realIP: () => payload.request?.ip ?? '',
       remoteIP: () => payload.request?.ip ?? '',
+      // onTerminate's.
+      isRestart: payload.isRestart === true,
     };
     if (payload.original) e.original = Record.__from(payload.original, collection);
     // v0.22's onModel* events name the record `e.model`.
