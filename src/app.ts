@@ -225,6 +225,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
+  files.onDownload = hooks?.fileDownload;
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
   const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'), () => settings.get<SmtpSettings>('smtp'));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);

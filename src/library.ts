@@ -63,6 +63,7 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
     onRecordEnrich: later('onRecordEnrich'),
     onRecordAuthRequest: later('onRecordAuthRequest'),
     onRecordAuthFlowRequest: later('onRecordAuthFlowRequest'),
+    onFileDownloadRequest: later('onFileDownloadRequest'),
     onRecordsListRequest: later('onRecordsListRequest'),
     onRecordViewRequest: later('onRecordViewRequest'),
     onMailerSend: later('onMailerSend'),

@@ -1,5 +1,6 @@
+import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
-import { GUEST, type RequestInfo, systemContext } from '../context.ts';
+import { GUEST, type RequestContext, type RequestInfo, systemContext } from '../context.ts';
 import { forbidden, isApiError, notFound } from '../errors.ts';
 import { isRecordId } from '../lib/ids.ts';
 import type { RecordJson } from '../records/serialize.ts';
@@ -40,8 +41,17 @@ const TYPE_CACHE_LIMIT = 10_000;
 /** A collection name or id in a URL: names, Cairn's ids and PocketBase's (`_pb_users_auth_`, `pbc_3142635823`). */
 const COLLECTION_REF = /^[A-Za-z0-9_]{1,100}$/;
 
+/**
+ * Runs before a file is sent (application hooks' `onFileDownloadRequest`): the name to send it under,
+ * or undefined when a handler did not go on (the file is then not there); throwing refuses it.
+ */
+export type FileDownloadHook = (ctx: RequestContext, collection: Collection, record: RecordJson, field: string, servedName: string) => Promise<string | undefined>;
+
 /** Finds a record's file for download and decides whether the caller may have it. */
 export class FileService {
+  /** Set by the hooks domain. */
+  onDownload?: FileDownloadHook;
+
   // Stored names are never reused for other content, so a sniffed type stays true for its key.
   private readonly types = new Map<string, string>();
   private readonly viewFiles: ViewFiles;
@@ -81,8 +91,11 @@ export class FileService {
     if (!field) throw notFound();
 
     const isProtected = fileOptions(field).protected;
+    // The caller, for the rule of a protected file, and for the hooks (a public file needs no token:
+    // one that is no good makes the caller a guest there).
+    const resolve = (token: string) => this.tokens.resolve(token, req.dbName, req.db);
+    const auth = !req.token ? GUEST : isProtected ? await resolve(req.token) : this.onDownload ? await resolve(req.token).catch(() => GUEST) : GUEST;
     if (isProtected) {
-      const auth = req.token ? await this.tokens.resolve(req.token, req.dbName, req.db) : GUEST;
       try {
         await this.records.view({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, req.recordId);
       } catch (err) {
@@ -103,9 +116,15 @@ export class FileService {
     const key = fileKey(req.dbName, holder.collection.name, holder.recordId, req.filename);
     const info = await this.storage.stat(key);
     if (!info) throw notFound();
+    let name = req.filename;
+    if (this.onDownload) {
+      const served = await this.onDownload({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, record, field.name, name);
+      if (served === undefined) throw notFound();
+      name = served;
+    }
     const contentType = info.contentType ?? (await this.contentTypeOf(key, req.filename));
     return {
-      name: req.filename,
+      name,
       size: info.size,
       modified: info.modified,
       contentType,

@@ -77,6 +77,7 @@ export function hookApp(slot: ServiceSlot, source: string, set?: HookSet, open?:
     onRecordEnrich: on('onRecordEnrich'),
     onRecordAuthRequest: on('onRecordAuthRequest'),
     onRecordAuthFlowRequest: on('onRecordAuthFlowRequest'),
+    onFileDownloadRequest: on('onFileDownloadRequest'),
     onRecordsListRequest: on('onRecordsListRequest'),
     onRecordViewRequest: on('onRecordViewRequest'),
     onMailerSend: on('onMailerSend'),

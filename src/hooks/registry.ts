@@ -19,6 +19,8 @@ export const RECORD_EVENTS = [
   'onRecordAuthRequest',
   // An email flow's request for an account (PocketBase's onRecordRequest…Request events).
   'onRecordAuthFlowRequest',
+  // A record's file about to be downloaded.
+  'onFileDownloadRequest',
   // API requests reading records (pb_hooks' onRecordsListRequest / onRecordViewRequest).
   'onRecordsListRequest',
   'onRecordViewRequest',

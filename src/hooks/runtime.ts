@@ -6,6 +6,7 @@ import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, Record
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
 import type { FlowAction, FlowRequestHook } from '../auth/flow-hook.ts';
+import type { FileDownloadHook } from '../files/download.ts';
 import type { Mail, MailAbout, MailHook } from '../auth/mail/mailer.ts';
 import type { NamingLogger } from '../lib/logger.ts';
 import { type Bound, runChain } from '../lib/chain.ts';
@@ -207,6 +208,23 @@ class AuthFlowEvent extends RecordHeld {
 
   get method(): string {
     return this.action;
+  }
+}
+
+/** A record's file about to be downloaded (`onFileDownloadRequest`). */
+class FileDownloadEvent extends RecordHeld {
+  readonly fileField: { name: string };
+  readonly method = 'download';
+  constructor(
+    slot: ServiceSlot,
+    ctx: RequestContext,
+    collection: Collection,
+    record: RecordJson,
+    field: string,
+    public servedName: string,
+  ) {
+    super(slot, ctx, collectionView(collection), record);
+    this.fileField = { name: field };
   }
 }
 
@@ -703,6 +721,17 @@ export class HookRuntime implements RecordEvents {
     let reached = false;
     await runChain(event, handlers, async () => void (reached = true), asHookError);
     return reached;
+  };
+
+  /** The download hook (`onFileDownloadRequest`): the name to serve the file under, undefined when a handler did not go on. */
+  readonly fileDownload: FileDownloadHook = async (ctx, collection, record, field, servedName) => {
+    const handlers = this.set.for('onFileDownloadRequest', collection);
+    if (handlers.length === 0) return servedName;
+    const event = new FileDownloadEvent(this.slot, ctx, collection, record, field, servedName);
+    let reached = false;
+    await runChain(event, handlers, async () => void (reached = true), asHookError);
+    // A name for Content-Disposition's quoted string: printable ASCII, no quote or backslash.
+    return reached ? String(event.servedName || servedName).replace(/[^\x20-\x7e]|["\\]/g, '_') : undefined;
   };
 
   /** Runs a cron job of the hooks now, on this node (`POST /api/hooks/cron/:name`). */

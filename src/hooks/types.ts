@@ -135,6 +135,21 @@ export interface RecordAuthFlowRequestEvent<R = RecordData> extends HookEvent {
 }
 
 /**
+ * A record's file about to be downloaded (`GET /api/files/…`), once the caller may have it: change
+ * `servedName` (the name the browser saves it under); throwing refuses the download with that
+ * error; not calling `next()` answers 404 (the file is not there for this caller).
+ */
+export interface FileDownloadRequestEvent<R = RecordData> extends HookEvent {
+  readonly app: HookApp;
+  readonly db: string;
+  readonly collection: HookCollection;
+  readonly record: R;
+  /** The file field holding the file. */
+  readonly fileField: { name: string };
+  servedName: string;
+}
+
+/**
  * An API request listing or viewing records (`onRecordsListRequest`, `onRecordViewRequest`), once
  * the records are read: change `result` (a list: `items`, `page`, `perPage`, `totalItems`,
  * `totalPages`) or `record` (a view) before `next()`, or answer yourself with `json`/`string`/`html`.
@@ -266,6 +281,7 @@ export interface HookApp {
   onRecordAfterDeleteSuccess<C extends CollectionName = string>(handler: Handler<RecordSuccessEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordEnrich<C extends CollectionName = string>(handler: Handler<RecordEnrichEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordAuthRequest<C extends CollectionName = string>(handler: Handler<RecordAuthRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
+  onFileDownloadRequest<C extends CollectionName = string>(handler: Handler<FileDownloadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordAuthFlowRequest<C extends CollectionName = string>(handler: Handler<RecordAuthFlowRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordsListRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;
   onRecordViewRequest<C extends CollectionName = string>(handler: Handler<RecordReadRequestEvent<RecordOf<C>>>, ...collections: C[]): void;

@@ -366,6 +366,7 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22 },
   onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22, tags: ['_superusers'] },
   onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22, tags: ['_superusers'] },
+  onFileDownloadRequest: { on: 'onFileDownloadRequest', kind: 'signin' },
   // The email flows' requests, before their mail (the account found as e.record; not going on sends nothing).
   onRecordRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification' },
   onRecordRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset' },
@@ -653,10 +654,18 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
         }
       };
       if (kind === 'enrich' || kind === 'signin') {
-        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method, newEmail: e.newEmail };
-        const result = await run(payload, (d) => kind === 'enrich' && applyLeaving(e.record, d));
+        const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method, newEmail: e.newEmail, fileField: e.fileField, servedName: e.servedName };
+        // A download's handler may rename the file it sends.
+        const rename = (name: unknown) => {
+          if (typeof e.servedName === 'string' && typeof name === 'string' && name !== '') e.servedName = name;
+        };
+        const result = await run(payload, (d) => {
+          if (kind === 'enrich') applyLeaving(e.record, d);
+          rename(d?.servedName);
+        });
         if (!reached) {
           if (kind === 'enrich') applyLeaving(e.record, result.delta);
+          rename(result.servedName);
           if (gen === 22) await e.next();
         }
         return;

@@ -1664,14 +1664,18 @@ export function workerMain(): void {
       providerName: payload.request?.body?.provider ?? '',
       // An email change request's new address (onRecordRequestEmailChangeRequest).
       newEmail: payload.newEmail ?? '',
+      // A file download's (onFileDownloadRequest): the name it is sent under is the handler's to change.
+      fileField: payload.fileField ? inner(payload.fileField) : undefined,
+      servedName: payload.servedName ?? '',
+      servedPath: payload.servedName ?? '',
       next: () => {
         if (nextCalled) throw new Error('e.next() was already called');
         nextCalled = true;
-        call('next', record ? record.__delta() : {});
+        call('next', { ...(record ? record.__delta() : {}), servedName: String(e.servedName ?? '') });
       },
     };
     fn(e);
-    return { nextCalled, delta: record ? record.__delta() : {} };
+    return { nextCalled, delta: record ? record.__delta() : {}, servedName: String(e.servedName ?? '') };
   }
 
   /** An API request listing or viewing records (onRecordsListRequest, onRecordViewRequest). */
