@@ -82,7 +82,12 @@ export class CollectionService {
 
   /** A collection by name or id, synchronously, when the database's collections are loaded and current. */
   peek(view: Database, nameOrId: string): Collection | undefined {
-    return this.loaded.get(baseDatabase(view))?.find(nameOrId);
+    return this.peekAll(view)?.find(nameOrId);
+  }
+
+  /** All collections of the database, synchronously, when they are loaded and current. */
+  peekAll(view: Database): CollectionSet | undefined {
+    return this.loaded.get(baseDatabase(view));
   }
 
   /**

@@ -1,11 +1,11 @@
-import type { CollectionService } from '../collections/service.ts';
+import type { CollectionService, CollectionSet } from '../collections/service.ts';
 import { type RequestContext, systemContext } from '../context.ts';
 import { selectById } from '../records/read.ts';
 import { type RecordJson, serializeRecord } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { ROOT_ALIAS, shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
-import { compileFilter, compileSort } from '../rules/index.ts';
+import { compileFilter, compileSort, type Resolver } from '../rules/index.ts';
 import { bindFilterParams } from '../rules/params.ts';
 import type { Collection } from '../collections/model.ts';
 import { type Database, type DatabaseRegistry, EMPTY, join, raw, type Row, type Sql, sql, type Transaction, withinTransaction } from '../storage/index.ts';
@@ -83,19 +83,28 @@ export class HookRecords implements RecordsApi {
 
   async find(name: CollectionName, options: FindOptions = {}): Promise<any[]> {
     const { ctx, collection } = await this.scope(name);
-    const shape = shapeOf(collection);
-    const { from, where } = await this.condition(ctx, collection, options.filter, options.params);
-    let order: Sql[] = [];
-    const sort = options.sort?.trim() ?? '';
-    if (sort !== '') order = compileSort(sort, await this.resolver(ctx, collection), ctx.db.dialect, ROOT_ALIAS);
-    order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(ctx.db.dialect.insertionOrder(ROOT_ALIAS))}`);
-    const offset = options.offset === undefined ? 0 : count(options.offset, 'offset');
-    // Both engines take OFFSET only after a LIMIT: without one, every row.
-    const limit = options.limit !== undefined ? sql` LIMIT ${count(options.limit, 'limit')}` : offset > 0 ? sql` LIMIT ${Number.MAX_SAFE_INTEGER}` : EMPTY;
-    const paging = offset > 0 ? sql`${limit} OFFSET ${offset}` : limit;
-    const q = sql`SELECT ${raw(shape.selectList)} FROM ${from}${where} ORDER BY ${join(order, ', ')}${paging}`;
+    const q = findQuery(ctx, collection, await this.data().collections.all(ctx.db), this.data().records, options);
     const rows = await ctx.db.all<Row>(q.text, q.params);
+    const shape = shapeOf(collection);
     return rows.map((row): RecordJson => serializeRecord(row, shape, PRIVILEGED_VIEWER));
+  }
+
+  /**
+   * `find` synchronously, where `findByIdNow` can read (a record event's transaction on SQLite, the
+   * collections loaded); undefined where it cannot. Throws what `find` throws for a bad filter.
+   */
+  findNow(name: CollectionName, options: FindOptions = {}): RecordJson[] | undefined {
+    const open = this.open;
+    const tx = open?.tx;
+    if (open?.db !== this.dbName || !tx?.allNow) return undefined;
+    const base = this.data().registry.opened(this.dbName);
+    const set = base && this.data().collections.peekAll(base);
+    const collection = set?.find(name);
+    if (!base || !set || !collection) return undefined;
+    const ctx = systemContext(this.dbName, withinTransaction(base, tx));
+    const q = findQuery(ctx, collection, set, this.data().records, options);
+    const shape = shapeOf(collection);
+    return tx.allNow<Row>(q.text, q.params).map((row) => serializeRecord(row, shape, PRIVILEGED_VIEWER));
   }
 
   async count(name: CollectionName, filter?: string, params?: Record<string, unknown>): Promise<number> {
@@ -193,18 +202,35 @@ export class HookRecords implements RecordsApi {
     return mode === 'one' ? rows.slice(0, 1) : rows;
   }
 
-  private async resolver(ctx: RequestContext, collection: Collection) {
-    const collections = await this.data().collections.all(ctx.db);
-    return this.data().records.deps.access.filterResolver(ctx, collection, collections);
-  }
-
   private async condition(ctx: RequestContext, collection: Collection, filter: string | undefined, params: Record<string, unknown> | undefined) {
-    const from = sql`${raw(shapeOf(collection).table)} ${raw(ROOT_ALIAS)}`;
-    const text = bindFilterParams(filter?.trim() ?? '', params);
-    if (text === '') return { from, where: EMPTY };
-    const condition = compileFilter(text, await this.resolver(ctx, collection), { dialect: ctx.db.dialect });
-    return { from, where: sql` WHERE ${condition}` };
+    const set = await this.data().collections.all(ctx.db);
+    return conditionOf(ctx, collection, filter, params, () => this.data().records.deps.access.filterResolver(ctx, collection, set));
   }
+}
+
+/** The table and `WHERE` of a filter (PocketBase's `{:name}` params bound) on a collection's records. */
+function conditionOf(ctx: RequestContext, collection: Collection, filter: string | undefined, params: Record<string, unknown> | undefined, resolver: () => Resolver) {
+  const from = sql`${raw(shapeOf(collection).table)} ${raw(ROOT_ALIAS)}`;
+  const text = bindFilterParams(filter?.trim() ?? '', params);
+  if (text === '') return { from, where: EMPTY };
+  const condition = compileFilter(text, resolver(), { dialect: ctx.db.dialect });
+  return { from, where: sql` WHERE ${condition}` };
+}
+
+/** The query of `find`: the records a filter matches, sorted, paged, in insertion order otherwise. */
+function findQuery(ctx: RequestContext, collection: Collection, set: CollectionSet, records: RecordService, options: FindOptions): Sql {
+  const shape = shapeOf(collection);
+  const resolver = () => records.deps.access.filterResolver(ctx, collection, set);
+  const { from, where } = conditionOf(ctx, collection, options.filter, options.params, resolver);
+  let order: Sql[] = [];
+  const sort = options.sort?.trim() ?? '';
+  if (sort !== '') order = compileSort(sort, resolver(), ctx.db.dialect, ROOT_ALIAS);
+  order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(ctx.db.dialect.insertionOrder(ROOT_ALIAS))}`);
+  const offset = options.offset === undefined ? 0 : count(options.offset, 'offset');
+  // Both engines take OFFSET only after a LIMIT: without one, every row.
+  const limit = options.limit !== undefined ? sql` LIMIT ${count(options.limit, 'limit')}` : offset > 0 ? sql` LIMIT ${Number.MAX_SAFE_INTEGER}` : EMPTY;
+  const paging = offset > 0 ? sql`${limit} OFFSET ${offset}` : limit;
+  return sql`SELECT ${raw(shape.selectList)} FROM ${from}${where} ORDER BY ${join(order, ', ')}${paging}`;
 }
 
 type CollectionInfo = { id: string; name: string; type: string; fields: unknown[] };

@@ -507,9 +507,14 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
 /** The `$app` calls a handler tried on the main thread has answered there (main-runtime.ts); the others give the try up. */
 function syncOpsFor(app: HookApp, db: string): SyncOps {
   return (op, args) => {
-    if (op !== 'findById') return undefined;
     const records = app.records(db) as Partial<HookRecords>;
-    const value = records.findByIdNow?.(args[0], args[1]);
+    let value: unknown;
+    if (op === 'findById') value = records.findByIdNow?.(args[0], args[1]);
+    else if (op === 'find') value = records.findNow?.(args[0], clean(args[1]));
+    else if (op === 'findFirst') {
+      // None found: the worker answers with findFirst's own error.
+      value = records.findNow?.(args[0], { filter: args[1], params: args[2] ?? undefined, limit: 1 })?.[0];
+    }
     return value === undefined ? undefined : { value };
   };
 }

@@ -4,8 +4,8 @@
  * thread costs about as much CPU as a whole create (docs/performance.md).
  *
  * It is the worker's own runtime (worker.ts), given a channel that answers on the spot: its `$app`
- * calls are answered here synchronously where that is possible (a record by id on SQLite, inside the
- * write's transaction) and otherwise the try is given up. Giving up costs nothing but the try: a
+ * calls are answered here synchronously where that is possible (records by id or by filter on SQLite,
+ * inside the write's transaction) and otherwise the try is given up. Giving up costs nothing but the try: a
  * straight-line handler has only read and changed its own copies when it reaches a call, and its
  * `e.next()` is deferred (worker.ts) so no write has started. The handler then runs in a worker
  * from the start, as it would have without this. Log lines of a try are kept until it succeeds.

@@ -32,6 +32,9 @@ const cases: [string, boolean][] = [
   [`(e) => { $app.dao().findRecordById("a", "b"); e.next() }`, true],
   [`(e) => { e.app.findRecordById("a", "b"); e.next() }`, true],
   [`(e) => { e.app.save(e.record); e.next() }`, false],
+  [`(e) => { const t = $app.findFirstRecordByFilter("teams", "code = {:c}", { c: e.record.getString("team") }); e.record.set("n", t.getString("name")); e.next() }`, true],
+  [`(e) => { const all = $app.findRecordsByFilter("x", "a > 1"); if (all.length > 3) throw new BadRequestError("too many"); e.next() }`, true],
+  [`(e) => { $app.countRecords("x"); e.next() }`, false],
 ];
 
 test('isStraightLine tells straight-line handlers from the others', () => {

@@ -62,7 +62,10 @@ function bodyOf(code: string): { param: string; body: string } | undefined {
 }
 
 /** `$app` methods answered on the main thread (main-runtime.ts); any other goes to a worker, so trying is wasted. */
-const APP_METHODS = new Set(['findRecordById', 'findCollectionByNameOrId', 'dao', 'logger']);
+const APP_METHODS = new Set([
+  'findRecordById', 'findRecordsByFilter', 'findFirstRecordByFilter', 'findFirstRecordByData', 'findRecordsByIds',
+  'findAuthRecordByEmail', 'findAuthRecordByUsername', 'findCollectionByNameOrId', 'dao', 'logger',
+]);
 
 export function isStraightLine(source: string): boolean {
   const code = withoutStrings(source);

@@ -51,6 +51,8 @@ export interface Transaction extends Queryable {
    * pb_hooks handlers run on the main thread read through it (src/pbhooks/main-runtime.ts).
    */
   getNow?<T = Row>(sql: string, params?: readonly unknown[]): T | undefined;
+  /** All rows of a query, synchronously, where `getNow` is. */
+  allNow?<T = Row>(sql: string, params?: readonly unknown[]): T[];
   /** Runs `fn` once the outermost transaction has committed; dropped if it rolls back. */
   afterCommit(fn: () => void | Promise<void>): void;
   /**

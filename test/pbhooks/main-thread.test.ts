@@ -25,6 +25,15 @@ onRecordAfterCreateSuccess((e) => {
   e.next();
 }, "orders");
 
+// Straight-line, reading by filter: a nickname taken, the team by its code.
+onRecordCreate((e) => {
+  const taken = $app.findRecordsByFilter("members", "nick = {:nick}", "", 1, 0, { nick: e.record.getString("nick") });
+  if (taken.length > 0) throw new BadRequestError("Nick taken: " + e.record.getString("nick"));
+  const team = $app.findFirstRecordByFilter("teams", "code = {:code}", { code: e.record.getString("team") });
+  e.record.set("teamName", team.getString("name"));
+  e.next();
+}, "members");
+
 // Straight-line again, reading the order its own transaction wrote.
 onRecordCreate((e) => {
   const order = $app.findRecordById("orders", e.record.getString("order"));
@@ -47,6 +56,9 @@ describe('pb_hooks: straight-line handlers tried on the main thread', () => {
     await createCollection(server, { name: 'products', fields: [{ name: 'name', type: 'text' }, { name: 'price', type: 'number' }, { name: 'stock', type: 'number' }] });
     await createCollection(server, { name: 'orders', fields: [{ name: 'product', type: 'text' }, { name: 'price', type: 'number' }] });
     await createCollection(server, { name: 'receipts', fields: [{ name: 'order', type: 'text' }, { name: 'amount', type: 'number' }] });
+    await createCollection(server, { name: 'teams', fields: [{ name: 'code', type: 'text' }, { name: 'name', type: 'text' }] });
+    await createCollection(server, { name: 'members', fields: [{ name: 'nick', type: 'text' }, { name: 'team', type: 'text' }, { name: 'teamName', type: 'text' }] });
+    await server.admin('POST', '/api/collections/teams/records', { body: { code: 'red', name: 'Red Team' } });
     apple = (await server.admin('POST', '/api/collections/products/records', { body: { name: 'apple', price: 3, stock: 5 } })).body.id;
     pear = (await server.admin('POST', '/api/collections/products/records', { body: { name: 'pear', price: 4, stock: 0 } })).body.id;
   });
@@ -76,6 +88,19 @@ describe('pb_hooks: straight-line handlers tried on the main thread', () => {
     assert.equal(res.status, 404, res.text);
     const list = await server.admin('GET', `/api/collections/orders/records?filter=${encodeURIComponent('product = "nosuchproduct00"')}`);
     assert.equal(list.body.totalItems, 0);
+  });
+
+  test('reads by filter: a match changes the record, a list found refuses, nothing found answers as a worker does', async () => {
+    const ok = await server.admin('POST', '/api/collections/members/records', { body: { nick: 'ada', team: 'red' } });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.teamName, 'Red Team');
+    const taken = await server.admin('POST', '/api/collections/members/records', { body: { nick: 'ada', team: 'red' } });
+    assert.equal(taken.status, 400, taken.text);
+    assert.equal(taken.body.message, 'Nick taken: ada');
+    const noTeam = await server.admin('POST', '/api/collections/members/records', { body: { nick: 'bob', team: 'blue' } });
+    assert.equal(noTeam.status, 404, noTeam.text);
+    const list = await server.admin('GET', '/api/collections/members/records');
+    assert.deepEqual(list.body.items.map((r: { nick: string }) => r.nick), ['ada']);
   });
 
   test("a handler of a save made by another handler reads what the write's transaction holds", async () => {

@@ -372,6 +372,10 @@ class SqliteTransaction implements Transaction {
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.allNow<T>(sql, params);
+  }
+
+  allNow<T>(sql: string, params?: readonly unknown[]): T[] {
     this.check();
     return allOn<T>(this.statements, sql, params);
   }
