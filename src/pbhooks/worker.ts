@@ -702,6 +702,10 @@ export function workerMain(): void {
     return { id: '', name: String(nameOrId), type: 'base' };
   }
   const asRecord = (json: any) => (json ? Record.__from(json) : json);
+  /** dbx binds a Go nil, which an undefined value of a JS object is: NULL, not a missing parameter. */
+  function bindInto(target: any, params: any): void {
+    for (const [k, v] of Object.entries(params ?? {})) target[k] = v === undefined ? null : v;
+  }
   class Query {
     _sql: string;
     _params: any = {};
@@ -709,7 +713,7 @@ export function workerMain(): void {
       this._sql = sql;
     }
     bind(params: any) {
-      Object.assign(this._params, params ?? {});
+      bindInto(this._params, params);
       return this;
     }
     execute() {
@@ -934,7 +938,7 @@ export function workerMain(): void {
       return this;
     }
     bind(params: any) {
-      Object.assign(this._params, params ?? {});
+      bindInto(this._params, params);
       return this;
     }
     andBind(params: any) {
@@ -1153,6 +1157,11 @@ export function workerMain(): void {
     with: () => logger,
     withGroup: () => logger,
   };
+  /** console.log(a, b, …): every argument on one line, as goja's console prints them. */
+  const consoleLine =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: any[]) =>
+      logger[level](args.map((v) => (typeof v === 'string' ? v : v instanceof Error ? String(v) : (JSON.stringify(v) ?? String(v)))).join(' '));
   const mailClient = { send: (m: any) => call('mail', m) };
   const dao: any = {
     ...reads,
@@ -1479,7 +1488,7 @@ export function workerMain(): void {
     InternalServerError,
     arrayOf,
     __hooks: hooksDir,
-    console: { log: logger.info, info: logger.info, warn: logger.warn, error: logger.error, debug: logger.debug },
+    console: { log: consoleLine('info'), info: consoleLine('info'), warn: consoleLine('warn'), error: consoleLine('error'), debug: consoleLine('debug') },
     sleep: (ms: number) => Atomics.wait(sleeper, 0, 0, Number(ms) || 0),
     toString: toStringOf,
     readerToString: (v: any) => String(v ?? ''),
@@ -1569,8 +1578,29 @@ export function workerMain(): void {
       pathValue: (k: string) => req.params?.[k] ?? '',
       remoteAddr: req.ip ?? '',
       host: (req.headers ?? {}).host ?? '',
+      // Go's Request.Cookie (throws when there is none, as goja turns Go's error into one) and Cookies.
+      cookie: (name: string) => {
+        const found = cookiesOf(req.headers).find((c) => c.name === String(name));
+        if (!found) throw new Error('http: named cookie not present');
+        return inner(found);
+      },
+      cookies: () => inner(cookiesOf(req.headers)),
     };
     return { info, request, query: q, query_: query };
+  }
+
+  /** The request's cookies, as Go's http.Cookie values (`name`, `value`). */
+  function cookiesOf(headers: any): { name: string; value: string }[] {
+    const raw = headers?.cookie;
+    const text = Array.isArray(raw) ? raw.join('; ') : String(raw ?? '');
+    const out: { name: string; value: string }[] = [];
+    for (const part of text.split(';')) {
+      const i = part.indexOf('=');
+      if (i <= 0) continue;
+      const value = part.slice(i + 1).trim();
+      out.push({ name: part.slice(0, i).trim(), value: value.startsWith('"') && value.endsWith('"') && value.length > 1 ? value.slice(1, -1) : value });
+    }
+    return out;
   }
 
   function runEvent(reg: Reg, fn: any, payload: any) {

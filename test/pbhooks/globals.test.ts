@@ -30,13 +30,32 @@ routerAdd("POST", "/write", (c) => {
 module.exports = { unused: true };
 `;
 
+// ≥ 0.23: cookies of the request as Go's http.Request gives them; dbx binds an undefined value as NULL.
+const NEW = `
+routerAdd("GET", "/cookies", (e) => {
+  const all = e.request.cookies().map((c) => c.name + "=" + c.value).join(",");
+  let session = "";
+  try {
+    session = e.request.cookie("session").value;
+  } catch (err) {
+    session = "missing: " + err.message;
+  }
+  return e.json(200, { all, session });
+});
+routerAdd("GET", "/null-bind", (e) => {
+  const row = new DynamicModel({ v: "" });
+  $app.db().newQuery("SELECT COALESCE({:note}, 'was null') AS v").bind({ note: undefined }).one(row);
+  return e.json(200, { v: row.v });
+});
+`;
+
 describe('pb_hooks: globals real files use', () => {
   let server: TestServer;
   let pb: ReturnType<typeof pbDir>;
 
   before(async () => {
     process.env.PET_SUFFIX = 'good';
-    pb = pbDir({ 'old.pb.js': OLD });
+    pb = pbDir({ 'old.pb.js': OLD, 'new.pb.js': NEW });
     server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
     await createCollection(server, { name: 'pets', fields: [{ name: 'name', type: 'text' }] });
   });
@@ -50,6 +69,20 @@ describe('pb_hooks: globals real files use', () => {
     const res = await server.admin('POST', '/api/collections/pets/records', { body: { name: 'Rex' } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.name, 'Rex (good)');
+  });
+
+  test('e.request.cookies() and cookie(name), which throws for a cookie not sent', async () => {
+    const both = await server.request('GET', '/cookies', { headers: { cookie: 'theme=dark; session="abc123"' } });
+    assert.equal(both.status, 200, both.text);
+    assert.deepEqual(both.body, { all: 'theme=dark,session=abc123', session: 'abc123' });
+    const none = await server.request('GET', '/cookies');
+    assert.deepEqual(none.body, { all: '', session: 'missing: http: named cookie not present' });
+  });
+
+  test('bind() of an undefined value binds NULL', async () => {
+    const res = await server.request('GET', '/null-bind');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { v: 'was null' });
   });
 
   test('a second answer of a route is ignored; $os.writeFile writes', async () => {
