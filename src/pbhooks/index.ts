@@ -466,6 +466,17 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
       }
       case 'fileFromURL':
         return fileFromURL(String(args[0]));
+      case 'saveCollection':
+      case 'deleteCollection': {
+        // Schema changes are the database's own (outside any write's transaction), as through the API.
+        const services = slot.current;
+        if (!services) throw new Error('Cairn is not serving: collections are changed only while the server runs');
+        const database = await services.registry.get(db);
+        if (op === 'deleteCollection') return services.collections.remove(database, String(args[0]));
+        const body = (args[0] ?? {}) as { id?: string; name?: string };
+        const existing = (body.id && (await services.collections.find(database, body.id))) || (body.name && (await services.collections.find(database, body.name)));
+        return existing ? services.collections.update(database, existing.name, body) : services.collections.create(database, body);
+      }
       case 'delete':
         return records().delete(args[0], args[1]);
       case 'collection':

@@ -115,10 +115,16 @@ export function workerMain(): void {
     type: string;
     fields: any[];
     constructor(c: any = {}) {
+      // Rules, indexes, auth options… as given: `$app.save(collection)` sends them all.
+      Object.assign(this, c);
       this.id = c.id ?? '';
       this.name = c.name ?? '';
       this.type = c.type ?? 'base';
       this.fields = c.fields ?? [];
+    }
+    /** The collection as the collections API takes it. */
+    __body() {
+      return plain({ ...this });
     }
     isAuth() {
       return this.type === 'auth';
@@ -1100,7 +1106,12 @@ export function workerMain(): void {
     },
   };
   function save(model: any) {
-    if (!(model instanceof Record)) throw new Error('$app.save: only records can be saved from pb_hooks in Cairn');
+    if (model instanceof Collection) {
+      // Created, or changed when it exists (by id or name), through the collections API's own checks.
+      Object.assign(model, inner(call('saveCollection', model.__body())));
+      return;
+    }
+    if (!(model instanceof Record)) throw new Error('$app.save: only records and collections can be saved from pb_hooks in Cairn');
     const json = model.isNew() ? call('create', model._c.name, model.__changes()) : call('update', model._c.name, model.id || model._o?.id, model.__changes());
     model.__refresh(json);
   }
@@ -1141,7 +1152,11 @@ export function workerMain(): void {
     }
   }
   function del(model: any) {
-    if (!(model instanceof Record)) throw new Error('$app.delete: only records can be deleted from pb_hooks in Cairn');
+    if (model instanceof Collection) {
+      call('deleteCollection', model.id || model.name);
+      return;
+    }
+    if (!(model instanceof Record)) throw new Error('$app.delete: only records and collections can be deleted from pb_hooks in Cairn');
     call('delete', model._c.name, model.id);
   }
   const logArgs = (msg: any, args: any[]) => {
@@ -1169,6 +1184,8 @@ export function workerMain(): void {
     // v0.22's dao.saveRecord did not validate; Cairn's save validates (docs/hooks.md, Differences).
     saveRecord: save,
     deleteRecord: del,
+    saveCollection: save,
+    deleteCollection: del,
     save,
     saveNoValidate: save,
     delete: del,

@@ -42,6 +42,31 @@ routerAdd("GET", "/cookies", (e) => {
   }
   return e.json(200, { all, session });
 });
+routerAdd("POST", "/setup", (e) => {
+  const collection = new Collection({
+    name: "visits_log",
+    type: "base",
+    listRule: "",
+    createRule: null,
+    fields: [
+      { name: "path", type: "text", required: true },
+      { name: "hits", type: "number" },
+    ],
+  });
+  $app.save(collection);
+  const again = $app.findCollectionByNameOrId("visits_log");
+  again.listRule = null;
+  $app.save(again);
+  const visit = new Record($app.findCollectionByNameOrId("visits_log"));
+  visit.set("path", "/home");
+  visit.set("hits", 3);
+  $app.save(visit);
+  return e.json(200, { id: collection.id, name: collection.name });
+});
+routerAdd("POST", "/teardown", (e) => {
+  $app.delete($app.findCollectionByNameOrId("visits_log"));
+  return e.noContent(204);
+});
 routerAdd("GET", "/null-bind", (e) => {
   const row = new DynamicModel({ v: "" });
   $app.db().newQuery("SELECT COALESCE({:note}, 'was null') AS v").bind({ note: undefined }).one(row);
@@ -77,6 +102,26 @@ describe('pb_hooks: globals real files use', () => {
     assert.deepEqual(both.body, { all: 'theme=dark,session=abc123', session: 'abc123' });
     const none = await server.request('GET', '/cookies');
     assert.deepEqual(none.body, { all: '', session: 'missing: http: named cookie not present' });
+  });
+
+  test('$app.save(new Collection({...})) creates it, a second save changes it, $app.delete removes it', async () => {
+    const setup = await server.request('POST', '/setup', { body: {} });
+    assert.equal(setup.status, 200, setup.text);
+    assert.equal(setup.body.name, 'visits_log');
+    assert.ok(setup.body.id);
+    const collection = await server.admin('GET', '/api/collections/visits_log');
+    assert.equal(collection.status, 200, collection.text);
+    assert.equal(collection.body.id, setup.body.id);
+    assert.equal(collection.body.listRule, null);
+    assert.deepEqual(
+      collection.body.fields.filter((f: { system?: boolean }) => !f.system).map((f: { name: string; type: string }) => `${f.name}:${f.type}`),
+      ['path:text', 'hits:number'],
+    );
+    const list = await server.admin('GET', '/api/collections/visits_log/records');
+    assert.deepEqual(list.body.items.map((r: { path: string; hits: number }) => [r.path, r.hits]), [['/home', 3]]);
+    const teardown = await server.request('POST', '/teardown', { body: {} });
+    assert.equal(teardown.status, 204, teardown.text);
+    assert.equal((await server.admin('GET', '/api/collections/visits_log')).status, 404);
   });
 
   test('bind() of an undefined value binds NULL', async () => {
