@@ -1602,6 +1602,23 @@ export function workerMain(): void {
         return inner(found);
       },
       cookies: () => inner(cookiesOf(req.headers)),
+      // Go's Request.FormFile: [the file to read(buf) from, its header], which $filesystem.fileFromMultipart takes.
+      formFile: (key: string) => {
+        const f = req.files?.[String(key)]?.[0];
+        if (!f) throw new Error('http: no such file');
+        const bytes = Buffer.from(f.bytes, 'base64');
+        let at = 0;
+        const reader = {
+          read: (buf: Uint8Array) => {
+            const n = Math.min(buf.length, bytes.length - at);
+            buf.set(bytes.subarray(at, at + n));
+            at += n;
+            return n;
+          },
+          close: () => undefined,
+        };
+        return [reader, Object.assign(fileOfMarker(f), { filename: f.name })];
+      },
     };
     return { info, request, query: q, query_: query };
   }

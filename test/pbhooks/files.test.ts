@@ -36,6 +36,26 @@ routerAdd("POST", "/api/inbox/made", (e) => {
   return e.json(200, { id: doc.id, files: doc.get("files") });
 });
 
+// Go's FormFile, as some apps read an upload: the bytes through read(buf), the header to store.
+routerAdd("POST", "/api/inbox/form-file", (e) => {
+  const result = e.request.formFile("scan");
+  const reader = result[0];
+  const header = result[1];
+  const buf = new Uint8Array(4);
+  let text = "";
+  let n = reader.read(buf);
+  while (n > 0) {
+    text += String.fromCharCode(...buf.slice(0, n));
+    n = reader.read(buf);
+  }
+  reader.close();
+  const doc = new Record($app.findCollectionByNameOrId("docs"));
+  doc.set("title", header.filename);
+  doc.set("files", $filesystem.fileFromMultipart(header));
+  $app.save(doc);
+  return e.json(200, { id: doc.id, text, size: header.size, files: doc.get("files") });
+});
+
 routerAdd("POST", "/api/inbox/none", (e) => {
   try {
     e.findUploadedFiles("scan");
@@ -87,6 +107,18 @@ describe('pb_hooks: uploaded files and files made by $filesystem', () => {
     assert.equal(await got.text(), 'second file');
     const none = await server.request('POST', '/api/inbox/none', { body: {} });
     assert.deepEqual(none.body, { found: false });
+  });
+
+  test('e.request.formFile gives a reader of the bytes and a header $filesystem.fileFromMultipart stores', async () => {
+    const form = new FormData();
+    form.append('scan', new Blob(['read in chunks'], { type: 'text/plain' }), 'chunks.txt');
+    const res = await fetch(`${server.url}/api/inbox/form-file`, { method: 'POST', body: form });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.text, 'read in chunks');
+    assert.equal(body.size, 'read in chunks'.length);
+    assert.equal(body.files.length, 1);
+    assert.equal(await (await fetch(fileUrl(body.id, body.files[0]))).text(), 'read in chunks');
   });
 
   test('fileFromBytes, fileFromPath and fileFromURL set on a file field and saved', async () => {
