@@ -5,7 +5,7 @@ import { parseSchedule, type Schedule, ScheduleError } from '../jobs/schedule.ts
 import { compileRoutePath, type HookRoute, routeMethod } from './routes.ts';
 import type { RouteEvent, RouteMiddleware } from './types.ts';
 
-const CRON_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+const CRON_NAME = /^[A-Za-z0-9_.: -]{1,100}$/;
 
 /** The record events handlers bind to (API contract §16), by PocketBase ≥ 0.23's names. */
 export const RECORD_EVENTS = [
@@ -99,7 +99,7 @@ export class HookSet {
   }
 
   addCron(name: string, expression: string, handler: () => unknown, source: string): void {
-    if (typeof name !== 'string' || !CRON_NAME.test(name)) throw new TypeError(`cronAdd: the name must be 1-100 letters, digits or _ . : - (got ${JSON.stringify(name)})`);
+    if (typeof name !== 'string' || !CRON_NAME.test(name)) throw new TypeError(`cronAdd: the name must be 1-100 letters, digits, spaces or _ . : - (got ${JSON.stringify(name)})`);
     if (typeof handler !== 'function') throw new TypeError(`cronAdd ${name}: the handler must be a function`);
     let schedule: Schedule;
     try {

@@ -474,7 +474,8 @@ function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<strin
         const database = await services.registry.get(db);
         if (op === 'deleteCollection') return services.collections.remove(database, String(args[0]));
         const body = (args[0] ?? {}) as { id?: string; name?: string };
-        const existing = (body.id && (await services.collections.find(database, body.id))) || (body.name && (await services.collections.find(database, body.name)));
+        // One the app found is changed (by its id); a new one is created, and a name taken refuses it.
+        const existing = args[1] === true && body.id ? await services.collections.find(database, body.id) : undefined;
         return existing ? services.collections.update(database, existing.name, body) : services.collections.create(database, body);
       }
       case 'delete':

@@ -114,17 +114,26 @@ export function workerMain(): void {
     name: string;
     type: string;
     fields: any[];
+    /** Read from the database (found by the app), so `$app.save` changes it rather than creating one. */
+    __stored = false;
     constructor(c: any = {}) {
-      // Rules, indexes, auth options… as given: `$app.save(collection)` sends them all.
-      Object.assign(this, c);
+      // Rules, indexes, auth options… as given: `$app.save(collection)` sends them all. v0.22 named
+      // the fields `schema` (a getter here).
+      for (const [k, v] of Object.entries(c ?? {})) if (k !== 'schema') (this as any)[k] = v;
       this.id = c.id ?? '';
       this.name = c.name ?? '';
       this.type = c.type ?? 'base';
-      this.fields = c.fields ?? [];
+      this.fields = c.fields ?? (Array.isArray(c.schema) ? c.schema : []);
+    }
+    static __found(c: any): Collection {
+      const found = new Collection(c);
+      found.__stored = true;
+      return found;
     }
     /** The collection as the collections API takes it. */
     __body() {
-      return plain({ ...this });
+      const { __stored, ...body } = this as any;
+      return plain(body);
     }
     isAuth() {
       return this.type === 'auth';
@@ -703,6 +712,8 @@ export function workerMain(): void {
 
   // ---- $app ----
   const collectionCache = new Map<string, any>();
+  /** The API generation of the file whose handler runs now. */
+  let runningGen = 23;
   function collectionOf(nameOrId: any): any {
     if (nameOrId && typeof nameOrId === 'object') return { id: nameOrId.id, name: nameOrId.name, type: nameOrId.type };
     return { id: '', name: String(nameOrId), type: 'base' };
@@ -1090,10 +1101,11 @@ export function workerMain(): void {
     findCollectionByNameOrId: (name: string) => {
       let c = collectionCache.get(name);
       if (!c) collectionCache.set(name, (c = call('collection', name)));
-      return new Collection(c);
+      return Collection.__found(c);
     },
-    /** The collections of a type (`auth`, `base`, `view`), as Collection objects. */
-    findCollectionsByType: (type: string) => (call('collectionsByType', String(type)) as any[]).map((c) => new Collection(c)),
+    /** The collections of a type (`auth`, `base`, `view`), as Collection objects (v0.22 had no `_` system ones). */
+    findCollectionsByType: (type: string) =>
+      (call('collectionsByType', String(type)) as any[]).filter((c) => runningGen !== 22 || !String(c.name).startsWith('_')).map((c) => Collection.__found(c)),
     recordQuery: (coll: any) => new RecordQuery(coll),
     expandRecord: (record: any, expands: string[]) => {
       const got = call('expand', record._c.name, record.id, (expands ?? []).join(','));
@@ -1107,8 +1119,11 @@ export function workerMain(): void {
   };
   function save(model: any) {
     if (model instanceof Collection) {
-      // Created, or changed when it exists (by id or name), through the collections API's own checks.
-      Object.assign(model, inner(call('saveCollection', model.__body())));
+      // A new one is created (its name taken is an error, as in PocketBase); one the app found is changed.
+      const saved = inner(call('saveCollection', model.__body(), model.__stored));
+      collectionCache.clear();
+      for (const [k, v] of Object.entries(saved ?? {})) if (k !== 'schema') (model as any)[k] = v;
+      model.__stored = true;
       return;
     }
     if (!(model instanceof Record)) throw new Error('$app.save: only records and collections can be saved from pb_hooks in Cairn');
@@ -1154,6 +1169,7 @@ export function workerMain(): void {
   function del(model: any) {
     if (model instanceof Collection) {
       call('deleteCollection', model.id || model.name);
+      collectionCache.clear();
       return;
     }
     if (!(model instanceof Record)) throw new Error('$app.delete: only records and collections can be deleted from pb_hooks in Cairn');
@@ -1161,7 +1177,9 @@ export function workerMain(): void {
   }
   const logArgs = (msg: any, args: any[]) => {
     const data: any = {};
-    for (let i = 0; i + 1 < args.length; i += 2) data[String(args[i])] = args[i + 1];
+    // An error (of any realm) as its message: as JSON it is `{}`.
+    const value = (v: any) => (v && typeof v === 'object' && typeof v.message === 'string' && 'stack' in v ? String(v) : v);
+    for (let i = 0; i + 1 < args.length; i += 2) data[String(args[i])] = value(args[i + 1]);
     return [String(msg), data];
   };
   const logger = {
@@ -1925,6 +1943,7 @@ export function workerMain(): void {
     if (msg.type !== 'run') return;
     const reg = regs[msg.index];
     const fn = fns[msg.index];
+    runningGen = reg.gen;
     try {
       let result: any;
       if (reg.kind === 'event' && msg.payload?.kind === 'read') result = runRead(reg, fn, msg.payload);

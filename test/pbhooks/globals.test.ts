@@ -63,6 +63,16 @@ routerAdd("POST", "/setup", (e) => {
   $app.save(visit);
   return e.json(200, { id: collection.id, name: collection.name });
 });
+routerAdd("POST", "/setup-again", (e) => {
+  // A new collection of a name taken is refused, as in PocketBase; v0.22's \`schema\` names the fields.
+  try {
+    $app.save(new Collection({ name: "visits_log", type: "base", schema: [{ name: "other", type: "text" }] }));
+    return e.json(200, { refused: false });
+  } catch (err) {
+    return e.json(200, { refused: true, fields: $app.findCollectionByNameOrId("visits_log").fields.map((f) => f.name).filter((n) => n === "other").length });
+  }
+});
+cronAdd("Nightly clean up", "0 3 * * *", () => {});
 routerAdd("POST", "/teardown", (e) => {
   $app.delete($app.findCollectionByNameOrId("visits_log"));
   return e.noContent(204);
@@ -119,6 +129,8 @@ describe('pb_hooks: globals real files use', () => {
     );
     const list = await server.admin('GET', '/api/collections/visits_log/records');
     assert.deepEqual(list.body.items.map((r: { path: string; hits: number }) => [r.path, r.hits]), [['/home', 3]]);
+    const again = await server.request('POST', '/setup-again', { body: {} });
+    assert.deepEqual(again.body, { refused: true, fields: 0 });
     const teardown = await server.request('POST', '/teardown', { body: {} });
     assert.equal(teardown.status, 204, teardown.text);
     assert.equal((await server.admin('GET', '/api/collections/visits_log')).status, 404);
