@@ -1068,6 +1068,8 @@ export function workerMain(): void {
       const w = built(where, params);
       return new Query(`DELETE FROM ${quoteName(table)}${w ? ` WHERE ${w}` : ''}`).bind(params);
     },
+    // dbx's TruncateTable, as it builds it for SQLite: every row deleted (inside the transaction, on both engines).
+    truncateTable: (table: string) => new Query(`DELETE FROM ${quoteName(table)}`),
   };
   function findRecordsByFilter(coll: any, filter = '', sort = '', limit = 0, offset = 0, params?: any) {
     const rows = call('find', collectionOf(coll).name, { filter, sort, limit: limit > 0 ? limit : undefined, offset: offset > 0 ? offset : undefined, params: params ?? undefined });

@@ -82,7 +82,10 @@ routerAdd("POST", "/shop/restock", (e) => {
   } catch (err) {
     missing = String(err.message || err);
   }
-  return e.json(200, { rows, total: one.total, missing });
+  db.truncateTable("stock_log").execute();
+  const left = new DynamicModel({ n: -1 });
+  db.select("COUNT(*) AS n").from("stock_log").one(left);
+  return e.json(200, { rows, total: one.total, missing, left: left.n });
 });
 `;
 
@@ -157,5 +160,6 @@ describe('pb_hooks: $template (Go templates) and $app.db() query builders', () =
     ]);
     assert.equal(res.body.total, 23);
     assert.match(res.body.missing, /no rows/);
+    assert.equal(res.body.left, 0, 'truncateTable emptied the table');
   });
 });
