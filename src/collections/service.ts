@@ -80,11 +80,6 @@ export class CollectionService {
     return set;
   }
 
-  /** A collection by name or id, synchronously, when the database's collections are loaded and current. */
-  peek(view: Database, nameOrId: string): Collection | undefined {
-    return this.peekAll(view)?.find(nameOrId);
-  }
-
   /** All collections of the database, synchronously, when they are loaded and current. */
   peekAll(view: Database): CollectionSet | undefined {
     return this.loaded.get(baseDatabase(view));

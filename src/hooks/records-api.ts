@@ -64,15 +64,21 @@ export class HookRecords implements RecordsApi {
    * Throws `NotFoundError` as `findById` does.
    */
   findByIdNow(name: CollectionName, id: string): RecordJson | undefined {
-    const open = this.open;
-    if (open?.db !== this.dbName || !open.tx.getNow || typeof id !== 'string') return undefined;
-    const base = this.data().registry.opened(this.dbName);
-    const collection = base && this.data().collections.peek(base, name);
-    if (!collection) return undefined;
-    const shape = shapeOf(collection);
-    const row = open.tx.getNow<Row>(shape.selectById, [id]);
-    if (!row) throw new NotFoundError(`No record "${id}" in "${collection.name}".`);
+    const now = this.now(name);
+    if (!now?.tx.getNow || typeof id !== 'string') return undefined;
+    const shape = shapeOf(now.collection);
+    const row = now.tx.getNow<Row>(shape.selectById, [id]);
+    if (!row) throw new NotFoundError(`No record "${id}" in "${now.collection.name}".`);
     return serializeRecord(row, shape, PRIVILEGED_VIEWER);
+  }
+
+  /** What the `…Now` reads need: the record event's transaction here, and the collections as loaded. */
+  private now(name: CollectionName): { tx: Transaction; base: Database; set: CollectionSet; collection: Collection } | undefined {
+    const tx = this.open?.db === this.dbName ? this.open.tx : undefined;
+    const base = tx && this.data().registry.opened(this.dbName);
+    const set = base && this.data().collections.peekAll(base);
+    const collection = set?.find(name);
+    return tx && base && set && collection ? { tx, base, set, collection } : undefined;
   }
 
   async findFirst(name: CollectionName, filter: string, params?: Record<string, unknown>): Promise<any> {
@@ -94,17 +100,12 @@ export class HookRecords implements RecordsApi {
    * collections loaded); undefined where it cannot. Throws what `find` throws for a bad filter.
    */
   findNow(name: CollectionName, options: FindOptions = {}): RecordJson[] | undefined {
-    const open = this.open;
-    const tx = open?.tx;
-    if (open?.db !== this.dbName || !tx?.allNow) return undefined;
-    const base = this.data().registry.opened(this.dbName);
-    const set = base && this.data().collections.peekAll(base);
-    const collection = set?.find(name);
-    if (!base || !set || !collection) return undefined;
-    const ctx = systemContext(this.dbName, withinTransaction(base, tx));
-    const q = findQuery(ctx, collection, set, this.data().records, options);
-    const shape = shapeOf(collection);
-    return tx.allNow<Row>(q.text, q.params).map((row) => serializeRecord(row, shape, PRIVILEGED_VIEWER));
+    const now = this.now(name);
+    if (!now?.tx.allNow) return undefined;
+    const ctx = systemContext(this.dbName, withinTransaction(now.base, now.tx));
+    const q = findQuery(ctx, now.collection, now.set, this.data().records, options);
+    const shape = shapeOf(now.collection);
+    return now.tx.allNow<Row>(q.text, q.params).map((row) => serializeRecord(row, shape, PRIVILEGED_VIEWER));
   }
 
   async count(name: CollectionName, filter?: string, params?: Record<string, unknown>): Promise<number> {

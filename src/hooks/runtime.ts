@@ -423,6 +423,13 @@ export class RealtimeEvent {
 
 const done = async (): Promise<void> => undefined;
 
+/** Runs `handlers` on `event`: whether the last of them went on (called `next()`). */
+async function goesOn<E extends Event>(event: E, handlers: readonly Bound<E>[]): Promise<boolean> {
+  let reached = false;
+  await runChain(event, handlers, async () => void (reached = true), asHookError);
+  return reached;
+}
+
 /** Writes that began within one slice of time share one deadline. */
 const WATCH_SLICE_MS = 50;
 
@@ -581,12 +588,9 @@ export class HookRuntime implements RecordEvents {
     if (handlers.length === 0) return undefined;
     return async (ctx, c, value) => {
       const event = new ReadRequestEvent(this.slot, ctx, c, kind, value);
-      let reached = false;
-      await runChain(event, handlers, async () => void (reached = true), asHookError);
+      await runChain(event, handlers, done, asHookError);
       // A handler that answered wins; one that neither answered nor went on leaves the answer as it is.
-      if (event.answer) return event.answer;
-      void reached;
-      return event.value;
+      return event.answer ?? event.value;
     };
   }
 
@@ -682,9 +686,7 @@ export class HookRuntime implements RecordEvents {
     if (handlers.length === 0) return topics;
     const event = new RealtimeEvent(this.slot, { id: clientId }, { method: 'POST', headers: {}, query: {}, body: { clientId, subscriptions: topics }, ip: '' }, authView(caller.auth), caller.dbName);
     event.subscriptions = [...topics];
-    let reached = false;
-    await runChain(event, handlers, async () => void (reached = true), asHookError);
-    if (!reached) throw badRequest('The subscription request was cancelled by a hook.');
+    if (!(await goesOn(event, handlers))) throw badRequest('The subscription request was cancelled by a hook.');
     return (event.subscriptions ?? []).map(String);
   }
 
@@ -698,9 +700,7 @@ export class HookRuntime implements RecordEvents {
     if (handlers.length === 0) return { name, data };
     const event = new RealtimeEvent(this.slot, { id: clientId }, undefined, caller ? authView(caller) : null);
     event.message = { name, data };
-    let reached = false;
-    await runChain(event, handlers, async () => void (reached = true), asHookError);
-    if (!reached || !event.message) return undefined;
+    if (!(await goesOn(event, handlers)) || !event.message) return undefined;
     const m = event.message as { name: unknown; data: unknown };
     return { name: String(m.name), data: typeof m.data === 'string' ? m.data : JSON.stringify(m.data) };
   }
@@ -717,10 +717,7 @@ export class HookRuntime implements RecordEvents {
   readonly flowRequest: FlowRequestHook = async (ctx, collection, action, record, newEmail) => {
     const handlers = this.set.for('onRecordAuthFlowRequest', collection);
     if (handlers.length === 0) return true;
-    const event = new AuthFlowEvent(this.slot, ctx, collection, await record(), action, newEmail);
-    let reached = false;
-    await runChain(event, handlers, async () => void (reached = true), asHookError);
-    return reached;
+    return goesOn(new AuthFlowEvent(this.slot, ctx, collection, await record(), action, newEmail), handlers);
   };
 
   /** The download hook (`onFileDownloadRequest`): the name to serve the file under, undefined when a handler did not go on. */
@@ -728,10 +725,8 @@ export class HookRuntime implements RecordEvents {
     const handlers = this.set.for('onFileDownloadRequest', collection);
     if (handlers.length === 0) return servedName;
     const event = new FileDownloadEvent(this.slot, ctx, collection, record, field, servedName);
-    let reached = false;
-    await runChain(event, handlers, async () => void (reached = true), asHookError);
     // A name for Content-Disposition's quoted string: printable ASCII, no quote or backslash.
-    return reached ? String(event.servedName || servedName).replace(/[^\x20-\x7e]|["\\]/g, '_') : undefined;
+    return (await goesOn(event, handlers)) ? String(event.servedName || servedName).replace(/[^\x20-\x7e]|["\\]/g, '_') : undefined;
   };
 
   /** Runs a cron job of the hooks now, on this node (`POST /api/hooks/cron/:name`). */

@@ -316,9 +316,10 @@ export class PbPool {
 
 /**
  * Which Cairn event a PocketBase registration runs on, whether for API requests only, its API
- * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail).
+ * generation, and how its event is made (`kind`: a write's, a record leaving, an API read, a mail, a
+ * record an API request is about — a sign-in, an email flow's request, a download —, realtime).
  */
-type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'signin' | 'realtime';
+type PbKind = 'write' | 'enrich' | 'read' | 'mail' | 'held' | 'realtime';
 const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23; kind?: PbKind; tags?: string[]; method?: string }> = {
   onRecordCreate: { on: 'onRecordCreate' },
   onRecordCreateExecute: { on: 'onRecordCreate' },
@@ -355,28 +356,28 @@ const EVENTS: Record<string, { on: RecordEventName; api?: boolean; gen?: 22 | 23
   // The same names in both generations (v0.22's go on by themselves, without e.next()).
   onRecordsListRequest: { on: 'onRecordsListRequest', kind: 'read' },
   onRecordViewRequest: { on: 'onRecordViewRequest', kind: 'read' },
-  onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin' },
+  onRecordAuthRequest: { on: 'onRecordAuthRequest', kind: 'held' },
   // The auth routes' own events fire as their sign-in succeeds (PocketBase fires them before it checks).
-  onRecordAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password' },
-  onRecordAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2' },
-  onRecordAuthWithOTPRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'otp' },
-  onRecordAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh' },
-  onRecordBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22 },
-  onRecordBeforeAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'signin', method: 'oauth2', gen: 22 },
-  onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22 },
-  onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'password', gen: 22, tags: ['_superusers'] },
-  onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'signin', method: 'refresh', gen: 22, tags: ['_superusers'] },
-  onFileDownloadRequest: { on: 'onFileDownloadRequest', kind: 'signin' },
+  onRecordAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'password' },
+  onRecordAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'held', method: 'oauth2' },
+  onRecordAuthWithOTPRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'otp' },
+  onRecordAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'refresh' },
+  onRecordBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'password', gen: 22 },
+  onRecordBeforeAuthWithOAuth2Request: { on: 'onRecordAuthRequest', kind: 'held', method: 'oauth2', gen: 22 },
+  onRecordBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'refresh', gen: 22 },
+  onAdminBeforeAuthWithPasswordRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'password', gen: 22, tags: ['_superusers'] },
+  onAdminBeforeAuthRefreshRequest: { on: 'onRecordAuthRequest', kind: 'held', method: 'refresh', gen: 22, tags: ['_superusers'] },
+  onFileDownloadRequest: { on: 'onFileDownloadRequest', kind: 'held' },
   // The email flows' requests, before their mail (the account found as e.record; not going on sends nothing).
-  onRecordRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification' },
-  onRecordRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset' },
-  onRecordRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change' },
-  onRecordRequestOTPRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-otp' },
-  onRecordBeforeRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-verification', gen: 22 },
-  onRecordBeforeRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-password-reset', gen: 22 },
-  onRecordBeforeRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'signin', method: 'request-email-change', gen: 22 },
+  onRecordRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-verification' },
+  onRecordRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-password-reset' },
+  onRecordRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-email-change' },
+  onRecordRequestOTPRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-otp' },
+  onRecordBeforeRequestVerificationRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-verification', gen: 22 },
+  onRecordBeforeRequestPasswordResetRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-password-reset', gen: 22 },
+  onRecordBeforeRequestEmailChangeRequest: { on: 'onRecordAuthFlowRequest', kind: 'held', method: 'request-email-change', gen: 22 },
   // v0.22's superusers were admins, signing in apart.
-  onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'signin', gen: 22, tags: ['_superusers'] },
+  onAdminAuthRequest: { on: 'onRecordAuthRequest', kind: 'held', gen: 22, tags: ['_superusers'] },
   onMailerSend: { on: 'onMailerSend', kind: 'mail' },
   onMailerRecordPasswordResetSend: { on: 'onMailerRecordPasswordResetSend', kind: 'mail' },
   onMailerRecordVerificationSend: { on: 'onMailerRecordVerificationSend', kind: 'mail' },
@@ -670,7 +671,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
           throw asPbError(err, source, log);
         }
       };
-      if (kind === 'enrich' || kind === 'signin') {
+      if (kind === 'enrich' || kind === 'held') {
         const payload = { collection: e.collection, record: e.record, auth: e.auth, request: requestPayload(e), token: e.token, method: e.method, newEmail: e.newEmail, fileField: e.fileField, servedName: e.servedName };
         // A download's handler may rename the file it sends.
         const rename = (name: unknown) => {
@@ -783,7 +784,7 @@ export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: S
             });
             type Result = { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
             // A straight-line handler is tried on this thread first (main-runtime.ts): no thread crossing.
-            let result: Result | undefined = main?.tryable(index) ? main.tryRun(index, payload, syncOpsFor(e.app, e.db)) : undefined;
+            let result: Result | undefined = main?.tryRun(index, payload, syncOpsFor(e.app, e.db));
             try {
               result ??= (await pool.run(index, payload, ops)) as Result;
             } catch (err) {

@@ -84,7 +84,7 @@ export class MainRuntime {
   }
 
   /** Whether registration `index` is worth a try here. */
-  tryable(index: number): boolean {
+  private tryable(index: number): boolean {
     return this.straight[index] === true && ((this.tries[index] ?? 0) < MAX_FRUITLESS_TRIES || (this.successes[index] ?? 0) > 0);
   }
 

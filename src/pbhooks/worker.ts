@@ -117,9 +117,7 @@ export function workerMain(): void {
     /** Read from the database (found by the app), so `$app.save` changes it rather than creating one. */
     __stored = false;
     constructor(c: any = {}) {
-      // Rules, indexes, auth options… as given: `$app.save(collection)` sends them all. v0.22 named
-      // the fields `schema` (a getter here).
-      for (const [k, v] of Object.entries(c ?? {})) if (k !== 'schema') (this as any)[k] = v;
+      this.__load(c);
       this.id = c.id ?? '';
       this.name = c.name ?? '';
       this.type = c.type ?? 'base';
@@ -129,6 +127,10 @@ export function workerMain(): void {
       const found = new Collection(c);
       found.__stored = true;
       return found;
+    }
+    /** Rules, indexes, auth options… as given: `$app.save(collection)` sends them all. v0.22 named the fields `schema` (a getter here). */
+    __load(c: any) {
+      for (const [k, v] of Object.entries(c ?? {})) if (k !== 'schema') (this as any)[k] = v;
     }
     /** The collection as the collections API takes it. */
     __body() {
@@ -1124,7 +1126,7 @@ export function workerMain(): void {
       // A new one is created (its name taken is an error, as in PocketBase); one the app found is changed.
       const saved = inner(call('saveCollection', model.__body(), model.__stored));
       collectionCache.clear();
-      for (const [k, v] of Object.entries(saved ?? {})) if (k !== 'schema') (model as any)[k] = v;
+      model.__load(saved);
       model.__stored = true;
       return;
     }

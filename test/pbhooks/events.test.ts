@@ -1,19 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
-
-/** A pb_hooks folder with the given files. */
-function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbev-'));
-  const dir = path.join(root, 'pb_hooks');
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // A notes app (v0.23+): what leaves through the API is shaped by onRecordEnrich, the list and
 // view requests may be changed or answered by their handlers.

@@ -1,17 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
-
-function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbfiles-'));
-  const dir = path.join(root, 'pb_hooks');
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // An inbox of documents: uploads taken from a route's form, files made by the hooks themselves.
 const DOCS = `

@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
-
-function pbDir(files: Record<string, string>): { root: string; dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbglob-'));
-  const dir = path.join(root, 'pb_hooks');
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  return { root, dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // What real files lean on besides $app: process.env, e.model in v0.22 model events, a route that
 // answers twice, module.exports at a file's top level, $os.writeFile.

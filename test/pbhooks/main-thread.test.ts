@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { pbDir } from './pb-dir.ts';
 
 // Straight-line handlers (src/pbhooks/straight.ts) are tried on the main thread, where a record by
 // id is read in the write's transaction on SQLite; a try that cannot finish there runs again in a
@@ -44,15 +42,13 @@ onRecordCreate((e) => {
 
 describe('pb_hooks: straight-line handlers tried on the main thread', () => {
   let server: TestServer;
-  let root: string;
+  let pb: ReturnType<typeof pbDir>;
   let apple: string;
   let pear: string;
 
   before(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'cairn-pbmain-'));
-    mkdirSync(path.join(root, 'pb_hooks'));
-    writeFileSync(path.join(root, 'pb_hooks', 'shop.pb.js'), HOOKS);
-    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: path.join(root, 'pb_hooks') } });
+    pb = pbDir({ 'shop.pb.js': HOOKS });
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
     await createCollection(server, { name: 'products', fields: [{ name: 'name', type: 'text' }, { name: 'price', type: 'number' }, { name: 'stock', type: 'number' }] });
     await createCollection(server, { name: 'orders', fields: [{ name: 'product', type: 'text' }, { name: 'price', type: 'number' }] });
     await createCollection(server, { name: 'receipts', fields: [{ name: 'order', type: 'text' }, { name: 'amount', type: 'number' }] });
@@ -64,7 +60,7 @@ describe('pb_hooks: straight-line handlers tried on the main thread', () => {
   });
   after(async () => {
     await server?.close();
-    rmSync(root, { recursive: true, force: true });
+    pb?.remove();
   });
 
   test('a handler reads a record by id and changes the record before e.next()', async () => {

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { pbDir } from './pb-dir.ts';
 
 // e.next() in a record event, as handlers use it: what follows it sees the saved record, a `try`
 // around it catches what it throws, a throw after it rolls the write back. A handler that does
@@ -40,13 +38,11 @@ onRecordCreate((e) => {
 
 describe('pb_hooks: e.next() in record events', () => {
   let server: TestServer;
-  let root: string;
+  let pb: ReturnType<typeof pbDir>;
 
   before(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'cairn-pbnext-'));
-    mkdirSync(path.join(root, 'pb_hooks'));
-    writeFileSync(path.join(root, 'pb_hooks', 'next.pb.js'), HOOKS);
-    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: path.join(root, 'pb_hooks') } });
+    pb = pbDir({ 'next.pb.js': HOOKS });
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
     await createCollection(server, { name: 'trail', fields: [{ name: 'note', type: 'text' }] });
     for (const name of ['entries', 'guarded', 'plain', 'undoable']) {
       await createCollection(server, { name, fields: [{ name: 'title', type: 'text', required: true }, { name: 'n', type: 'number', max: 10 }] });
@@ -54,7 +50,7 @@ describe('pb_hooks: e.next() in record events', () => {
   });
   after(async () => {
     await server?.close();
-    rmSync(root, { recursive: true, force: true });
+    pb?.remove();
   });
 
   test('after e.next(), the record read is the saved one, and a save after it is part of the write', async () => {

@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
-
-function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbrt-'));
-  const dir = path.join(root, 'pb_hooks');
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // A live board: who may connect, what they may follow, and what each message carries.
 const BOARD = `

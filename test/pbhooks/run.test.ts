@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
-
-/** A pb_hooks folder with the given files. */
-function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pb-'));
-  const dir = path.join(root, 'pb_hooks');
-  mkdirSync(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // Today's API (≥ 0.23): e.next(), $app.find*, e.requestInfo(), {name} path values.
 const MODERN = `

@@ -1,20 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
-
-/** A pb_hooks folder with the given files (`views/x.html` makes the folder). */
-function pbDir(files: Record<string, string>): { dir: string; remove(): void } {
-  const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbtpl-'));
-  const dir = path.join(root, 'pb_hooks');
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
-  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
-}
+import { pbDir } from './pb-dir.ts';
 
 // A small shop front: pages rendered from Go templates, data read and written with dbx's builders.
 const LAYOUT = `<!doctype html>

@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { createCollection, startServer } from '../helpers/server.ts';
+import { pbDir } from './pb-dir.ts';
 
-const root = mkdtempSync(path.join(tmpdir(), 'cairn-pbterm-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const pb = pbDir({});
+after(() => pb.remove());
 
 test('onTerminate handlers run once as the server stops, while $app still answers', async () => {
-  const out = path.join(root, 'terminated.txt');
-  mkdirSync(path.join(root, 'pb_hooks'));
+  const out = path.join(pb.root, 'terminated.txt');
   writeFileSync(
-    path.join(root, 'pb_hooks', 'stop.pb.js'),
+    path.join(pb.dir, 'stop.pb.js'),
     `
 onTerminate((e) => {
   const n = $app.countRecords("visits");
@@ -21,7 +20,7 @@ onTerminate((e) => {
 });
 `,
   );
-  const server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: path.join(root, 'pb_hooks') } });
+  const server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
   try {
     await createCollection(server, { name: 'visits', fields: [{ name: 'at', type: 'text' }] });
     for (let i = 0; i < 3; i++) assert.equal((await server.admin('POST', '/api/collections/visits/records', { body: { at: String(i) } })).status, 200);
