@@ -55,6 +55,11 @@ export interface BenchRequest {
   headers?: Record<string, string>;
   /** The status every answer must have; anything else counts as an error in the report. */
   expectStatus?: number;
+  /** Each request's path, instead of `paths`, for requests that use something up (a delete): shared
+   * by every round, so no two requests of the run get the same path. */
+  nextPath?: () => string;
+  /** A new TCP connection for every request (as PocketBase's benchmark sends them), not kept-alive ones. */
+  freshConnections?: boolean;
 }
 
 export interface PrepareContext {

@@ -54,7 +54,7 @@ export async function runGuard(measure: (cases: string[]) => Promise<MeasuredCas
   const reference = readReference();
   const names = Object.keys(reference.cases);
   // Short by default (the guard's time counts toward CI's): a few seconds per case and target.
-  process.env.BENCH_DURATION ||= '6';
+  process.env.BENCH_DURATION ||= '5';
   process.env.BENCH_ROUNDS ||= '4';
   process.env.BENCH_WARMUP ||= '1';
   const limitOf = (name: string) => reference.cases[name].ratio * (1 + reference.tolerance);

@@ -392,7 +392,11 @@ async function main(args: string[], guard = false): Promise<MeasuredCase[]> {
 }
 
 const argv = process.argv.slice(2);
-if (argv.includes('--guard')) {
+if (argv[0] === 'pocketbase') {
+  // PocketBase's own benchmark against Cairn on both engines (bench/pocketbase/run.ts).
+  const { runPocketBaseBench } = await import('./pocketbase/run.ts');
+  await runPocketBaseBench(argv.slice(1));
+} else if (argv.includes('--guard')) {
   process.exitCode = (await runGuard((names) => main(names, true))) ? 0 : 1;
 } else {
   await main(argv);

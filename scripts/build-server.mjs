@@ -1,6 +1,7 @@
 // `npm run build:server`: compiles src/ to plain JavaScript in dist/ (tsconfig.build.json), which is
-// what `npm start` and the `cairn` command run, then writes dist/.build-stamp. bin/cairn.js compares
-// the stamp with the sources and refuses to run a build older than them (bin/build-check.js).
+// what `npm start` and the `cairn` command run, bundles the pb_hooks worker's script, then writes
+// dist/.build-stamp. bin/cairn.js compares the stamp with the sources and refuses to run a build
+// older than them (bin/build-check.js).
 // dist/ is emptied first, so a deleted source leaves no module behind.
 //
 // The same compilation emits declarations; only those of the package's public module (dist/index.d.ts
@@ -39,6 +40,20 @@ const prune = (dir) => {
   }
 };
 prune(dist);
+
+// The pb_hooks worker's script (src/pbhooks/runtime/bundle.ts): the runtime's modules bundled into one
+// file, which dist/pbhooks/runtime/bundle.js reads instead of bundling at run time.
+const esbuild = await import('esbuild');
+await esbuild.build({
+  entryPoints: [path.join(dist, 'pbhooks/runtime/worker-entry.js')],
+  outfile: path.join(dist, 'pbhooks/runtime/worker.bundle.js'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  keepNames: true,
+  logLevel: 'warning',
+});
 
 // Written last: its time is when the build finished, later than every source it compiled.
 writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);

@@ -63,6 +63,8 @@ for (const driver of drivers) {
   // A test whose setup fails can leave servers (and their database connections) open: the file then
   // ends anyway (--test-force-exit), and no single test may hang the run (--test-timeout).
   const args = ['--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${process.env.CAIRN_TEST_TIMEOUT_MS ?? 300000}`, `--test-concurrency=${concurrency}`];
+  // TAP on stdout as before; the slowest files on stderr when the pass ends (the reporter writes them itself).
+  args.push('--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-durations.mjs', '--test-reporter-destination=/dev/null');
   const result = spawnSync(process.execPath, [...args, ...selected], { stdio: 'inherit', env });
   if (result.status !== 0) {
     failed = true;

@@ -5,11 +5,15 @@ import { ApiKeyService } from './auth/api-keys.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { ensureDefaultAdmin } from './auth/default-admin.ts';
 import { AdminPasswordReset } from './auth/admin-flows.ts';
+import { backupPlaces, scheduleBackups } from './backups/schedule.ts';
 import { BackupService, type ServiceRestarter } from './backups/service.ts';
 import { EmailFlows } from './auth/email-flows.ts';
+import { AuthAlerts } from './auth/auth-alert.ts';
 import { Mailer } from './auth/mail/mailer.ts';
 import { type SmtpSettings, smtpSection } from './auth/mail/smtp-settings.ts';
+import { findSendmail } from './auth/mail/sendmail.ts';
 import { PocketBaseTokens } from './auth/pocketbase-tokens.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './auth/passwords.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
 import { MfaService } from './auth/mfa.ts';
 import { OtpService } from './auth/otp.ts';
@@ -27,13 +31,19 @@ import { registerContext } from './http/plugins/context.ts';
 import { FileService } from './files/download.ts';
 import { fileField } from './files/field.ts';
 import { LocalFileStorage } from './files/storage/local.ts';
-import type { FileStorage } from './files/storage/types.ts';
+import type { StoredS3 } from './files/storage/check.ts';
+import { SettingsFileStorage } from './files/storage/switch.ts';
 import { FileStore } from './files/store.ts';
 import { FileTokens } from './files/tokens.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
+import { registerFormBody } from './http/plugins/form-body.ts';
+import { withoutApiTrailingSlash } from './http/plugins/trailing-slash.ts';
+import { registerTrustedProxy, type TrustedProxy } from './http/plugins/trusted-proxy.ts';
 import { registerMultipart } from './http/plugins/multipart.ts';
 import { registerRateLimit } from './http/plugins/rate-limit.ts';
+import { type WarmUp, warmUp } from './http/warm-up.ts';
+import type { RateLimitSettings } from './http/plugins/rate-limit-rules.ts';
 import { redisCounters } from './http/plugins/rate-limit-stores.ts';
 import type { RateCounters } from './ratelimit/counters.ts';
 import { DatabaseCounters } from './ratelimit/database.ts';
@@ -43,7 +53,9 @@ import { authRoutes } from './http/routes/auth.ts';
 import { backupRoutes } from './http/routes/backups.ts';
 import { collectionRoutes } from './http/routes/collections.ts';
 import { DashboardAssets } from './dashboard/assets.ts';
-import { dashboardRoutes } from './http/routes/dashboard.ts';
+import { dashboardRoutes, type RootRoute } from './http/routes/dashboard.ts';
+import { PublicFolder } from './http/routes/public.ts';
+import { notFound } from './errors.ts';
 import { databaseRoutes } from './http/routes/databases.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -60,10 +72,10 @@ import { cronsRoutes } from './http/routes/crons.ts';
 import { pocketBaseSystemCrons, SystemCrons } from './jobs/system-crons.ts';
 import { pruneMfas } from './auth/mfa.ts';
 import { pruneOtps } from './auth/otp.ts';
-import { BatchService } from './batch/service.ts';
+import { type BatchLimits, BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
-import { RequestLogs } from './logs/service.ts';
+import { type LogSettings, RequestLogs } from './logs/service.ts';
 import { DatabaseLogSink, SqliteThreadLogSink } from './logs/sink.ts';
 import { logSteps } from './logs/store.ts';
 import { SqliteDatabase } from './storage/sqlite/driver.ts';
@@ -79,7 +91,7 @@ import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
 import { DatabaseRegistry, openBackend } from './storage/index.ts';
 import { Invalidations } from './storage/invalidations.ts';
-import { metaSection } from './settings/meta.ts';
+import { defaultAppUrl, metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
 import { oauth2Section } from './auth/oauth2/providers.ts';
 import { cronRoutes } from './http/routes/cron.ts';
@@ -88,6 +100,10 @@ import { workflowRoutes } from './http/routes/workflows.ts';
 import { hookRouteAnswers, hookRouteHandler, hookRoutes } from './http/routes/hooks.ts';
 import { HookCronRunner } from './hooks/cron.ts';
 import type { HookSet } from './hooks/registry.ts';
+import type { HookServices } from './hooks/facade.ts';
+import { PbMigrationRunner } from './pbmigrations/runner.ts';
+import { pbMigrationRuntime, type PbMigrationRuntime } from './pbmigrations/runtime.ts';
+import type { PbMigrationExecutor } from './pbmigrations/types.ts';
 import { hiddenPbRoutes, shadowedRoutes } from './hooks/routes.ts';
 import { HookLoadError, type HookRuntime } from './hooks/runtime.ts';
 import { WorkflowService } from './workflows/service.ts';
@@ -122,6 +138,8 @@ export interface Services {
   cron: CronService;
   /** Uploads, storage and clean-up of record files (the records domain calls it on writes). */
   fileStore: FileStore;
+  /** Where `fileStore` keeps files: the `s3` settings' bucket, CAIRN_STORAGE's, or the local directory. */
+  fileStorage: SettingsFileStorage;
   /** Downloads and file tokens. */
   files: FileService;
   migrations: MigrationService;
@@ -143,6 +161,8 @@ export interface App {
   services: Services;
   /** While the app closes, the part it is closing (a shutdown that hangs logs it). */
   closing: { step?: string };
+  /** Sends a few requests through the app before it serves (http/warm-up.ts): the server calls it. */
+  warmUp(): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -174,8 +194,9 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');
   // Uploads are staged in the data directory whichever storage keeps them.
-  // The AWS SDK (some 40 MB resident with its upload helper) is imported only for CAIRN_STORAGE=s3.
-  const storage: FileStorage = config.s3 ? new (await import('./files/storage/s3.ts')).S3FileStorage(config.s3) : new LocalFileStorage(storageDir);
+  // The saved `s3` settings decide, else CAIRN_STORAGE; the AWS SDK (some 40 MB resident with its
+  // upload helper) is imported only once a bucket is used.
+  const storage = new SettingsFileStorage(new LocalFileStorage(storageDir), config.s3, () => settings.peekSaved<StoredS3>('s3'));
   const fileStore = new FileStore({ storage, stagingDir: path.join(storageDir, '.staging'), requestLimit: config.uploadLimit });
   await fileStore.start();
   // Where outbound requests may not go: refused when a target is saved (its literal host) and when
@@ -201,6 +222,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     access: new RuleAccess(),
     changeHooks: [webhooks.changeHook, fileStore.changeHook, realtimeChangeHook(changeFeed), ...(hooks ? [hooks.changeHook] : [])],
     minPasswordLength: config.minPasswordLength,
+    passwords: { hash: hashPassword, verify: verifyPassword, maxLength: MAX_PASSWORD_LENGTH },
     expandLimits: { records: config.expandMaxRecords, bytes: config.maxAnswerMb * 1024 * 1024 },
     files: fileStore,
     search: fulltextSearch,
@@ -213,29 +235,32 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   authenticator.pocketbase = pocketbaseTokens;
   const apiKeys = new ApiKeyService(deriveKey(secret, 'apikey'), tokens);
   authenticator.apiKeys = apiKeys.resolve;
-  const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests });
+  // The `batch` settings are read for each batch (settings are made below; read only at request time).
+  const batch = new BatchService({ collections, records, files: fileStore, maxRequests: config.batchMaxRequests, limits: () => settings.get<BatchLimits>('batch') });
   const superusers = new SuperuserService(registry.system, admins, tokens);
   const recordAuth = new RecordAuthService(tokens, collections, records, new MfaService(collections));
   recordAuth.onSignIn = hooks?.signIn;
   superusers.onSignIn = hooks?.signIn;
   const settings = new SettingsService(
     registry.system,
-    [metaSection(`http://${config.host}:${config.port}`), oauth2Section, smtpSection(config.smtpUrl), ...pocketbaseSections(config)],
+    [metaSection(defaultAppUrl(config.host, config.port)), oauth2Section, smtpSection(config.smtpUrl), ...pocketbaseSections(config)],
     invalidations,
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);
   files.onDownload = hooks?.fileDownload;
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
-  const mailer = new Mailer(config.smtpUrl, path.join(config.dir, 'mail'), () => settings.get<SmtpSettings>('smtp'));
+  // Without SMTP, mail goes to the system's sendmail as on PocketBase, unless CAIRN_MAIL_DIR asks for files.
+  const mailer = new Mailer(config.smtpUrl, config.mailDir ?? path.join(config.dir, 'mail'), () => settings.get<SmtpSettings>('smtp'), config.mailDir ? undefined : findSendmail(process.env.PATH));
   const emailFlows = new EmailFlows(records, mailer, settings, config.minPasswordLength);
   emailFlows.pocketbase = pocketbaseTokens;
   emailFlows.onFlowRequest = hooks?.flowRequest;
+  recordAuth.alerts = new AuthAlerts(mailer, settings, records);
   const otp = new OtpService(deriveKey(secret, 'otp'), records, mailer, settings);
   otp.onFlowRequest = hooks?.flowRequest;
   const adminPasswordReset = new AdminPasswordReset(registry.system, admins, mailer, settings);
   adminPasswordReset.pocketbase = pocketbaseTokens;
-  const oauth2 = new OAuth2Service(settings, records, recordAuth);
+  const oauth2 = new OAuth2Service(settings, records, recordAuth, fileStore, outbound);
   const cron = new CronService(registry, webhooks, invalidations);
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   const realtime = new RealtimeService({
@@ -257,11 +282,16 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const requestLogs = new RequestLogs(logsDb, {
     enabled: config.requestLogs,
     keepDays: config.logDays,
+    // Once saved, the `logs` settings decide (retention, levels, IPs, auth ids); until then the environment.
+    settings: () => settings.peekSaved<LogSettings>('logs'),
     sink: logsDb instanceof SqliteDatabase && config.requestLogs ? (store) => SqliteThreadLogSink.open(logsDb.file) ?? new DatabaseLogSink(store) : undefined,
   });
-  const backups = new BackupService(config.dir, registry, config.storage);
+  const backups = new BackupService(config.dir, registry, backupPlaces(settings, storage));
   // Notices from other nodes flow before this node serves or changes anything.
   await backend.notifications?.ready();
+  // Loaded before the first request: what reads the settings on every request (request log, rate
+  // limits, client addresses) cannot wait for them (SettingsService.peek).
+  await settings.view();
   return {
     config,
     secret,
@@ -285,6 +315,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     emailFlows,
     adminPasswordReset,
     fileStore,
+    fileStorage: storage,
     files,
     oauth2,
     migrations,
@@ -305,6 +336,8 @@ export interface BuildAppOptions {
   restarter?: ServiceRestarter;
   /** Application hooks, loaded by the host (they outlive a restore's rebuild of the app). */
   hooks?: HookRuntime;
+  /** What runs pb_migrations files (`pbMigrationRuntime` unless given: tests bring their own). */
+  pbMigrations?: PbMigrationRuntime;
 }
 
 /**
@@ -343,6 +376,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     clientErrorHandler,
     // Stored file names reach 255 characters (files/names.ts); the router's default is 100.
     routerOptions: { maxParamLength: 255 },
+    rewriteUrl: withoutApiTrailingSlash,
   });
 
   try {
@@ -352,13 +386,17 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     throw err;
   }
 
-  // JSON is the API's body format; other types are added by the routes that take them (uploads).
+  // JSON and forms (plugins/form-body.ts) are the API's body formats; other types are added by the
+  // routes that take them (raw migration and archive uploads).
   app.removeContentTypeParser('text/plain');
   registerJsonBody(app);
   registerErrorHandling(app);
-  registerRequestLog(app, services.requestLogs);
+  registerTrustedProxy(app, () => services.settings.peekSaved<TrustedProxy>('trustedProxy'));
+  const warming: WarmUp = { active: false };
+  registerRequestLog(app, services.requestLogs, warming);
   await registerCors(app, config.corsOrigins);
-  const sharedCounters = config.rateLimit ? await rateCounters(config, services.registry, app) : undefined;
+  // Made whatever CAIRN_RATE_LIMIT says: rules saved in the settings count across nodes too.
+  const sharedCounters = await rateCounters(config, services.registry, app);
   registerRateLimit(app, {
     enabled: config.rateLimit,
     globalMax: config.globalRateLimit,
@@ -367,10 +405,13 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     // checked on every request, stays in each node's memory (docs/auth.md: measured).
     shareGlobal: config.shareGlobalRateLimit ?? config.redisUrl !== undefined,
     onSharedError: everyMinute((err) => app.log.warn({ err }, 'rate-limit counters out of reach: counting in this node\'s memory meanwhile')),
+    saved: () => services.settings.peekSaved<RateLimitSettings>('rateLimits'),
+    paused: () => warming.active,
   });
   const contextOptions = { registry: services.registry, authenticate: services.authenticator.authenticate };
   registerContext(app, contextOptions);
   await registerMultipart(app, { fieldSizeLimit: config.bodyLimit });
+  registerFormBody(app, { bodyLimit: config.bodyLimit });
 
   const routes = collectRoutes(app);
   // Every route of Cairn's, for the check that no hook route shadows one.
@@ -383,12 +424,12 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings, services.mailer, { storage: services.fileStore.storage, onS3: config.s3 !== undefined }));
+  await app.register(settingsRoutes(services.settings, services.mailer, services.fileStorage));
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }));
   await app.register(ruleRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
-  await app.register(batchRoutes(services.batch, services.fileStore));
+  await app.register(batchRoutes(services.batch, services.fileStore, config.bodyLimit));
   await app.register(fileRoutes(services.files, services.registry));
   await app.register(webhookRoutes(services.webhooks));
   await app.register(cronRoutes(services.cron));
@@ -398,7 +439,6 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(logRoutes(services.requestLogs));
   await app.register(sqlRoutes());
   // PocketBase's own maintenance jobs, listed and run by /api/crons before the hooks' cronAdd jobs.
-  const backupCron = config.backupCron && !services.backups.unsupported() ? config.backupCron : undefined;
   const systemCrons = new SystemCrons(
     pocketBaseSystemCrons({
       pruneLogs: () => services.requestLogs.prune(),
@@ -406,16 +446,32 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       internal: () => [services.registry.system, services.registry.logs],
       pruneMfas,
       pruneOtps,
-      backup: backupCron ? { expression: backupCron, run: () => services.backups.takeScheduled(config.backupKeep, app.log) } : undefined,
     }),
     app.log,
   );
+  scheduleBackups(services.settings, config, services.backups, systemCrons, app.log);
   await app.register(cronsRoutes(hooks, systemCrons));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));
-  // A pb_hooks app's `GET /` (or catch-all) answers `/` rather than the redirect to the console.
-  const root = hooks && { answers: (path: string) => hooks.current.routes.some((r) => r.source.endsWith('.pb.js')) && hookRouteAnswers(hooks, path), handle: hookRouteHandler(hooks, contextOptions) };
-  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir), root || undefined));
+  // `GET /`: a pb_hooks app's own `GET /` (or catch-all), else the public folder when there is one,
+  // else the redirect to the console.
+  const publicFolder = config.publicDir ? new PublicFolder(config.publicDir, config.indexFallback) : undefined;
+  const roots: RootRoute[] = [];
+  if (hooks) roots.push({ answers: (path: string) => hooks.current.routes.some((r) => r.source.endsWith('.pb.js')) && hookRouteAnswers(hooks, path), handle: hookRouteHandler(hooks, contextOptions) });
+  if (publicFolder) roots.push({ answers: () => publicFolder.present(), handle: publicFolder.handle });
+  await app.register(dashboardRoutes(new DashboardAssets(config.dashboardDir), roots));
+  // Hook routes are served by a catch-all, which hands what it does not match to the public folder;
+  // without one, the public folder has a catch-all of its own.
+  const hookCatchAll = hooks !== undefined && (config.dev || hooks.current.routes.length > 0);
+  if (publicFolder && !hookCatchAll) {
+    await app.register(async (scope) => {
+      scope.get('/*', { config: { database: false, authenticate: false } }, (req, reply) => {
+        const urlPath = req.url.split('?')[0];
+        if (!publicFolder.serves(req.method, urlPath)) throw notFound();
+        return publicFolder.handle(req, reply);
+      });
+    });
+  }
   if (hooks) {
     // Last: the hooks' catch-all route is what Fastify tries after every route above.
     // The catch-all that serves hook routes is not one they could shadow.
@@ -441,7 +497,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       throw new HookLoadError(problems.join('; '));
     }
     hooks.check = check;
-    await app.register(hookRoutes(hooks, contextOptions, config.dev || hooks.current.routes.length > 0));
+    await app.register(hookRoutes(hooks, contextOptions, hookCatchAll, publicFolder));
   }
 
   // Background work starts with the server (CLI commands never deliver) and stops before the
@@ -459,9 +515,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   systemCrons.start();
-  const hookServices = hooks && { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, settings: services.settings, log: app.log };
+  const hookServices: HookServices = { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, settings: services.settings, log: app.log };
   const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
-  if (hooks && hookServices && hookCron) {
+  if (hooks && hookCron) {
     hooks.attach(hookServices);
     services.realtime.hooks = hooks;
     hookCron.start(hooks.current);
@@ -473,7 +529,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   app.addHook('onClose', async () => {
     stopWatchingMigrations();
     hookCron?.stop();
-    if (hooks && hookServices) {
+    if (hooks) {
       step('hooks');
       await hooks.terminate();
       hooks.detach(hookServices);
@@ -496,5 +552,36 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     services.fileStore.storage.close?.();
     closing.step = undefined;
   });
-  return { app, services, closing };
+  if (config.pbMigrationsDir) {
+    // After the hooks are attached: record events a migration's writes fire reach them, as on PocketBase.
+    try {
+      await applyPbMigrations(config.pbMigrationsDir, services, (options.pbMigrations ?? pbMigrationRuntime)({ ...hookServices, admins: services.admins }), app.log);
+    } catch (err) {
+      await app.close();
+      throw err;
+    }
+  }
+  return { app, services, closing, warmUp: () => warmUp(app, warming, services) };
+}
+
+/**
+ * PocketBase's automigrate: the pb_migrations folder's pending files applied to every database before
+ * the server answers (a failing file stops the start, naming file and line); a database this server
+ * creates later gets them when it is created (and is removed again should one fail).
+ */
+async function applyPbMigrations(dir: string, services: Services, execute: PbMigrationExecutor, log: FastifyInstance['log']): Promise<void> {
+  const runner = new PbMigrationRunner({ dir, registry: services.registry, collections: services.collections, execute });
+  for (const step of await runner.up()) log.info({ db: step.db, file: step.file }, 'pb_migrations: applied');
+  const announce = services.registry.onCreated;
+  // The other nodes hear of the database once it has its schema (and never of one removed again).
+  services.registry.onCreated = async (name) => {
+    try {
+      for (const step of await runner.up([name])) log.info({ db: step.db, file: step.file }, 'pb_migrations: applied');
+    } catch (err) {
+      log.error({ err, db: name }, 'pb_migrations did not apply to a new database; it is removed again');
+      await services.registry.discard(name);
+      throw err;
+    }
+    await announce?.(name);
+  };
 }

@@ -21,6 +21,8 @@ export interface Config {
   /** Lifetime of issued auth tokens, in seconds. */
   tokenTtl: number;
   smtpUrl?: string;
+  /** CAIRN_MAIL_DIR: mail without SMTP is written here as `.eml` files, never handed to sendmail. */
+  mailDir?: string;
   webhookTimeoutMs: number;
   /** CAIRN_OUTBOUND_ALLOW: link-local or metadata addresses, ranges or names outbound requests may reach after all. */
   outboundAllow: string[];
@@ -70,6 +72,10 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL connections per process. */
   pgPoolSize: number;
+  /** How long a request waits for a free PostgreSQL connection before it is answered 503. */
+  pgPoolWaitMs: number;
+  /** Requests waiting for a PostgreSQL connection at once; past that one is answered 503 at once. */
+  pgPoolQueue: number;
   /** Longest a PostgreSQL statement may run, in milliseconds. */
   pgStatementTimeoutMs: number;
   /** This process among the nodes of an instance (webhook logs, cron runs, health). */
@@ -114,6 +120,12 @@ export interface Config {
   hookTimeoutMs: number;
   /** `cairn serve --dev`: hooks reload when their files change. */
   dev: boolean;
+  /** PocketBase's `pb_migrations/*.js`, applied at start (absolute); undefined: none (`CAIRN_PB_MIGRATIONS_DIR=off`). */
+  pbMigrationsDir?: string;
+  /** Static files served at `/` as PocketBase serves `pb_public` (absolute); undefined: none (`CAIRN_PUBLIC_DIR=off`). */
+  publicDir?: string;
+  /** A GET of a path that is not in `publicDir` answers its `index.html` (single-page apps), as PocketBase's default. */
+  indexFallback: boolean;
 }
 
 /** CAIRN_S3_*: an S3-compatible bucket for uploaded files. */
@@ -132,6 +144,11 @@ export interface S3Config {
 export interface ConfigFlags {
   /** PocketBase's pb_hooks directory, or `off`. */
   pbHooks?: string;
+  /** PocketBase's pb_migrations directory, or `off`. */
+  pbMigrations?: string;
+  /** The folder served at `/` (PocketBase's pb_public), or `off`. */
+  publicDir?: string;
+  indexFallback?: boolean;
   host?: string;
   port?: string | number;
   dir?: string;
@@ -278,14 +295,14 @@ function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
-/** Builds the Config; command-line flags win over CAIRN_* variables, which win over defaults. */
-/** The hooks directory: `./hooks` (beside `./data`) unless given; `off` for none. */
-function hooksDir(raw: string | undefined, fallback = './hooks'): string | undefined {
+/** A directory of the app's own (`./hooks`, `./pb_public`, … beside `./data`) unless given; `off` for none. */
+function appFolder(raw: string | undefined, fallback = './hooks'): string | undefined {
   const value = raw?.trim();
   if (value !== undefined && value.toLowerCase() === 'off') return undefined;
   return path.resolve(value === undefined || value === '' ? fallback : value);
 }
 
+/** Builds the Config; command-line flags win over CAIRN_* variables, which win over defaults. */
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitRaw = (env.CAIRN_RATE_LIMIT ?? 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(rateLimitRaw)) {
@@ -302,6 +319,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     adminPassword: nonEmpty(env.CAIRN_ADMIN_PASSWORD),
     tokenTtl: intFrom('CAIRN_TOKEN_TTL', env.CAIRN_TOKEN_TTL, 86400, 1, 10 * 365 * 86400),
     smtpUrl: nonEmpty(env.CAIRN_SMTP_URL),
+    mailDir: nonEmpty(env.CAIRN_MAIL_DIR) === undefined ? undefined : path.resolve(env.CAIRN_MAIL_DIR!),
     outboundAllow: parseOutboundAllow(env.CAIRN_OUTBOUND_ALLOW),
     webhookTimeoutMs: intFrom('CAIRN_WEBHOOK_TIMEOUT_MS', env.CAIRN_WEBHOOK_TIMEOUT_MS, 10000, 1, 600000),
     webhookMaxAttempts: intFrom('CAIRN_WEBHOOK_MAX_ATTEMPTS', env.CAIRN_WEBHOOK_MAX_ATTEMPTS, 5, 1, 100),
@@ -315,7 +333,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     bodyLimit: intFrom('CAIRN_BODY_LIMIT', env.CAIRN_BODY_LIMIT, 1024 * 1024, 1024, 1024 * 1024 * 1024),
     expandMaxRecords: intFrom('CAIRN_EXPAND_MAX_RECORDS', env.CAIRN_EXPAND_MAX_RECORDS, 5000, 1, 10_000_000),
     maxAnswerMb: intFrom('CAIRN_MAX_ANSWER_MB', env.CAIRN_MAX_ANSWER_MB, 32, 1, 4096),
-    minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 1024),
+    minPasswordLength: intFrom('CAIRN_MIN_PASSWORD_LENGTH', env.CAIRN_MIN_PASSWORD_LENGTH, 8, 1, 255),
     uploadLimit: intFrom('CAIRN_UPLOAD_LIMIT', env.CAIRN_UPLOAD_LIMIT, 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
@@ -331,6 +349,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     backupKeep: intFrom('CAIRN_BACKUP_KEEP', env.CAIRN_BACKUP_KEEP, 3, 0, 10000),
     databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
     pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
+    pgPoolWaitMs: intFrom('CAIRN_PG_POOL_WAIT_MS', env.CAIRN_PG_POOL_WAIT_MS, 30000, 100, 600000),
+    pgPoolQueue: intFrom('CAIRN_PG_POOL_QUEUE', env.CAIRN_PG_POOL_QUEUE, 10000, 1, 1_000_000),
     nodeId: nodeId(env.CAIRN_NODE_ID),
     webhookLeaseMs: env.CAIRN_WEBHOOK_LEASE_MS ? intFrom('CAIRN_WEBHOOK_LEASE_MS', env.CAIRN_WEBHOOK_LEASE_MS, 0, 1000, 3_600_000) : undefined,
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
@@ -338,10 +358,13 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     shutdownTimeoutMs: intFrom('CAIRN_SHUTDOWN_TIMEOUT_MS', env.CAIRN_SHUTDOWN_TIMEOUT_MS, 10000, 0, 600000),
     drainMs: intFrom('CAIRN_DRAIN_MS', env.CAIRN_DRAIN_MS, databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL) ? 3000 : 0, 0, 600000),
     dbWaitMs: intFrom('CAIRN_DB_WAIT_MS', env.CAIRN_DB_WAIT_MS, 30000, 0, 3_600_000),
-    hooksDir: hooksDir(flags.hooks ?? env.CAIRN_HOOKS_DIR),
-    pbHooksDir: hooksDir(flags.pbHooks ?? env.CAIRN_PB_HOOKS_DIR, './pb_hooks'),
+    hooksDir: appFolder(flags.hooks ?? env.CAIRN_HOOKS_DIR),
+    pbHooksDir: appFolder(flags.pbHooks ?? env.CAIRN_PB_HOOKS_DIR, './pb_hooks'),
     hookTimeoutMs: intFrom('CAIRN_HOOK_TIMEOUT_MS', env.CAIRN_HOOK_TIMEOUT_MS, 5000, 1, 600000),
     dev: flags.dev === true,
+    pbMigrationsDir: appFolder(flags.pbMigrations ?? env.CAIRN_PB_MIGRATIONS_DIR, './pb_migrations'),
+    publicDir: appFolder(flags.publicDir ?? env.CAIRN_PUBLIC_DIR, './pb_public'),
+    indexFallback: flags.indexFallback ?? onOff('CAIRN_INDEX_FALLBACK', env.CAIRN_INDEX_FALLBACK, true),
     storage,
     s3: storage === 's3' ? s3Config(env) : undefined,
     redisUrl: redisUrl(env.CAIRN_REDIS_URL),

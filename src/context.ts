@@ -11,6 +11,11 @@ export interface AdminAuth {
   email: string;
   /** Signed in with a static token (impersonation), which a refresh does not renew. */
   staticToken?: boolean;
+  /**
+   * Signed in as PocketBase ≥ 0.23's clients sign in (a `_superusers` token): the client speaks that
+   * generation, so the collections it creates are made as PocketBase ≥ 0.23 makes them.
+   */
+  superuser?: boolean;
 }
 
 export interface RecordAuth {

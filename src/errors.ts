@@ -1,6 +1,7 @@
 /**
  * The one error type of Cairn. Every error that reaches a client is an ApiError, rendered as
- * `{code, message, data}` (API contract §3). Domain code throws these through the factories below;
+ * `{data, message, status, code}` (API contract §3: `status` as PocketBase ≥ 0.23 names it, `code`
+ * as v0.22 did, both the HTTP status). Domain code throws these through the factories below;
  * anything else that escapes is a fault and becomes a bare 500.
  */
 
@@ -10,6 +11,17 @@ export interface FieldError {
 }
 
 export type ErrorData = Record<string, FieldError | unknown>;
+
+/**
+ * An error as it leaves (API contract §3), in the order PocketBase ≥ 0.23 writes its error (`data`,
+ * `message`, `status`: a struct's order), then v0.22's `code` beside `status`.
+ */
+export interface ErrorBody {
+  data: ErrorData;
+  message: string;
+  status: number;
+  code: number;
+}
 
 export class ApiError extends Error {
   readonly status: number;
@@ -28,8 +40,8 @@ export class ApiError extends Error {
     this.extra = extra;
   }
 
-  toJSON(): { code: number; message: string; data: ErrorData } {
-    return { ...this.extra, code: this.status, message: this.message, data: this.data };
+  toJSON(): ErrorBody {
+    return { ...this.extra, data: this.data, message: this.message, status: this.status, code: this.status };
   }
 }
 

@@ -1,4 +1,4 @@
-import { adminsTableStep, adminsTokenSecretStep, adminsTokenSecretsStep } from './auth/admins.ts';
+import { adminsTableStep, adminsTokenSecretStep, adminsTokenSecretsStep, superusersViewStep } from './auth/admins.ts';
 import { apiKeysTableStep } from './auth/api-keys.ts';
 import { externalAuthsTableStep } from './auth/oauth2/login.ts';
 import { mfasTableStep } from './auth/mfa.ts';
@@ -49,6 +49,8 @@ export const systemSteps: SchemaStep[] = [
   oneTimeTokensNewEmailStep,
   adminsTokenSecretStep,
   adminsTokenSecretsStep,
+  // What views read as PocketBase's `_superusers` (PostgreSQL; SQLite needs no table for it).
+  superusersViewStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

@@ -16,6 +16,10 @@ export interface CairnOptions {
   hooksDir?: string;
   /** A pb_hooks directory (PocketBase's `*.pb.js`); none by default in library mode. */
   pbHooksDir?: string;
+  /** A pb_migrations directory, applied at start (API contract §24); none by default in library mode. */
+  pbMigrationsDir?: string;
+  /** A folder served at `/` (PocketBase's pb_public); none by default in library mode. */
+  publicDir?: string;
   /** Hook setups, each called with the `app` a hook file's default export gets. */
   hooks?: HookSetup[];
   /** Other settings, by their environment names (`{ CAIRN_LOG_LEVEL: 'silent' }`); `process.env` otherwise. */
@@ -88,7 +92,7 @@ export async function createCairn(options: CairnOptions = {}): Promise<Cairn> {
       starting ??= (async () => {
         const env = { ...process.env, ...options.env };
         const config = loadConfig(
-          { dir: options.dir, port: options.port, host: options.host, databaseUrl: options.databaseUrl, hooks: options.hooksDir ?? 'off', pbHooks: options.pbHooksDir ?? 'off' },
+          { dir: options.dir, port: options.port, host: options.host, databaseUrl: options.databaseUrl, hooks: options.hooksDir ?? 'off', pbHooks: options.pbHooksDir ?? 'off', pbMigrations: options.pbMigrationsDir ?? 'off', publicDir: options.publicDir ?? 'off' },
           env,
         );
         host = await Host.start(config, { hooks: [...(options.hooks ?? []), ...queued] });

@@ -77,3 +77,16 @@ export function baselineView(app: FastifyInstance, db: BetterSqlite3.Database, n
     return shape(postJson(row, collectionId, name));
   });
 }
+
+const USER_PASSWORD = 'bench-user-password';
+
+/** A user registered and signed in through the API, with the bench's password. */
+export async function signUp(cairn: CairnClient, email: string): Promise<{ id: string; token: string }> {
+  const json = { 'content-type': 'application/json' };
+  const registered = await fetch(`${cairn.url}/api/auth/register`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: USER_PASSWORD, passwordConfirm: USER_PASSWORD }) });
+  if (!registered.ok) throw new Error(`register answered ${registered.status}: ${await registered.text()}`);
+  const login = await fetch(`${cairn.url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: USER_PASSWORD }) });
+  if (!login.ok) throw new Error(`login answered ${login.status}: ${await login.text()}`);
+  const body = (await login.json()) as { token: string; user: { id: string } };
+  return { id: body.user.id, token: body.token };
+}

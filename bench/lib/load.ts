@@ -60,6 +60,9 @@ export async function round(target: Target, connections: number, seconds: number
   const headers: Record<string, string> = { ...request.headers };
   const body = request.body === undefined ? undefined : JSON.stringify(request.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
+  // The server closes the connection after its answer and autocannon opens a new one (its
+  // reconnectRate of 1 counts no request at all).
+  if (request.freshConnections) headers.connection = 'close';
   let next = 0;
   const paths = request.paths;
   const result = await autocannon({
@@ -72,8 +75,12 @@ export async function round(target: Target, connections: number, seconds: number
         method: request.method,
         headers,
         body,
-        path: paths[0],
-        ...(paths.length > 1 ? { setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) } : {}),
+        path: request.nextPath ? '/' : paths[0],
+        ...(request.nextPath
+          ? { setupRequest: (req) => ({ ...req, path: request.nextPath!() }) }
+          : paths.length > 1
+            ? { setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }
+            : {}),
       },
     ],
   });

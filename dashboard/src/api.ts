@@ -163,7 +163,33 @@ export async function api<T = any>(method: string, path: string, options: Reques
   if (res.status === 204) return undefined as T;
   if (options.as === 'blob') return (await res.blob()) as T;
   if (options.as === 'text') return (await res.text()) as T;
-  return (await res.json()) as T;
+  return adaptCollections(await res.json()) as T;
+}
+
+type Json = Record<string, any>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The console's collection: the own fields of v0.22's `schema`, each with its options (v0.22's, over
+ * ≥ 0.23's flat keys such as `autogeneratePattern`) and the flags and default only the other places
+ * carry (`hidden`, `help` in `fields`; defaults in `options.fieldDefaults`). Answers carry both shapes
+ * exactly as PocketBase writes them (docs/pocketbase.md#collections).
+ */
+function adaptCollection(c: Json): Json {
+  const flat = new Map<string, Json>((c.fields as Json[]).map((f) => [f.name, f]));
+  const defaults = isObject(c.options?.fieldDefaults) ? c.options.fieldDefaults : {};
+  const fields = (c.schema as Json[]).map((f) => {
+    const { id: _id, name: _n, type: _t, system: _s, hidden, presentable: _p, required: _r, help, ...own } = flat.get(f.name) ?? {};
+    return { ...f, hidden: hidden === true, help: help ?? '', default: defaults[f.name] ?? null, options: { ...own, ...f.options } };
+  });
+  return { ...c, fields };
+}
+
+function adaptCollections(body: unknown): unknown {
+  const isCollection = (v: unknown): v is Json => isObject(v) && Array.isArray(v.fields) && Array.isArray(v.schema) && typeof v.type === 'string';
+  if (isCollection(body)) return adaptCollection(body);
+  if (isObject(body) && Array.isArray(body.items) && body.items.some(isCollection)) return { ...body, items: body.items.map((c: unknown) => (isCollection(c) ? adaptCollection(c) : c)) };
+  return body;
 }
 
 /**

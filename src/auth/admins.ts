@@ -4,6 +4,7 @@ import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
 import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
+import { SUPERUSERS_SELECT } from '../storage/superusers.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 
@@ -57,6 +58,18 @@ export const adminsTokenSecretsStep: SchemaStep = {
   id: 'system.admins.pocketbase-token-secrets',
   async up(tx) {
     await tx.exec(`ALTER TABLE _admins ADD COLUMN "tokenSecrets" TEXT DEFAULT '' NOT NULL`);
+  },
+};
+
+/**
+ * On PostgreSQL, what views of every database read as PocketBase's `_superusers`: a view of the
+ * administrators' public columns in the instance schema (storage/superusers.ts). SQLite reads
+ * system.db through a virtual table instead (storage/sqlite/superusers.ts).
+ */
+export const superusersViewStep: SchemaStep = {
+  id: 'system.superusers-view',
+  async up(tx) {
+    if (tx.dialect.name === 'postgres') await tx.exec(`CREATE VIEW _superusers AS ${SUPERUSERS_SELECT}`);
   },
 };
 
@@ -169,13 +182,18 @@ export class AdminService {
     return out;
   }
 
-  async create(body: unknown, options: { requireConfirm?: boolean } = {}): Promise<AdminRow> {
+  async create(body: unknown, options: { requireConfirm?: boolean; onlyFirst?: boolean } = {}): Promise<AdminRow> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
     const v = await this.validated(body as Record<string, unknown>, true, options.requireConfirm);
     const now = nowIso();
     const admin: AdminRow = { id: randomId(), email: v.email!, avatar: v.avatar ?? 0, passwordHash: v.passwordHash!, tokenKey: newTokenKey(), created: now, updated: now };
+    // The first administrator: the check and the insert are one statement, so two racing requests do
+    // not both get in on SQLite (and at worst both on PostgreSQL, where each still needed no token).
+    const insert = options.onlyFirst
+      ? `INSERT INTO _admins (${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM _admins)`
+      : `INSERT INTO _admins (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
     try {
-      await this.system.run(`INSERT INTO _admins (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+      const done = await this.system.run(insert, [
         admin.id,
         admin.email,
         admin.avatar,
@@ -184,6 +202,7 @@ export class AdminService {
         admin.created,
         admin.updated,
       ]);
+      if (done.changes === 0) throw unauthorized();
     } catch (err) {
       if (this.system.dialect.classifyError(err).kind === 'unique') {
         throw validationFailed({ email: { code: 'validation_not_unique', message: 'An administrator with this email already exists.' } }, 'Failed to create admin.');
@@ -191,6 +210,15 @@ export class AdminService {
       throw err;
     }
     return admin;
+  }
+
+  /**
+   * `POST /api/admins` without a token: v0.22 creates the first administrator so, and answers a guest
+   * as any other once one exists.
+   */
+  async createFirst(body: unknown): Promise<AdminRow> {
+    if ((await this.count()) > 0) throw unauthorized();
+    return this.create(body, { onlyFirst: true });
   }
 
   /** Creates the first administrator; refused once any exists. */

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { CollectionService } from '../collections/service.ts';
 import { SUPERUSERS_ID } from '../collections/superusers.ts';
-import { type Auth, GUEST } from '../context.ts';
+import { type AdminAuth, type Auth, GUEST } from '../context.ts';
 import { unauthorized } from '../errors.ts';
 import { serializeRecord } from '../records/serialize.ts';
 import { shapeOf } from '../records/shape.ts';
@@ -80,7 +80,10 @@ export class Authenticator {
     if (claims.type === 'admin' || (claims.type === 'auth' && claims.collectionId === SUPERUSERS_ID)) {
       const admin = await this.admins.find(claims.id);
       if (!admin || tokenKeyFingerprint(admin.tokenKey) !== claims.ver) throw unauthorized();
-      return claims.refreshable === false ? { type: 'admin', id: admin.id, email: admin.email, staticToken: true } : { type: 'admin', id: admin.id, email: admin.email };
+      const auth: AdminAuth = { type: 'admin', id: admin.id, email: admin.email };
+      if (claims.refreshable === false) auth.staticToken = true;
+      if (claims.type === 'auth') auth.superuser = true;
+      return auth;
     }
     // User tokens and API-key tokens belong to the database they were issued in.
     if (claims.db !== dbName) throw unauthorized();

@@ -12,8 +12,8 @@ import type * as Bcrypt from '@node-rs/bcrypt';
 const OPTIONS = { // 2 is Algorithm.Argon2id (a const enum, which isolated modules cannot import).
   algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
-/** Longest password accepted: hashing cost grows with input, so unbounded input is a DoS lever. */
-export const MAX_PASSWORD_LENGTH = 1024;
+/** Longest password accepted, as PocketBase (API contract §23); hashing cost grows with input, so unbounded input is a DoS lever. */
+export const MAX_PASSWORD_LENGTH = 255;
 
 let argon2: typeof Argon2 | undefined;
 let bcrypt: typeof Bcrypt | undefined;

@@ -138,7 +138,10 @@ export class PocketBaseTokens {
       const admin = await this.admins.tokenSecretOf(claims.id);
       const secret = kind === 'file' ? (admin?.secrets.fileToken ?? '') : (admin?.tokenSecret ?? '');
       if (!admin || !(await signedWith(token, admin.tokenKey, secret))) return undefined;
-      return claims.refreshable === false ? { type: 'admin', id: admin.id, email: admin.email, staticToken: true } : { type: 'admin', id: admin.id, email: admin.email };
+      const auth: AdminAuth = { type: 'admin', id: admin.id, email: admin.email };
+      if (claims.refreshable === false) auth.staticToken = true;
+      if (claims.type === 'auth') auth.superuser = true;
+      return auth;
     }
     if (!claims.collectionId) return undefined;
     const collection = await this.collections.find(db, claims.collectionId);

@@ -13,6 +13,7 @@ import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import { bearerOf } from './authenticate.ts';
 import { impersonationSeconds } from './body.ts';
+import type { AuthAlerts } from './auth-alert.ts';
 import type { AuthMethod, MfaService } from './mfa.ts';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import type { TokenService } from './tokens.ts';
@@ -55,6 +56,8 @@ type Row = Record<string, unknown>;
 export class RecordAuthService {
   /** Set by the hooks domain when application code listens to sign-ins. */
   onSignIn?: SignInHook;
+  /** Sign-in origins and login alerts (auth-alert.ts). */
+  alerts?: AuthAlerts;
 
   constructor(
     private readonly tokens: TokenService,
@@ -113,6 +116,8 @@ export class RecordAuthService {
       ));
     const user = await this.ownRecord(ctx, collection, row);
     if (this.onSignIn) await this.onSignIn(ctx, collection, user, token, method);
+    // A new session from a device (not a refresh or an administrator's impersonation).
+    if (this.alerts && method !== 'refresh' && method !== 'impersonate') await this.alerts.signedIn(ctx, collection, row);
     return { token, user, record: user };
   }
 
@@ -268,7 +273,10 @@ export class RecordAuthService {
     const collection = await this.authCollection(ctx, DEFAULT_AUTH_COLLECTION);
     const input: Record<string, unknown> = {};
     for (const key of REGISTRATION_KEYS) if ((body as Record<string, unknown>)[key] !== undefined) input[key] = (body as Record<string, unknown>)[key];
-    if (!collection.fields.some((f) => f.name === 'avatar')) delete input.avatar;
+    // The specification registers an avatar URL; PocketBase's `users.avatar` (the default since
+    // API contract §23) holds uploaded files, so a URL given to it is not kept.
+    const avatar = collection.fields.find((f) => f.name === 'avatar');
+    if (!avatar || (avatar.type === 'file' && typeof input.avatar === 'string')) delete input.avatar;
     if (!collection.fields.some((f) => f.name === 'name')) delete input.name;
     const created = (await this.records.create({ ...ctx, auth: { type: 'guest' } }, collection, input)) as RecordJson;
     // The new user sees their own email in the answer.

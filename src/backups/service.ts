@@ -1,24 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SECRET_FILE } from '../auth/secret.ts';
 import { badRequest, fieldError, notFound, validationFailed } from '../errors.ts';
+import type { S3FileStorage } from '../files/storage/s3.ts';
 import { nowIso } from '../lib/time.ts';
 import type { DatabaseRegistry } from '../storage/index.ts';
 import { checkpointsSettled } from '../storage/sqlite/checkpointer.ts';
 import { readRows } from '../storage/sqlite/inspect.ts';
 import { type ArchiveEntry, extractArchive, MANIFEST, manifest, writeArchive } from './archive.ts';
 import { snapshotDatabase } from './snapshot.ts';
+import { BACKUP_KEY as KEY, type BackupInfo, type BackupStore, LocalBackupStore, S3BackupStore } from './store.ts';
 import { type Swap, swapIn } from './swap.ts';
 
-/** A stored backup, as PocketBase v0.22 lists them. */
-export interface BackupInfo {
-  key: string;
-  size: number;
-  /** ISO 8601 UTC. */
-  modified: string;
+export type { BackupInfo } from './store.ts';
+
+/** Where files and backups are, read for each use (the `s3` and `backups.s3` settings, or the environment). */
+export interface BackupPlaces {
+  /** Whether uploaded files are in a bucket (then there is no storage directory to back up). */
+  filesOnS3(): boolean;
+  /** The bucket backups are kept in (`backups.s3` enabled), or undefined for `<dir>/backups/`. */
+  bucket(): Promise<S3FileStorage> | undefined;
 }
 
 /**
@@ -37,8 +41,6 @@ export interface ServiceRestarter {
   restart(swap: () => Promise<Swap>): Promise<void>;
 }
 
-// PocketBase's rule for backup names.
-const KEY = /^[a-z0-9_-]{1,96}\.zip$/;
 const BUSY = 'Try again later - another backup/restore process has already been started.';
 const RESTORING = 'A backup is being restored; writes are refused until it completes. Try again in a moment.';
 export const SCHEDULED_PREFIX = 'auto_cairn_backup_';
@@ -53,8 +55,9 @@ function invalidKey() {
 
 /**
  * Backups of a SQLite instance (API contract §15): ZIPs of a consistent copy of every database, the
- * migrations and the uploaded files, kept in `<dir>/backups/`; upload, download, delete, restore, and
- * an optional schedule. One backup or restore runs at a time.
+ * migrations and the uploaded files, kept in `<dir>/backups/` or, with `backups.s3` enabled in the
+ * settings, in that bucket (store.ts); upload, download, delete, restore, and an optional schedule.
+ * One backup or restore runs at a time.
  */
 export class BackupService {
   readonly dir: string;
@@ -65,10 +68,16 @@ export class BackupService {
   constructor(
     private readonly dataDir: string,
     private readonly registry: DatabaseRegistry,
-    /** Where uploaded files are: a backup holds the storage directory, so only `local` can be backed up. */
-    private readonly storage: 'local' | 's3' = 'local',
+    /** A backup holds the storage directory, so only files kept locally can be backed up. */
+    private readonly places: BackupPlaces = { filesOnS3: () => false, bucket: () => undefined },
   ) {
     this.dir = path.join(dataDir, 'backups');
+  }
+
+  /** Where the archives are now: read for each use, so a saved `backups.s3` acts on the next one. */
+  private async store(): Promise<BackupStore> {
+    const bucket = this.places.bucket();
+    return bucket ? new S3BackupStore(await bucket, this.dataDir) : new LocalBackupStore(this.dir);
   }
 
   /**
@@ -79,8 +88,8 @@ export class BackupService {
     if (this.registry.system.dialect.name !== 'sqlite') {
       return 'Backups of a PostgreSQL instance are made with PostgreSQL\'s own tools: pg_dump to take one, pg_restore to restore it (the uploaded files too, from their S3 bucket or storage directory).';
     }
-    if (this.storage === 's3') {
-      return 'Backups hold the local storage directory, but with CAIRN_STORAGE=s3 the uploaded files are in the S3 bucket: back the bucket up with its own tools (versioning, replication) and the data directory\'s databases with a copy taken while the server is stopped.';
+    if (this.places.filesOnS3()) {
+      return 'Backups hold the local storage directory, but the uploaded files are in an S3 bucket (CAIRN_STORAGE=s3, or the s3 settings): back the bucket up with its own tools (versioning, replication) and the data directory\'s databases with a copy taken while the server is stopped.';
     }
     return undefined;
   }
@@ -91,15 +100,9 @@ export class BackupService {
   }
 
   /** Stored backups, newest first. */
-  list(): BackupInfo[] {
+  async list(): Promise<BackupInfo[]> {
     this.check();
-    if (!existsSync(this.dir)) return [];
-    const out: BackupInfo[] = [];
-    for (const name of readdirSync(this.dir)) {
-      if (!KEY.test(name)) continue;
-      const st = statSync(path.join(this.dir, name));
-      if (st.isFile()) out.push({ key: name, size: st.size, modified: st.mtime.toISOString() });
-    }
+    const out = await (await this.store()).list();
     return out.sort((a, b) => b.modified.localeCompare(a.modified) || b.key.localeCompare(a.key));
   }
 
@@ -110,7 +113,7 @@ export class BackupService {
     const name = (body as { name?: unknown } | null | undefined)?.name;
     if (name !== undefined && name !== null && name !== '' && (typeof name !== 'string' || !KEY.test(name))) throw invalidKey();
     const key = typeof name === 'string' && name !== '' ? name : `cairn_backup_${stamp()}.zip`;
-    if (existsSync(this.fileOf(key))) {
+    if (await (await this.store()).info(key)) {
       throw validationFailed({ name: fieldError('validation_backup_name_exists', 'The backup file name is invalid or already exists.') });
     }
     return this.exclusive(key, () => this.take(key));
@@ -120,7 +123,8 @@ export class BackupService {
   async upload(fileName: string, content: Readable): Promise<BackupInfo> {
     this.check();
     if (!KEY.test(fileName)) throw invalidKey();
-    if (existsSync(this.fileOf(fileName))) {
+    const store = await this.store();
+    if (await store.info(fileName)) {
       throw validationFailed({ file: fieldError('validation_backup_name_exists', 'Backup file with the specified name already exists.') });
     }
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -128,25 +132,25 @@ export class BackupService {
     try {
       await pipeline(content, createWriteStream(partial, { mode: 0o600 }));
       if ((content as { truncated?: boolean }).truncated) throw badRequest('The uploaded backup is larger than the upload limit.');
-      renameSync(partial, this.fileOf(fileName));
+      await store.put(fileName, partial);
     } finally {
       rmSync(partial, { force: true });
     }
-    return this.info(fileName);
+    return this.info(store, fileName);
   }
 
   /** The file of a backup, for downloads. */
-  open(key: string): { stream: Readable; size: number } {
+  async open(key: string): Promise<{ stream: Readable; size: number }> {
     this.check();
-    const file = this.existing(key);
-    return { stream: createReadStream(file), size: statSync(file).size };
+    const store = await this.existing(key);
+    return store.open(key);
   }
 
-  delete(key: string): void {
+  async delete(key: string): Promise<void> {
     this.check();
-    const file = this.existing(key);
+    const store = await this.existing(key);
     if (this.active === key) throw badRequest('The backup is currently being used and cannot be deleted.');
-    rmSync(file, { force: true });
+    await store.delete(key);
   }
 
   /**
@@ -156,14 +160,14 @@ export class BackupService {
    */
   async restore(key: string): Promise<void> {
     this.check();
-    const file = this.existing(key);
+    const store = await this.existing(key);
     const restarter = this.restarter;
     if (!restarter) throw badRequest('Restoring needs the running server (cairn serve).');
     await this.exclusive(key, async () => {
       const release = restarter.refuseWrites(RESTORING);
       const incoming = path.join(this.dataDir, `.restore-incoming-${randomBytes(6).toString('hex')}`);
       try {
-        await extractArchive(file, incoming);
+        await store.withLocalFile(key, (file) => extractArchive(file, incoming));
         await restarter.restart(async () => {
           // The checkpointing thread's connections to the old files must be closed before the files
           // move: closed later, they would checkpoint into the WAL that then has the same name.
@@ -179,20 +183,21 @@ export class BackupService {
 
   /**
    * Takes one scheduled backup and keeps the newest `keep` of them (0: all): the `__pbAutoBackup__`
-   * system cron job runs it on `CAIRN_BACKUP_CRON` (jobs/system-crons.ts).
+   * system cron job runs it on `backups.cron` or `CAIRN_BACKUP_CRON` (backups/schedule.ts).
    */
   async takeScheduled(keep: number, log: { info(obj: unknown, msg: string): void }): Promise<void> {
     const key = `${SCHEDULED_PREFIX}${stamp()}.zip`;
     const info = await this.exclusive(key, () => this.take(key));
     log.info({ key: info.key, size: info.size }, 'scheduled backup taken');
-    this.prune(keep);
+    await this.prune(keep);
   }
 
   /** Deletes scheduled backups beyond the newest `keep`. */
-  prune(keep: number): void {
+  async prune(keep: number): Promise<void> {
     if (keep <= 0) return;
-    const scheduled = this.list().filter((b) => b.key.startsWith(SCHEDULED_PREFIX));
-    for (const old of scheduled.slice(keep)) rmSync(this.fileOf(old.key), { force: true });
+    const store = await this.store();
+    const scheduled = (await this.list()).filter((b) => b.key.startsWith(SCHEDULED_PREFIX));
+    for (const old of scheduled.slice(keep)) await store.delete(old.key);
   }
 
   /** Whether a backup could start now (none is being made or restored). */
@@ -216,6 +221,7 @@ export class BackupService {
    * an online backup taken while writes go on; then the migrations, the uploaded files and the secret.
    */
   private async take(key: string): Promise<BackupInfo> {
+    const store = await this.store();
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const work = path.join(this.dataDir, `.backup-${randomBytes(6).toString('hex')}`);
     mkdirSync(path.join(work, 'databases'), { recursive: true, mode: 0o700 });
@@ -234,29 +240,26 @@ export class BackupService {
       if (existsSync(path.join(this.dataDir, SECRET_FILE))) entries.push({ name: SECRET_FILE, file: path.join(this.dataDir, SECRET_FILE) });
       entries.unshift({ name: MANIFEST, data: Buffer.from(JSON.stringify(manifest(nowIso(), names), null, 2)) });
       await writeArchive(partial, entries);
-      renameSync(partial, this.fileOf(key));
+      await store.put(key, partial);
     } finally {
       rmSync(work, { recursive: true, force: true });
       rmSync(partial, { force: true });
     }
-    return this.info(key);
+    return this.info(store, key);
   }
 
-  private info(key: string): BackupInfo {
-    const st = statSync(this.fileOf(key));
-    return { key, size: st.size, modified: st.mtime.toISOString() };
+  private async info(store: BackupStore, key: string): Promise<BackupInfo> {
+    const info = await store.info(key);
+    if (!info) throw notFound();
+    return info;
   }
 
-  private fileOf(key: string): string {
-    // Only keys matching KEY get here: no separators, no dot segments.
-    return path.join(this.dir, key);
-  }
-
-  private existing(key: string): string {
+  /** The store holding the backup `key`; a 404 when there is none. */
+  private async existing(key: string): Promise<BackupStore> {
     if (!KEY.test(key)) throw notFound();
-    const file = this.fileOf(key);
-    if (!existsSync(file)) throw notFound();
-    return file;
+    const store = await this.store();
+    if (!(await store.info(key))) throw notFound();
+    return store;
   }
 }
 

@@ -1,10 +1,12 @@
 import type { CollectionService } from '../collections/service.ts';
-import type { RequestContext } from '../context.ts';
+import { isSuperusers } from '../collections/superusers.ts';
+import { isPrivileged, type RequestContext } from '../context.ts';
 import type { StagedFile } from '../files/staged.ts';
 import type { FileStore } from '../files/store.ts';
 import { fileFieldOf, type MultipartForm, withUploads } from '../files/uploads.ts';
 import type { RecordService } from '../records/service.ts';
-import type { RecordWrite } from '../records/write.ts';
+import type { RecordWrite } from '../records/write/plan.ts';
+import { badRequest, forbidden } from '../errors.ts';
 import { batchFailed } from './failure.ts';
 import { readBatchForm } from './form.ts';
 import { type BatchRequest, parseBatch } from './request.ts';
@@ -19,8 +21,20 @@ export interface BatchServiceOptions {
   collections: CollectionService;
   records: RecordService;
   files: Pick<FileStore, 'refuseInlineFiles'>;
-  /** Most requests one batch may hold (CAIRN_BATCH_MAX_REQUESTS). */
+  /** Most requests one batch may hold (CAIRN_BATCH_MAX_REQUESTS), when `limits` is not given. */
   maxRequests: number;
+  /** The `batch` settings, read for each batch: a change takes effect when saved, on every node. */
+  limits?: () => Promise<BatchLimits>;
+}
+
+/** PocketBase's `batch` settings section. */
+export interface BatchLimits {
+  enabled: boolean;
+  maxRequests: number;
+  /** Seconds a batch may take from its first request's preparation to its commit. */
+  timeout: number;
+  /** Most bytes of a batch's body (0: the server's body limit). */
+  maxBodySize: number;
 }
 
 /**
@@ -38,30 +52,51 @@ export interface BatchServiceOptions {
 export class BatchService {
   constructor(private readonly o: BatchServiceOptions) {}
 
+  /** The limits in force now; a disabled batch API is a 403, as on PocketBase. */
+  async limits(): Promise<BatchLimits> {
+    const limits = this.o.limits ? await this.o.limits() : { enabled: true, maxRequests: this.o.maxRequests, timeout: 0, maxBodySize: 0 };
+    if (!limits.enabled) throw forbidden('Batch requests are not allowed.');
+    return limits;
+  }
+
   /** A batch sent as JSON: `{requests: [{method, url, headers?, body?}]}`. */
-  run(ctx: RequestContext, body: unknown): Promise<BatchResult[]> {
-    return this.execute(ctx, parseBatch(body, this.o.maxRequests));
+  async run(ctx: RequestContext, body: unknown): Promise<BatchResult[]> {
+    const limits = await this.limits();
+    return this.execute(ctx, parseBatch(body, limits.maxRequests), limits.timeout);
   }
 
   /** A batch sent as multipart: the document in `@jsonPayload`, files as `requests.<index>.<field>`. */
-  runForm(ctx: RequestContext, form: MultipartForm): Promise<BatchResult[]> {
-    return this.execute(ctx, readBatchForm(form, this.o.maxRequests));
+  async runForm(ctx: RequestContext, form: MultipartForm): Promise<BatchResult[]> {
+    const limits = await this.limits();
+    return this.execute(ctx, readBatchForm(form, limits.maxRequests), limits.timeout);
   }
 
-  private async execute(ctx: RequestContext, requests: BatchRequest[]): Promise<BatchResult[]> {
+  private async execute(ctx: RequestContext, requests: BatchRequest[], timeout: number): Promise<BatchResult[]> {
     const writes: RecordWrite[] = [];
+    // Past the timeout the batch stops between two requests and rolls back (PocketBase cancels its
+    // transaction's context); a request under way is not cut short.
+    const deadline = timeout > 0 ? Date.now() + timeout * 1000 : Infinity;
+    const inTime = () => {
+      if (Date.now() > deadline) throw badRequest(`The batch took longer than its timeout of ${timeout} seconds.`);
+    };
     // One try around each loop, not one per request: a batch's records are many and cheap, and the
     // index reached is the one that failed.
     let i = 0;
     try {
-      for (; i < requests.length; i++) writes.push(await this.prepare(ctx, requests[i]));
+      for (; i < requests.length; i++) {
+        inTime();
+        writes.push(await this.prepare(ctx, requests[i]));
+      }
     } catch (err) {
       throw batchFailed(i, err);
     }
     await ctx.db.transaction(async (tx) => {
       let j = 0;
       try {
-        for (; j < writes.length; j++) await writes[j].apply(tx);
+        for (; j < writes.length; j++) {
+          inTime();
+          await writes[j].apply(tx);
+        }
       } catch (err) {
         throw batchFailed(j, err);
       }
@@ -74,6 +109,7 @@ export class BatchService {
   }
 
   private async prepare(ctx: RequestContext, request: BatchRequest): Promise<RecordWrite> {
+    if (isSuperusers(request.collection)) refuseSuperusers(ctx);
     const collection = await this.o.collections.get(ctx.db, request.collection);
     this.o.files.refuseInlineFiles(collection, request.body);
     let input = request.body;
@@ -103,4 +139,15 @@ export class BatchService {
         return records.prepareDelete(sub, collection, request.id!);
     }
   }
+}
+
+/**
+ * `_superusers` in a batch. PocketBase answers anyone but a superuser as its closed rules do (403); a
+ * superuser's write there it would commit with the batch. Cairn's administrators are instance-wide
+ * (system.db, `cairn_system`), outside the transaction of the `x-dbname` database a batch runs in, so
+ * a superuser's is refused (400) rather than written apart from the batch's fate.
+ */
+function refuseSuperusers(ctx: RequestContext): never {
+  if (!isPrivileged(ctx.auth)) throw forbidden('Only superusers can perform this action.');
+  throw badRequest('_superusers records are not written in batches: administrators are instance-wide, outside the batch\'s transaction; use /api/collections/_superusers/records.');
 }

@@ -34,7 +34,8 @@ export function registerImportCommands(program: Command): void {
     .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
     .option('--dry-run', 'print the report of what would be imported and change nothing')
     .option('--json', 'print the report as JSON')
-    .action(async (source: string, opts: { db: string; dir?: string; databaseUrl?: string; dryRun?: boolean; json?: boolean }) => {
+    .action(async (source: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ db: string; dir?: string; databaseUrl?: string; dryRun?: boolean; json?: boolean }>();
       const config = loadConfig({ dir: opts.dir, databaseUrl: opts.databaseUrl });
       const services = await buildServices(config);
       try {

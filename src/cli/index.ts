@@ -1,12 +1,14 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
+import { addPocketBaseGlobals, describePocketBaseFlags, httpAddress, originList, type PocketBaseGlobals, refusePocketBaseDataDir } from './pocketbase-flags.ts';
 import { isApiError } from '../errors.ts';
 import { StorageStartError } from '../storage/index.ts';
 import { HookLoadError } from '../hooks/loader.ts';
 import { VERSION } from '../version.ts';
-import { createAdmin } from './admin.ts';
+import { registerAdminCommands } from './admin.ts';
 import { registerImportCommands } from './import.ts';
-import { registerMigrateCommands } from './migrate.ts';
+import { type MigrateOptions, registerMigrateCommands } from './migrate.ts';
+import { PbMigrationError } from '../pbmigrations/errors.ts';
 import { serve } from './serve.ts';
 import { typegen } from './typegen.ts';
 
@@ -15,34 +17,62 @@ function port(value: string): string {
   return value;
 }
 
+interface ServeFlags extends PocketBaseGlobals {
+  http?: { host: string; port: string };
+  https?: string;
+  port?: string;
+  host?: string;
+  origins?: string;
+  databaseUrl?: string;
+  hooks?: string;
+  pbHooks?: string;
+}
+
 /** Builds the `cairn` command line. Commands call domain code directly, never over HTTP. */
-export function buildCli(): Command {
+export function buildCli(options: MigrateOptions = {}): Command {
   const program = new Command('cairn').description('Cairn: collections, records, auth, rules, webhooks and schema migrations over HTTP.').version(VERSION);
 
-  program
-    .command('serve')
-    .description('serve the HTTP API (default 127.0.0.1:8090, data in ./data)')
-    .option('--port <port>', 'port to listen on (env CAIRN_PORT)', port)
-    .option('--host <host>', 'address to bind (env CAIRN_HOST)')
-    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .option('--origins <list>', 'browser origins allowed by CORS, comma-separated, or * (env CAIRN_CORS_ORIGINS, default *)')
-    .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
-    .option('--hooks <path>', 'application hooks directory, or off (env CAIRN_HOOKS_DIR, default ./hooks)')
-    .option('--pb-hooks <path>', "PocketBase's pb_hooks directory, or off (env CAIRN_PB_HOOKS_DIR, default ./pb_hooks)")
-    .option('--dev', 'development mode: reload the hooks when their files change')
-    .action(async (opts: { port?: string; host?: string; dir?: string; origins?: string; databaseUrl?: string; hooks?: string; pbHooks?: string; dev?: boolean }) => {
-      await serve(loadConfig(opts));
-    });
+  addPocketBaseGlobals(program);
 
-  const admin = program.command('admin').description('manage administrators');
-  admin
-    .command('create <email> <password>')
-    .description('create an administrator (works without a running server)')
-    .option('--dir <path>', 'data directory (env CAIRN_DIR)')
-    .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
-    .action(async (email: string, password: string, opts: { dir?: string; databaseUrl?: string }) => {
-      await createAdmin(loadConfig(opts), email, password);
+  describePocketBaseFlags(
+    program
+      .command('serve')
+      .argument('[domains...]', "PocketBase's domains for its own TLS certificates: refused, Cairn serves plain HTTP behind a proxy")
+      .description('serve the HTTP API (default 127.0.0.1:8090, data in ./data); applies pending pb_migrations first')
+      .option('--http <host:port>', "address to listen on, PocketBase's form (or --host and --port)", httpAddress)
+      .option('--https <host:port>', "PocketBase's TLS listener: refused (terminate TLS in a reverse proxy)")
+      .option('--port <port>', 'port to listen on (env CAIRN_PORT)', port)
+      .option('--host <host>', 'address to bind (env CAIRN_HOST)')
+      .option('--dir <path>', 'data directory (env CAIRN_DIR)')
+      .option('--origins <list>', 'browser origins allowed by CORS, comma-separated or repeated, or * (env CAIRN_CORS_ORIGINS, default *)', originList)
+      .option('--database-url <url>', 'store everything in this PostgreSQL database instead of SQLite files (env CAIRN_DATABASE_URL)')
+      .option('--hooks <path>', 'application hooks directory, or off (env CAIRN_HOOKS_DIR, default ./hooks)')
+      .option('--pb-hooks <path>', "PocketBase's pb_hooks directory, or off (env CAIRN_PB_HOOKS_DIR, default ./pb_hooks)"),
+    { dev: true, hooks: true, migrations: true, public: true },
+  ).action(async (domains: string[], _opts: unknown, cmd: Command) => {
+    const opts = cmd.optsWithGlobals<ServeFlags>();
+    if (domains.length > 0 || opts.https !== undefined) {
+      throw new ConfigError('Cairn serves plain HTTP: terminate TLS (and certificates for your domains) in a reverse proxy in front of it, and give --http=HOST:PORT.');
+    }
+    if (opts.http && (opts.host !== undefined || opts.port !== undefined)) throw new ConfigError('give --http=HOST:PORT or --host and --port, not both.');
+    const config = loadConfig({
+      host: opts.http?.host ?? opts.host,
+      port: opts.http?.port ?? opts.port,
+      dir: opts.dir,
+      origins: opts.origins,
+      databaseUrl: opts.databaseUrl,
+      hooks: opts.hooks,
+      pbHooks: opts.pbHooks ?? opts.hooksDir,
+      pbMigrations: opts.migrationsDir,
+      publicDir: opts.publicDir,
+      indexFallback: opts.indexFallback,
+      dev: opts.dev,
     });
+    refusePocketBaseDataDir(config.dir);
+    await serve(config);
+  });
+
+  registerAdminCommands(program);
 
   program
     .command('typegen')
@@ -53,11 +83,12 @@ export function buildCli(): Command {
     .option('--from <file>', "a PocketBase collections export (JSON, v0.22 or v0.23 shape) instead of a database")
     .option('--hooks', "also type application hooks' records (declare module 'cairn'); default: when the cairn package is installed there")
     .option('--no-hooks', "leave the hooks' types out")
-    .action(async (opts: { db?: string; out?: string; dir?: string; from?: string; hooks?: boolean }) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ db?: string; out?: string; dir?: string; from?: string; hooks?: boolean }>();
       await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 
-  registerMigrateCommands(program);
+  registerMigrateCommands(program, options);
   registerImportCommands(program);
 
   return program;
@@ -74,6 +105,10 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof HookLoadError) {
       // The file and line first, as a compiler says it: what an editor or a terminal can jump to.
       process.stderr.write(`cairn: hooks did not load: ${err.message}\n`);
+      process.exit(1);
+    }
+    if (err instanceof PbMigrationError) {
+      process.stderr.write(`cairn: pb_migrations: ${err.message}\n`);
       process.exit(1);
     }
     if (err instanceof StorageStartError) {

@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.ts';
+import { isoDate } from '../lib/time.ts';
 import type { Expr, Operand } from '../rules/ast.ts';
 import { baseOperator, isAnyOf } from '../rules/ast.ts';
 import { parseFilter } from '../rules/parser.ts';
@@ -14,11 +15,12 @@ type Item = Record<string, unknown>;
 
 const invalid = (what: 'filter' | 'sort') => badRequest(`Invalid ${what} parameter.`);
 
+// Dates compare in one form whichever a filter writes (PocketBase's, as answered, or ISO 8601).
 function operand(o: Operand, item: Item): unknown {
-  if (o.type === 'literal') return o.value;
+  if (o.type === 'literal') return isoDate(o.value);
   if (!FIELDS.has(o.name)) throw invalid('filter');
   const v = item[o.name];
-  return v === undefined ? null : v;
+  return v === undefined ? null : o.name === 'created' || o.name === 'updated' ? isoDate(v) : v;
 }
 
 function like(value: unknown, pattern: unknown): boolean {

@@ -9,7 +9,7 @@ import type { OptionProblems } from './fields/types.ts';
 import { type Collection, type CollectionType, type FieldDef, isReservedFieldName, RULE_NAMES } from './model.ts';
 import { collectionInput, isEchoedSystemField, systemFieldType } from './pocketbase-shapes.ts';
 import { SUPERUSERS_ID } from './superusers.ts';
-import { parseIndex, withIndexTable } from './table-sync.ts';
+import { isCairnIndexName, parseIndex, withIndexTable } from './table-sync.ts';
 import { viewQuery } from '../migrations/views.ts';
 
 const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth', 'view'];
@@ -39,6 +39,9 @@ export interface NormalizeContext {
 type Errors = Record<string, unknown>;
 
 const err = (code: string, message: string): FieldError => ({ code, message });
+
+/** PocketBase's collection ids: word characters, at most 100. */
+const COLLECTION_ID = /^\w{1,100}$/;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -83,7 +86,7 @@ function normalizeField(
   if (name === undefined || name === null || name === '') {
     errors.name = err('validation_required', 'Cannot be blank.');
   } else if (!isValidName(name)) {
-    errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+    errors.name = err('validation_invalid_name', 'Must contain only letters, digits and underscores (max 63), and not start with an underscore.');
   } else if (RECORD_JSON_KEYS.has(name.toLowerCase())) {
     // PocketBase's code for the keys every record's JSON has (they are no column).
     errors.name = err('validation_not_in_invalid', `"${name}" is a key of every record and cannot be a field name.`);
@@ -117,7 +120,10 @@ function normalizeField(
       `Renaming "${old.name}" to "${name}" is not supported: fields are append-only. Add a new field (the old column keeps its data), or rename the column manually.`,
     );
   }
-  if (old && type && old.type !== type.name) {
+  // url → file (one file) is the one change allowed, for a field that holds no values (checked by the
+  // service against the table): how an existing Cairn `users` takes PocketBase's avatar field.
+  const emptyUrlToFile = old?.type === 'url' && type?.name === 'file' && isPlainObject(raw.options) && (raw.options.maxSelect ?? 1) === 1;
+  if (old && type && old.type !== type.name && !emptyUrlToFile) {
     errors.type = err('validation_field_type_change', `The type of "${old.name}" cannot change from ${old.type} to ${type.name}.`);
   }
 
@@ -202,7 +208,7 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
     } else if (body.name === undefined || body.name === null || body.name === '') {
       errors.name = err('validation_required', 'Cannot be blank.');
     } else if (!isValidName(body.name)) {
-      errors.name = err('validation_invalid_name', 'Must start with a letter and contain only letters, digits and underscores (max 63).');
+      errors.name = err('validation_invalid_name', 'Must contain only letters, digits and underscores (max 63), and not start with an underscore.');
     } else if (!isValidCollectionName(body.name)) {
       // SQLite keeps these table names for itself.
       errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" are reserved.');
@@ -211,6 +217,18 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
       errors.name = err('validation_reserved_name', `"${SUPERUSERS_ID}" is the id of _superusers.`);
     } else {
       name = body.name;
+    }
+  }
+
+  // A new collection keeps the id its client gives (PocketBase's `pbc_…`, `_pb_users_auth_`), so
+  // that relations naming it resolve; another collection's id or name is not one.
+  if (!existing && body.id !== undefined && body.id !== null && body.id !== '') {
+    const found = typeof body.id === 'string' ? ctx.find(body.id) : undefined;
+    // A migration's finder also knows the drafts it is building: the collection itself is not taken
+    // (a duplicate name is the name check's business).
+    const taken = found !== undefined && !(found.id === body.id && typeof body.name === 'string' && found.name.toLowerCase() === body.name.toLowerCase());
+    if (typeof body.id !== 'string' || !COLLECTION_ID.test(body.id) || taken || body.id === SUPERUSERS_ID) {
+      errors.id = err('validation_invalid_or_existing_id', 'The model id is invalid or already exists.');
     }
   }
 
@@ -309,10 +327,10 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
         const parsed = parseIndex(text);
         if (!parsed) {
           indexErrors[i] = err('validation_invalid_index_expression', 'Must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.');
-        } else if (parsed.name.startsWith('_') || /^sqlite_/i.test(parsed.name)) {
-          // Cairn's own indexes (created, unique fields) start with "_": a user index of such a name
-          // would be taken for one of them, and dropping it would drop Cairn's.
-          indexErrors[i] = err('validation_invalid_index_expression', 'Index names starting with "_" or "sqlite_" are reserved.');
+        } else if (isCairnIndexName(parsed.name, name) || /^sqlite_/i.test(parsed.name)) {
+          // A user index under the name of one of Cairn's own (created, owners, unique fields) would
+          // be taken for it, and dropping it would drop Cairn's. PocketBase's `_`-prefixed names are fine.
+          indexErrors[i] = err('validation_invalid_index_expression', `"${parsed.name}" is the name of one of Cairn's own indexes; "sqlite_" names are reserved too.`);
         } else if (names.has(parsed.name.toLowerCase())) {
           indexErrors[i] = err('validation_duplicated_index_name', `Another index is already named "${parsed.name}".`);
         } else {
@@ -327,7 +345,7 @@ export function normalizeCollection(input: unknown, existing: Collection | undef
   }
 
   const collection: Collection = {
-    id: existing?.id ?? (typeof body.id === 'string' && /^[a-z0-9]{15}$/.test(body.id) ? body.id : randomId()),
+    id: existing?.id ?? (typeof body.id === 'string' && body.id !== '' ? body.id : randomId()),
     name,
     type,
     system: existing ? existing.system : body.system === true,

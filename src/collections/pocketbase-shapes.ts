@@ -1,6 +1,8 @@
+import { pbDate } from '../lib/time.ts';
 import { sameJson } from '../lib/canonical-json.ts';
 import { AUTH_SETTING_KEYS, authSettingsOf, publicAuthSettings } from './auth-settings.ts';
 import { blankCollection, type Collection, type FieldDef } from './model.ts';
+import { fieldJson022, fieldJson023, pocketBaseFields, PRIVATE_OPTION_KEYS } from './pocketbase-fields.ts';
 
 /**
  * The one place where PocketBase's two collection shapes meet (API contract §4 and §17):
@@ -109,6 +111,43 @@ export function pocketBaseSystemFields(type: string): Array<Record<string, unkno
   ];
 }
 
+/**
+ * A new collection's body as PocketBase ≥ 0.23 reads it (`core.NewCollection`): a `fields` list is the
+ * whole list, its system fields completed: `id` put first and an auth collection's `password`,
+ * `tokenKey`, `email`, `emailVisibility`, `verified` appended, each unless sent. `created` and
+ * `updated` are ordinary `autodate` fields there, had only when listed. The completed list is a
+ * full one, so the collection keeps this description (`keepPocketBaseView`) and answers as
+ * PocketBase would, its records included. A v0.22 `schema` body, or one without a list, is left as
+ * it is: such collections have both dates, as every v0.22 collection (and the specification's) had.
+ */
+export function asPocketBaseCreate(body: unknown): unknown {
+  if (!isPlainObject(body) || !Array.isArray(body.fields) || body.schema !== undefined) return body;
+  const type = body.type === undefined ? 'base' : body.type;
+  if (type !== 'base' && type !== 'auth') return body;
+  const defaults = pocketBaseSystemFields(type);
+  // A system field sent keeps what it sets, under PocketBase's id for it and the flags it enforces.
+  const sent = body.fields.map((f) => {
+    const own = isPlainObject(f) ? defaults.find((d) => d.name === f.name && d.type === f.type) : undefined;
+    if (!own || !isPlainObject(f)) return f;
+    const out: Record<string, unknown> = { ...f, id: typeof f.id === 'string' && f.id !== '' ? f.id : own.id, ...ENFORCED_SYSTEM_FLAGS[f.name as string] };
+    if (f.name === 'id' && !out.pattern) out.pattern = own.pattern;
+    return out;
+  });
+  const has = (name: unknown) => sent.some((f) => isPlainObject(f) && f.name === name);
+  const [id, ...auth] = defaults;
+  return { ...body, fields: [...(has('id') ? [] : [id]), ...sent, ...auth.filter((f) => !has(f.name))] };
+}
+
+/** What PocketBase sets on a system field a new collection is sent with (`Collection.init…Field`). */
+const ENFORCED_SYSTEM_FLAGS: Readonly<Record<string, Record<string, boolean>>> = {
+  id: { system: true, required: true, primaryKey: true, hidden: false },
+  password: { system: true, hidden: true, required: true },
+  tokenKey: { system: true, hidden: true, required: true },
+  email: { system: true, hidden: false },
+  emailVisibility: { system: true },
+  verified: { system: true },
+};
+
 /** A field definition of either shape in v0.22's: flat option keys moved into `options`. */
 export function fieldInput(raw: Record<string, unknown>, stored?: FieldDef): Record<string, unknown> {
   const nested = raw.options;
@@ -119,8 +158,16 @@ export function fieldInput(raw: Record<string, unknown>, stored?: FieldDef): Rec
     const value = pick(raw[key], nested?.[key], stored?.options[key]);
     if (value !== undefined) options[key] = value;
   }
+  // ≥ 0.23's names of two options v0.22 (and Cairn) name otherwise.
+  for (const [flat, kept] of [['onlyInt', 'noDecimal'], ['convertURLs', 'convertUrls']] as const) {
+    const value = pick(raw[flat], nested?.[kept] ?? raw[kept], stored?.options[kept]);
+    if (value !== undefined) options[kept] = value;
+    delete options[flat];
+  }
   const out: Record<string, unknown> = { options };
   for (const key of FIELD_KEYS) if (raw[key] !== undefined) out[key] = raw[key];
+  // What one shape does not carry (≥ 0.23: `unique`, `default`; v0.22: `hidden`, `help`) is kept.
+  if (stored) for (const key of ['unique', 'default', 'hidden', 'help'] as const) if (out[key] === undefined && stored[key] !== undefined) out[key] = stored[key];
   return out;
 }
 
@@ -153,13 +200,18 @@ export function collectionInput(body: unknown, existing?: Collection): unknown {
   if (Array.isArray(rawFields)) {
     const byId = new Map((existing?.fields ?? []).map((f) => [f.id, f]));
     const byName = new Map((existing?.fields ?? []).map((f) => [f.name.toLowerCase(), f]));
+    const sentDefaults = sentOptions(body.options)?.fieldDefaults;
     out[fieldsKey] = rawFields.map((f) => {
       if (!isPlainObject(f)) return f;
       const stored = (typeof f.id === 'string' ? byId.get(f.id) : undefined) ?? (typeof f.name === 'string' ? byName.get(f.name.toLowerCase()) : undefined);
-      return fieldInput(f, stored);
+      const field = fieldInput(f, stored);
+      // The specification's default, answered in v0.22's `options.fieldDefaults`, may come back there.
+      if (f.default === undefined && isPlainObject(sentDefaults) && typeof f.name === 'string' && Object.hasOwn(sentDefaults, f.name)) field.default = sentDefaults[f.name];
+      return field;
     });
     if (fieldsKey === 'fields') delete out.schema;
   }
+  keepPocketBaseView(out, body, existing);
 
   const nested = sentOptions(body.options);
   if (body.options !== undefined && body.options !== null && body.options !== '' && nested === undefined) return out;
@@ -178,12 +230,39 @@ export function collectionInput(body: unknown, existing?: Collection): unknown {
   out.options = options;
   for (const key of AUTH_SETTING_KEYS) delete out[key];
   delete out.viewQuery;
+  keepPocketBaseView(out, body, existing);
   return out;
 }
 
-/** A field in both shapes: v0.22's definition with `options`, and each option as a key of its own. */
+/**
+ * Keeps, in `options`, how PocketBase ≥ 0.23 describes the collection's system fields: as a client
+ * sent them with a full `fields` list (one that has the `id` field, as PocketBase's clients send it
+ * back), else as stored. A sent `options` never drops them, and `fieldDefaults` (an answer's echo of
+ * the fields' defaults) is not stored.
+ */
+function keepPocketBaseView(out: Record<string, unknown>, body: Record<string, unknown>, existing: Collection | undefined): void {
+  const type = typeof body.type === 'string' ? body.type : (existing?.type ?? 'base');
+  const sent = Array.isArray(body.fields) ? body.fields.filter(isPlainObject) : undefined;
+  const full = sent !== undefined && sent.some((f) => f.name === 'id' && (f.type === 'text' || type === 'view'));
+  const view: Record<string, unknown> = {};
+  if (full) {
+    view.systemFields = sent.filter((f) => isEchoedSystemField(f, type) || (type === 'view' && f.name === 'id')).map((f) => ({ ...f }));
+    view.fieldOrder = sent.map((f) => f.name).filter((n) => typeof n === 'string');
+  }
+  const options = out.options === undefined || out.options === null || out.options === '' ? undefined : sentOptions(out.options);
+  if (out.options !== undefined && out.options !== null && out.options !== '' && options === undefined) return;
+  // Else the ones given in `options` (an import gives them there), else the stored ones.
+  if (!full) for (const key of PRIVATE_OPTION_KEYS) if ((options?.[key] ?? existing?.options[key]) !== undefined) view[key] = options?.[key] ?? existing?.options[key];
+  if (options === undefined && Object.keys(view).length === 0) return;
+  const next: Record<string, unknown> = { ...(options ?? existing?.options ?? {}) };
+  for (const key of PRIVATE_OPTION_KEYS) delete next[key];
+  delete next.fieldDefaults;
+  out.options = { ...next, ...view };
+}
+
+/** A field in v0.22's shape (kept for callers that describe one field, such as a view's dry run). */
 export function fieldJson(f: FieldDef): Record<string, unknown> {
-  return { ...f.options, id: f.id, name: f.name, type: f.type, required: f.required, unique: f.unique, hidden: f.hidden, system: f.system, presentable: f.presentable, default: f.default, help: f.help ?? '', options: f.options };
+  return fieldJson023(f);
 }
 
 export interface CollectionJsonDefaults {
@@ -191,36 +270,53 @@ export interface CollectionJsonDefaults {
   tokenTtl: number;
 }
 
+/** The auth settings of ≥ 0.23 in the order PocketBase writes them. */
+const AUTH_KEY_ORDER = [
+  'authRule', 'manageRule', 'authAlert', 'oauth2', 'passwordAuth', 'mfa', 'otp', 'authToken', 'passwordResetToken',
+  'emailChangeToken', 'verificationToken', 'fileToken', 'verificationTemplate', 'resetPasswordTemplate', 'confirmEmailChangeTemplate',
+] as const;
 
 /**
- * A collection as the API returns it, in both shapes (API contract §4, §17): `fields` and `schema`
- * are the same array; an auth collection's settings are in `options` and at the top level.
+ * A collection's v0.22 `options`: what Cairn keeps there (webhook triggers, the spec's field
+ * defaults under `fieldDefaults`, an auth collection's settings, a view's `query`), without the
+ * bookkeeping of PocketBase's ≥ 0.23 view of its system fields.
+ */
+function legacyOptions(c: Collection, authSettings: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...c.options, ...authSettings };
+  for (const key of PRIVATE_OPTION_KEYS) delete out[key];
+  const defaults = c.fields.filter((f) => f.default !== null && f.default !== undefined);
+  if (defaults.length > 0) out.fieldDefaults = Object.fromEntries(defaults.map((f) => [f.name, f.default]));
+  else delete out.fieldDefaults;
+  return out;
+}
+
+/**
+ * A collection as the API returns it (API contract §4, §17, §23): PocketBase ≥ 0.23's object with
+ * its keys in its order (`fields` listing the system fields, an auth collection's settings, a view's
+ * `viewQuery`), then v0.22's `schema` (the collection's own fields) and `options`.
  */
 export function collectionJson(c: Collection, defaults: CollectionJsonDefaults): Record<string, unknown> {
-  const fields = c.fields.map(fieldJson);
+  const settings = c.type === 'auth' ? publicAuthSettings(authSettingsOf(c), defaults.tokenTtl) : undefined;
   const json: Record<string, unknown> = {
     id: c.id,
-    name: c.name,
-    type: c.type,
-    system: c.system,
-    fields,
-    schema: fields,
-    options: c.options,
     listRule: c.listRule,
     viewRule: c.viewRule,
     createRule: c.createRule,
     updateRule: c.updateRule,
     deleteRule: c.deleteRule,
+    name: c.name,
+    type: c.type,
+    fields: pocketBaseFields(c),
     indexes: c.indexes,
-    created: c.created,
-    updated: c.updated,
+    // Stored ISO 8601; answered as PocketBase writes dates (API contract §23).
+    created: pbDate(c.created),
+    updated: pbDate(c.updated),
+    system: c.system,
   };
-  if (c.type === 'auth') {
-    const settings = publicAuthSettings(authSettingsOf(c), defaults.tokenTtl);
-    json.options = { ...c.options, ...settings };
-    Object.assign(json, settings);
-  }
+  if (settings) for (const key of AUTH_KEY_ORDER) if (settings[key] !== undefined) json[key] = settings[key];
   if (c.type === 'view') json.viewQuery = typeof c.options.query === 'string' ? c.options.query : '';
+  json.schema = c.fields.map(fieldJson022);
+  json.options = legacyOptions(c, settings);
   return json;
 }
 

@@ -1,3 +1,4 @@
+import { defaultLeadingSystemFields, systemCollectionDates } from './pocketbase-fields.ts';
 import type { SchemaStep } from '../storage/index.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { blankCollection, type Collection, type FieldDef } from './model.ts';
@@ -50,7 +51,7 @@ const refs = (prefix: string) => [text(`${prefix}_collectionRef`, 'collectionRef
 export const SYSTEM_COLLECTIONS_SINCE = '2026-11-28 00:00:00.000Z';
 const since = (ms: number) => SYSTEM_COLLECTIONS_SINCE.replace('.000Z', `.00${ms}Z`);
 
-function systemCollection(id: string, name: string, fields: FieldDef[], deletable: boolean, indexes: string[], order: number): Collection {
+function systemCollection(id: string, name: string, fields: FieldDef[], deletable: boolean, indexes: string[], order: number, options: Record<string, unknown> = { systemFields: systemCollectionDates() }): Collection {
   const created = since(order);
   return Object.freeze(
     blankCollection('base', {
@@ -64,6 +65,7 @@ function systemCollection(id: string, name: string, fields: FieldDef[], deletabl
       indexes,
       created,
       updated: created,
+      options,
     }),
   );
 }
@@ -78,7 +80,15 @@ export const POCKETBASE_SYSTEM_COLLECTIONS: readonly Collection[] = [
   ], 2),
   systemCollection('pbc_1638494021', OTPS, [...refs('otp'), text('otp_sentTo', 'sentTo', { hidden: true })], false, [
     'CREATE INDEX idx_otps_collectionRef_recordRef ON _otps (collectionRef, recordRef)',
-  ], 3),
+  ], 3, {
+    // PocketBase lists the code as a hidden password field; Cairn keeps its HMAC in a column of its own.
+    systemFields: [
+      ...defaultLeadingSystemFields('base'),
+      { cost: 8, help: '', hidden: true, id: 'password901924565', max: 0, min: 0, name: 'password', pattern: '', presentable: false, required: true, system: true, type: 'password' },
+      ...systemCollectionDates(),
+    ],
+    fieldOrder: ['id', 'collectionRef', 'recordRef', 'password', 'sentTo', 'created', 'updated'],
+  }),
   systemCollection('pbc_4275539003', AUTH_ORIGINS, [...refs('ao'), text('ao_fingerprint', 'fingerprint', { required: true })], true, [
     'CREATE UNIQUE INDEX idx_authOrigins_unique_pairs ON _authOrigins (collectionRef, recordRef, fingerprint)',
   ], 4),

@@ -1,9 +1,10 @@
 import { badRequest, conflict, type FieldError, isApiError, notFound, validationFailed } from '../errors.ts';
-import { createView, dropView } from '../migrations/views.ts';
-import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
-import { baseDatabase } from '../storage/within.ts';
+import { createView, replaceView } from '../migrations/views.ts';
+import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import { baseDatabase, transactionOf } from '../storage/within.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
+import { quoteIdent } from '../lib/identifiers.ts';
 import type { Collection } from './model.ts';
 import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemCollection } from './pocketbase-system.ts';
 import { checkViewCollectionRules, type NormalizeContext, normalizeCollection, type OptionsValidator, type RuleValidator } from './normalize.ts';
@@ -53,6 +54,8 @@ export class CollectionService {
   readonly validateOptions: OptionsValidator[];
 
   private readonly invalidations?: Invalidations;
+  /** Collections as a transaction under way has changed them (transaction.ts), answered inside it. */
+  private readonly changing = new WeakMap<Transaction, CollectionSet>();
 
   constructor(options: CollectionServiceOptions = {}) {
     this.validateRule = options.validateRule ?? (() => undefined);
@@ -62,6 +65,8 @@ export class CollectionService {
 
   /** All collections of the database (cached). */
   all(view: Database): Promise<CollectionSet> {
+    const changing = this.changingIn(view);
+    if (changing) return Promise.resolve(changing);
     // A transaction's view of a database shares its cache (and reads committed metadata).
     const db = baseDatabase(view);
     let set = this.cache.get(db);
@@ -82,7 +87,21 @@ export class CollectionService {
 
   /** All collections of the database, synchronously, when they are loaded and current. */
   peekAll(view: Database): CollectionSet | undefined {
-    return this.loaded.get(baseDatabase(view));
+    return this.changingIn(view) ?? this.loaded.get(baseDatabase(view));
+  }
+
+  private changingIn(view: Database): CollectionSet | undefined {
+    const tx = transactionOf(view);
+    return tx && this.changing.get(tx);
+  }
+
+  /**
+   * Makes `set` what `all` answers for views bound to `tx` (a `CollectionTransaction` changing the
+   * collections inside it), or stops that (undefined).
+   */
+  track(tx: Transaction, set: CollectionSet | undefined): void {
+    if (set) this.changing.set(tx, set);
+    else this.changing.delete(tx);
   }
 
   /**
@@ -124,14 +143,15 @@ export class CollectionService {
     try {
       collection = normalizeCollection(body, undefined, this.normalizeContext(set));
     } catch (err) {
-      // A taken name is a 409 (API contract §3), with whatever else is wrong beside it.
-      if (exists && isApiError(err) && err.status === 400) throw conflict(`Collection "${name}" already exists.`, { ...err.data, ...nameTaken });
+      // A taken name is PocketBase's 400 (API contract §3), with whatever else is wrong beside it.
+      if (exists && isApiError(err) && err.status === 400) throw validationFailed({ ...err.data, ...nameTaken }, 'Failed to create collection.');
       throw err;
     }
-    if (exists) throw conflict(`Collection "${name}" already exists.`, nameTaken);
+    if (exists) throw validationFailed(nameTaken, 'Failed to create collection.');
     try {
       collection = await db.transaction(async (tx) => {
-        const made = collection.type === 'view' ? await this.viewWithFields(tx, collection, set, false) : collection;
+        // A view left by a collection deleted through this API may still be read by others.
+        const made = collection.type === 'view' ? await replaceView(tx, collection.name, () => this.viewWithFields(tx, collection, set, false)) : collection;
         await createCollectionIn(tx, made);
         return made;
       });
@@ -171,12 +191,12 @@ export class CollectionService {
     let next = normalizeCollection(body, existing, this.normalizeContext(set));
     try {
       next = await db.transaction(async (tx) => {
+        await refuseRetypingValues(tx, existing, next);
         let saved = next;
         if (next.type === 'view') {
           // A view holds no data: a new query replaces it (as migrations' drop_views and create_views do).
           if (next.options.query !== existing.options.query) {
-            await dropView(tx, existing.name);
-            saved = await this.viewWithFields(tx, next, set, true);
+            saved = await replaceView(tx, existing.name, () => this.viewWithFields(tx, next, set, true));
           } else checkViewCollectionRules(next, this.normalizeContext(set), true);
         } else await syncTable(tx, existing, next);
         await updateCollection(tx, saved);
@@ -210,6 +230,22 @@ export class CollectionService {
   }
 }
 
+/** A field whose type changes (url → file only) must hold no values: they would not be files. */
+export async function refuseRetypingValues(tx: Queryable, existing: Collection, next: Collection): Promise<void> {
+  for (const field of next.fields) {
+    const old = existing.fields.find((f) => f.id === field.id);
+    if (!old || old.type === field.type) continue;
+    const col = quoteIdent(field.name);
+    const held = await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${quoteIdent(existing.name)} WHERE ${col} IS NOT NULL AND ${col} <> ''`);
+    if (Number(held?.n ?? 0) > 0) {
+      throw validationFailed(
+        { fields: { code: 'validation_field_type_change', message: `The type of "${old.name}" cannot change from ${old.type} to ${field.type} while records hold values in it.` } },
+        'Failed to update collection.',
+      );
+    }
+  }
+}
+
 /**
  * The default rule of `users` for list, view and update: a user reaches their own record only. The
  * collection name is checked too, because ids are unique per collection only (a record of another
@@ -224,20 +260,25 @@ export const usersCollectionStep: SchemaStep = {
     const now = new Date().toISOString();
     const collection = normalizeCollection(
       {
+        // PocketBase's default `users` (its fields and rules), plus the specification's `role`. Not
+        // its id `_pb_users_auth_`: an imported PocketBase auth collection of another name keeps that.
         name: 'users',
         type: 'auth',
         system: true,
-        fields: [
-          { name: 'name', type: 'text', options: { max: 255 } },
-          { name: 'avatar', type: 'url' },
+        schema: [
+          // PocketBase's ids of its default fields (its type and the CRC-32 of its name), so that a
+          // migration's `users.fields.getById("text1579384326")` finds them.
+          { id: 'text1579384326', name: 'name', type: 'text', options: { max: 255 } },
+          { id: 'file376926767', name: 'avatar', type: 'file', options: { maxSelect: 1, maxSize: 0, mimeTypes: ['image/jpeg', 'image/png', 'image/svg+xml', 'image/gif', 'image/webp'] } },
           { name: 'role', type: 'text', options: { max: 255 } },
         ],
-        // A user sees and edits their own record; `role` and `verified` stay admin-only (records layer).
+        // A user sees, edits and deletes their own record; `role` and `verified` stay admin-only (records layer).
         listRule: USERS_OWN_RECORD_RULE,
         viewRule: USERS_OWN_RECORD_RULE,
         createRule: '',
         updateRule: USERS_OWN_RECORD_RULE,
-        deleteRule: null,
+        deleteRule: USERS_OWN_RECORD_RULE,
+        oauth2: { mappedFields: { id: '', name: 'name', username: '', avatarURL: 'avatar' } },
       },
       undefined,
       { find: () => undefined, validateRule: () => undefined, validateOptions: [] },

@@ -1,3 +1,4 @@
+import { systemCollectionDates } from './pocketbase-fields.ts';
 import { DEFAULT_AUTH_SETTINGS } from './auth-settings.ts';
 import { blankCollection, type Collection } from './model.ts';
 
@@ -23,5 +24,5 @@ export const SUPERUSERS_COLLECTION: Collection = Object.freeze(
     system: true,
     // The first of PocketBase's system collections (pocketbase-system.ts follows it).
     created: '2026-11-28 00:00:00.000Z',
-    updated: '2026-11-28 00:00:00.000Z', options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false } } }),
+    updated: '2026-11-28 00:00:00.000Z', options: { ...DEFAULT_AUTH_SETTINGS, oauth2: { enabled: false }, systemFields: systemCollectionDates() } }),
 );

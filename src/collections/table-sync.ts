@@ -49,12 +49,30 @@ function ruleOwnerFields(c: Collection | undefined): Set<string> {
   const out = new Set<string>();
   if (!c) return out;
   for (const rule of RULE_NAMES) {
-    for (const name of ownerFields(c[rule])) {
+    for (const written of ownerFields(c[rule])) {
+      const throughId = written.endsWith('.id');
+      const name = throughId ? written.slice(0, -3) : written;
       const field = c.fields.find((f) => f.name === name);
-      if (field && !typeOf(field).multiple(field)) out.add(name);
+      if (field && !typeOf(field).multiple(field) && (!throughId || field.type === 'relation')) out.add(name);
     }
   }
   return out;
+}
+
+/**
+ * Single relation fields, indexed by default (as Django indexes every foreign key): rules, filters,
+ * back-relations and cascading deletes look records up by them, and PostgreSQL, unlike SQLite, builds
+ * no index of its own for a join. A field a rule already indexes as an owner (with `created`) needs
+ * no second one.
+ */
+export function relationIndexFields(c: Collection | undefined): string[] {
+  if (!c || c.type === 'view') return [];
+  const owners = ruleOwnerFields(c);
+  return c.fields.filter((f) => f.type === 'relation' && !typeOf(f).multiple(f) && !owners.has(f.name)).map((f) => f.name);
+}
+
+export function relationIndexName(table: string, field: string): string {
+  return `_${table}_${field}_rel_idx`;
 }
 
 function ownerIndexName(table: string, field: string): string {
@@ -67,7 +85,7 @@ export function uniqueIndexName(table: string, field: string): string {
 }
 
 const INDEX_SQL =
-  /^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?([A-Za-z_][A-Za-z0-9_]*)[`"\]]?\s+ON\s+[`"[]?([A-Za-z_][A-Za-z0-9_]*)[`"\]]?\s*\(([^;]+)\)\s*(WHERE\s+[^;]+)?;?\s*$/i;
+  /^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?([A-Za-z0-9_]+)[`"\]]?\s+ON\s+[`"[]?([A-Za-z0-9_]+)[`"\]]?\s*\(([^;]+)\)\s*(WHERE\s+[^;]+)?;?\s*$/i;
 
 export interface ParsedIndex {
   name: string;
@@ -77,13 +95,23 @@ export interface ParsedIndex {
   sql: string;
 }
 
-const ON_TABLE = /(\bON\s+)([`"[]?)([A-Za-z_][A-Za-z0-9_]*)([`"\]]?)/i;
+const ON_TABLE = /(\bON\s+)([`"[]?)([A-Za-z0-9_]+)([`"\]]?)/i;
 
 /** The statement with `table` as the table it indexes (a statement that does not parse is left as it is). */
 export function withIndexTable(text: string, table: string): string {
   const parsed = parseIndex(text);
   if (!parsed || parsed.table === table) return text;
   return text.replace(ON_TABLE, (_m, on: string, open: string, _old: string, close: string) => `${on}${open}${table}${close}`);
+}
+
+/**
+ * Whether an index name is one Cairn gives its own indexes of `table` (the created index, owner
+ * indexes, unique fields'): a user index of that name would be taken for Cairn's.
+ */
+export function isCairnIndexName(name: string, table: string): boolean {
+  const n = name.toLowerCase();
+  const prefix = `_${table.toLowerCase()}_`;
+  return n.startsWith(prefix) && (n === `${prefix}created_idx` || n.endsWith('_owner_idx') || n.endsWith('_unique'));
 }
 
 /** Parses a user-supplied CREATE INDEX statement; undefined when it is not one. */
@@ -168,6 +196,18 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     if (!owners.has(field)) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(ownerIndexName(table, field))}`);
   }
 
+  const related = new Set(relationIndexFields(next));
+  for (const field of related) {
+    await db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(relationIndexName(table, field))} ON ${quoteIdent(table)} (${quoteIdent(field)})`);
+  }
+  for (const field of relationIndexFields(previous)) {
+    if (!related.has(field)) await db.exec(`DROP INDEX IF EXISTS ${quoteIdent(relationIndexName(table, field))}`);
+  }
+  // Lists are read in insertion order: on PostgreSQL an index on that column serves the first page
+  // without sorting the table (SQLite's rowid is the table's own order).
+  const order = db.dialect.insertionOrderColumn;
+  if (order) await db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`_${table}_order_idx`)} ON ${quoteIdent(table)} (${quoteIdent(order.name)})`);
+
   const nextIndexes = next.indexes.map((text) => parseIndex(text)!);
   const nextNames = new Set(nextIndexes.map((i) => i.name.toLowerCase()));
   for (const text of previous?.indexes ?? []) {
@@ -188,7 +228,7 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     }
     try {
       // run() prepares exactly one statement, so the user's column list cannot smuggle in another.
-      await db.run(index.sql);
+      await db.run(db.dialect.indexSql?.(index.sql) ?? index.sql);
     } catch (err) {
       if (db.dialect.classifyError(err).kind === 'unique') {
         throw badRequest(`Cannot create the unique index "${index.name}": existing records share a value.`, {

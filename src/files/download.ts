@@ -2,7 +2,7 @@ import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { GUEST, type RequestContext, type RequestInfo, systemContext } from '../context.ts';
 import { forbidden, isApiError, notFound } from '../errors.ts';
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import type { Database } from '../storage/index.ts';
@@ -76,7 +76,7 @@ export class FileService {
    * the record the view read it from (view-files.ts).
    */
   async open(req: FileRequest): Promise<FileDownload> {
-    if (!COLLECTION_REF.test(req.collection) || !isRecordId(req.recordId) || !isStoredName(req.filename)) throw notFound();
+    if (!COLLECTION_REF.test(req.collection) || !isRecordKey(req.recordId) || !isStoredName(req.filename)) throw notFound();
     const collection = await this.collections.find(req.db, req.collection);
     if (!collection) throw notFound();
 

@@ -20,7 +20,9 @@ export interface FileOptions {
 }
 
 export function fileOptions(field: FieldDef): FileOptions {
-  return field.options as unknown as FileOptions;
+  const options = field.options as unknown as FileOptions;
+  // 0 is PocketBase's "the default" (its own `users.avatar` has it).
+  return options.maxSize ? options : { ...options, maxSize: DEFAULT_MAX_FILE_SIZE };
 }
 
 /** Stored names and staged uploads of a file field value, or undefined for anything else. */
@@ -69,7 +71,7 @@ export const fileField: FieldType = {
     if (thumbs.some((t) => !THUMB_SIZE.test(t) || t.startsWith('0x0'))) problems.set('thumbs', 'Must be a list of sizes such as "100x100", "0x50" or "100x100f".');
     return {
       maxSelect: readInt(raw, 'maxSelect', problems, { min: 1, fallback: 1 }),
-      maxSize: readInt(raw, 'maxSize', problems, { min: 1, fallback: DEFAULT_MAX_FILE_SIZE }),
+      maxSize: readInt(raw, 'maxSize', problems, { min: 0, fallback: DEFAULT_MAX_FILE_SIZE }),
       mimeTypes,
       thumbs,
       protected: readBool(raw, 'protected', problems),

@@ -1,4 +1,4 @@
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import { isValidDatabaseName, isValidName } from '../lib/identifiers.ts';
 import { isStoredName } from './names.ts';
 
@@ -8,7 +8,7 @@ import { isStoredName } from './names.ts';
  */
 
 function check(db: string, collection: string, recordId: string): void {
-  if (!isValidDatabaseName(db) || !isValidName(collection) || !isRecordId(recordId)) {
+  if (!isValidDatabaseName(db) || !isValidName(collection) || !isRecordKey(recordId)) {
     throw new Error(`invalid storage key segments: ${JSON.stringify([db, collection, recordId])}`);
   }
 }

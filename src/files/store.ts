@@ -10,7 +10,7 @@ import { isValidName } from '../lib/identifiers.ts';
 import type { RecordChangeHook, RecordFiles } from '../records/deps.ts';
 import type { Transaction } from '../storage/index.ts';
 import { fileList, fileNames } from './field.ts';
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import { fileKey, recordPrefix } from './keys.ts';
 import { isStoredName } from './names.ts';
 import { isStagedFile } from './staged.ts';
@@ -113,7 +113,7 @@ export class FileStore implements RecordFiles {
     }
     // Most writes carry no file: they return here, before any promise is made. An id no record of
     // Cairn's can have is refused by the write itself.
-    if (files.length === 0 || !isRecordId(recordId)) return;
+    if (files.length === 0 || !isRecordKey(recordId)) return;
     const results = await Promise.allSettled(files.map((file) => this.put(fileKey(database, collection.name, recordId, file.name), file)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -156,7 +156,7 @@ export class FileStore implements RecordFiles {
     if (event.action === 'create') return;
     // Records Cairn did not create (adopted tables) may have ids no upload path could have used, and
     // system collections (PocketBase's `_externalAuths`, …) have names no upload path could use.
-    if (!isRecordId(event.record.id) || !isValidName(event.collection.name)) return;
+    if (!isRecordKey(event.record.id) || !isValidName(event.collection.name)) return;
     const prefix = recordPrefix(event.database, event.collection.name, event.record.id);
     if (event.action === 'delete') {
       tx.afterCommit(() => this.options.storage.deletePrefix(prefix));

@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/model.ts';
 import { systemContext } from '../context.ts';
 import { isApiError } from '../errors.ts';
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import type { Database } from '../storage/index.ts';
@@ -78,7 +78,7 @@ export class ViewFiles {
     if (fields.length === 0) return undefined;
     fields.sort((a, b) => Number(b.name === fieldName) - Number(a.name === fieldName));
     const ctx = systemContext(dbName, db);
-    if (isRecordId(recordId)) {
+    if (isRecordKey(recordId)) {
       try {
         const same = (await this.records.view(ctx, collection, recordId)) as RecordJson;
         if (fields.some((f) => fileNames(same[f.name]).includes(filename))) return { collection, recordId };

@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import type { Message, Plugin } from 'esbuild';
 import { hookApp, type ServiceSlot } from './facade.ts';
 import { HookSet } from './registry.ts';
+import type { PbHooksLoader } from './pb-loader.ts';
 import type { HookSetup } from './types.ts';
-import { loadPbHooks } from '../pbhooks/index.ts';
 import { HookLoadError } from './load-error.ts';
 
 /** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
@@ -25,7 +25,23 @@ export function hookFiles(dir: string): string[] {
     throw new HookLoadError(`cannot read the hooks directory: ${(err as Error).message}`, dir);
   }
   return names
-    .filter((name) => HOOK_FILE.test(name) && !name.endsWith('.d.ts') && !name.startsWith('.'))
+    // A PocketBase file put among them (`*.pb.js`) runs as pb_hooks, not as a module (pbFilesIn).
+    .filter((name) => HOOK_FILE.test(name) && !name.endsWith('.d.ts') && !name.endsWith('.pb.js') && !name.startsWith('.'))
+    .map((name) => path.join(dir, name))
+    .filter((file) => statSync(file).isFile())
+    .sort();
+}
+
+/** The `*.pb.js` files directly in the hooks directory, in name order: they run as pb_hooks (API contract §24). */
+export function pbFilesIn(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => name.endsWith('.pb.js') && !name.startsWith('.'))
     .map((name) => path.join(dir, name))
     .filter((file) => statSync(file).isFile())
     .sort();
@@ -96,12 +112,15 @@ function located(err: unknown, dir: string | undefined, fallbackFile: string): H
  * The bundle is written under `workDir` (source maps inline, so stack traces name the hook files and
  * lines). Throws a `HookLoadError` naming the file and line of the first failure.
  */
-export async function loadHooks(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string, pb?: { dir?: string; timeoutMs: number }): Promise<HookSet> {
+export async function loadHooks(dir: string | undefined, inline: readonly HookSetup[], slot: ServiceSlot, workDir: string, pb?: { dir?: string; timeoutMs: number; load?: PbHooksLoader }): Promise<HookSet> {
   const set = new HookSet();
   try {
     await loadTypeScript(dir, inline, slot, workDir, set);
     // PocketBase's pb_hooks after the TypeScript hooks (API contract §22).
-    const loaded = await loadPbHooks(pb?.dir, set, slot, pb?.timeoutMs ?? 5000);
+    // pb_hooks' own folder, then `*.pb.js` files given among the TypeScript hooks (one pool runs both).
+    const extra = dir ? pbFilesIn(dir) : [];
+    const pbDir = pb?.dir ?? (extra.length > 0 ? dir : undefined);
+    const loaded = pb?.load && pbDir ? await pb.load(pbDir, set, slot, pb.timeoutMs, extra) : undefined;
     if (loaded) {
       set.pb = loaded;
       set.files.push(...loaded.pool.files);

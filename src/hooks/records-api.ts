@@ -8,6 +8,7 @@ import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import { compileFilter, compileSort, type Resolver } from '../rules/index.ts';
 import { bindFilterParams } from '../rules/params.ts';
 import type { Collection } from '../collections/model.ts';
+import { authSettingsOf, publicAuthSettings } from '../collections/auth-settings.ts';
 import { type Database, type DatabaseRegistry, EMPTY, join, raw, type Row, type Sql, sql, type Transaction, withinTransaction } from '../storage/index.ts';
 import { NotFoundError } from './errors.ts';
 import type { CollectionName, FindOptions, RecordsApi } from './types.ts';
@@ -237,7 +238,10 @@ function findQuery(ctx: RequestContext, collection: Collection, set: CollectionS
 type CollectionInfo = { id: string; name: string; type: string; fields: unknown[] };
 
 function describe(collection: Collection): CollectionInfo {
-  return { id: collection.id, name: collection.name, type: collection.type, fields: (collection as any).fields ?? [] };
+  const info = { id: collection.id, name: collection.name, type: collection.type, fields: (collection as any).fields ?? [] };
+  // An auth collection's options at its top level, as PocketBase's model has them (no secrets;
+  // `authToken.duration` 0: the instance's lifetime).
+  return collection.type === 'auth' && Array.isArray(collection.fields) ? { ...publicAuthSettings(authSettingsOf(collection), 0), ...info } : info;
 }
 
 function count(value: unknown, what: string): number {

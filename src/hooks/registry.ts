@@ -1,4 +1,3 @@
-import type { PbLoaded } from '../pbhooks/index.ts';
 import type { Collection } from '../collections/model.ts';
 import { type Bound, type Handler, matches } from '../lib/chain.ts';
 import { parseSchedule, type Schedule, ScheduleError } from '../jobs/schedule.ts';
@@ -52,6 +51,20 @@ export interface HookCron {
  * What one load of the hook files registered: record event handlers, routes and cron jobs. A reload
  * (development mode) builds a new set and swaps it in whole, so a request sees one generation.
  */
+/**
+ * PocketBase's pb_hooks as one load holds them. The pb_hooks room (src/pbhooks) provides it and hangs
+ * below nothing here: this shape is all hooks/ knows of it, so the dependency points one way.
+ */
+export interface LoadedPbHooks {
+  pool: { readonly files: string[]; close(): void };
+  /** Events the files register that Cairn never fires. */
+  unsupported: string[];
+  /** Runs `onBootstrap`/`onServe` handlers, once, when the app serves. */
+  bootstrap(): Promise<void>;
+  /** Runs `onTerminate` handlers, once, as the server stops. */
+  terminate(): Promise<void>;
+}
+
 export class HookSet {
   private readonly handlers = new Map<RecordEventName, Bound<any>[]>();
   readonly routes: HookRoute[] = [];
@@ -59,7 +72,7 @@ export class HookSet {
   /** The files loaded, in load order (absolute paths; `<inline #n>` for library-mode functions). */
   readonly files: string[] = [];
   /** The pb_hooks of this load (their workers end with the set). */
-  pb?: PbLoaded;
+  pb?: LoadedPbHooks;
   // Per collection version (collections are immutable and replaced on change), the handlers of each
   // event that apply to it: the write path asks on every write.
   private readonly byCollection = new WeakMap<Collection, Map<RecordEventName, readonly Bound<any>[]>>();

@@ -1,26 +1,32 @@
 import type { Collection } from '../collections/model.ts';
-import { type Auth, isSystem, type RequestContext } from '../context.ts';
+import { type RequestContext } from '../context.ts';
 import { ApiError, badRequest, notFound } from '../errors.ts';
-import { type AroundRead, RawAnswer } from '../records/deps.ts';
-import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents, WriteEventInput } from '../records/deps.ts';
+import { type AroundRead } from '../records/deps.ts';
+import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
-import type { FlowAction, FlowRequestHook } from '../auth/flow-hook.ts';
+import type { FlowRequestHook } from '../auth/flow-hook.ts';
 import type { FileDownloadHook } from '../files/download.ts';
-import type { Mail, MailAbout, MailHook } from '../auth/mail/mailer.ts';
+import type { Mail, MailHook } from '../auth/mail/mailer.ts';
 import type { NamingLogger } from '../lib/logger.ts';
 import { type Bound, runChain } from '../lib/chain.ts';
-import { hookApp, type HookServices, type ServiceSlot } from './facade.ts';
+import { type HookServices, type ServiceSlot } from './facade.ts';
 import { asHookError, HookFault } from './fault.ts';
 import { HookLoadError, hookWorkDir, loadHooks } from './loader.ts';
-import { HookSet, type RecordEventName } from './registry.ts';
-import type { HookApp, HookAuth, HookCollection, HookSetup } from './types.ts';
+import { HookSet } from './registry.ts';
+import type { PbHooksLoader } from './pb-loader.ts';
+import type { HookSetup } from './types.ts';
+import { authView, AuthFlowEvent, collectionView, type Event, FileDownloadEvent, hookMessage, type HookMailMessage, MAIL_EVENTS, MailEvent, mailOfMessage, ReadRequestEvent, RealtimeEvent, RecordHeld, SignInEvent, SUCCESS_EVENTS, SuccessEvent, WRITE_EVENTS, WriteEvent } from './events.ts';
+
+export { authView, hookAuth } from './events.ts';
 
 export interface HookRuntimeOptions {
   /** The hooks directory (absolute); undefined: no files. */
   dir?: string;
   /** PocketBase's pb_hooks directory (absolute); undefined: none. */
   pbDir?: string;
+  /** Loads pb_hooks (src/pbhooks' `loadPbHooks`): handed in, as pb_hooks builds on hooks and not the reverse. */
+  loadPb?: PbHooksLoader;
   /** Setups given in code (library mode), loaded after the files. */
   inline?: readonly HookSetup[];
   /** How long a write's hooks may run before the write fails with 503 (CAIRN_HOOK_TIMEOUT_MS). */
@@ -43,383 +49,6 @@ export interface HookStatus {
   pbNotFired?: string[];
 }
 
-const WRITE_EVENTS: Record<RecordChange['action'], RecordEventName> = { create: 'onRecordCreate', update: 'onRecordUpdate', delete: 'onRecordDelete' };
-const SUCCESS_EVENTS: Record<RecordChange['action'], RecordEventName> = {
-  create: 'onRecordAfterCreateSuccess',
-  update: 'onRecordAfterUpdateSuccess',
-  delete: 'onRecordAfterDeleteSuccess',
-};
-
-const collectionViews = new WeakMap<Collection, HookCollection>();
-
-function collectionView(c: Collection): HookCollection {
-  let view = collectionViews.get(c);
-  if (!view) collectionViews.set(c, (view = Object.freeze({ id: c.id, name: c.name, type: c.type })));
-  return view;
-}
-
-/** The caller of a request as hooks see it: null for guests and for work no request started. */
-export function hookAuth(ctx: RequestContext): HookAuth | null {
-  if (isSystem(ctx)) return null;
-  return authView(ctx.auth);
-}
-
-export function authView(auth: Auth): HookAuth | null {
-  switch (auth.type) {
-    case 'guest':
-      return null;
-    case 'admin':
-      return { id: auth.id, email: auth.email, collectionId: 'pbc_3142635823', collectionName: '_superusers' };
-    case 'apikey':
-      return { id: auth.id, name: auth.name, roles: [...auth.roles], collectionName: '_api_keys' };
-    case 'record':
-      return { ...(auth.record as RecordJson), collectionId: auth.collectionId, collectionName: auth.collectionName } as HookAuth;
-  }
-}
-
-/**
- * The event objects handlers get. `app` and `auth` are made on first use: most handlers read
- * neither, and a write's cost is what the hooked-create bench holds to 5 %.
- */
-class Event {
-  next!: () => Promise<void>;
-  /** Set by the chain to the file of the handler running: `e.app.logger` is named after it. */
-  current?: string;
-  private apps?: Map<string, HookApp>;
-  private authMade?: HookAuth | null;
-
-  constructor(
-    private readonly slot: ServiceSlot,
-    private readonly ctx: RequestContext,
-    readonly collection: HookCollection,
-    private readonly tx?: WriteEventInput['tx'],
-  ) {}
-
-  get db(): string {
-    return this.ctx.dbName;
-  }
-
-  get app(): HookApp {
-    const source = this.current ?? 'event';
-    this.apps ??= new Map();
-    let app = this.apps.get(source);
-    if (!app) this.apps.set(source, (app = hookApp(this.slot, source, undefined, this.tx ? { db: this.ctx.dbName, tx: this.tx } : undefined)));
-    return app;
-  }
-
-  get auth(): HookAuth | null {
-    if (this.authMade === undefined) this.authMade = hookAuth(this.ctx);
-    return this.authMade;
-  }
-
-  /** The request the write came from (`method` is `SYSTEM` for work no request started). */
-  get request(): RequestContext['request'] {
-    return this.ctx.request;
-  }
-}
-
-/** An event about one record, held as given (enrich, after-success, sign-in). */
-class RecordHeld extends Event {
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: HookCollection,
-    public record: Record<string, unknown>,
-  ) {
-    super(slot, ctx, collection);
-  }
-}
-
-/** A write's event: `record` and `original` are made when a handler first reads them. */
-class WriteEvent extends Event {
-  constructor(
-    slot: ServiceSlot,
-    private readonly input: WriteEventInput,
-  ) {
-    super(slot, input.ctx, collectionView(input.collection), input.tx);
-  }
-
-  get record(): Record<string, unknown> {
-    return this.input.record.get();
-  }
-
-  set record(value: Record<string, unknown>) {
-    this.input.record.set(value);
-  }
-
-  get original(): RecordJson | undefined {
-    return this.input.original?.();
-  }
-}
-
-/**
- * An after-success event. Its record is a copy of the committed one (which is also the write's
- * answer, not the handlers' to change), made when a handler first reads it.
- */
-class SuccessEvent extends Event {
-  #committed: RecordJson;
-  #record?: Record<string, unknown>;
-
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: Collection,
-    committed: RecordJson,
-    readonly original: RecordJson | undefined,
-  ) {
-    super(slot, ctx, collectionView(collection));
-    this.#committed = committed;
-  }
-
-  get record(): Record<string, unknown> {
-    return (this.#record ??= { ...this.#committed });
-  }
-
-  set record(value: Record<string, unknown>) {
-    this.#record = value;
-  }
-}
-
-class SignInEvent extends RecordHeld {
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: Collection,
-    record: RecordJson,
-    readonly token: string,
-    readonly method: string,
-  ) {
-    super(slot, ctx, collectionView(collection), record);
-  }
-}
-
-/** An email flow's request for an account (`onRecordAuthFlowRequest`); `method` names the action for pb_hooks' events. */
-class AuthFlowEvent extends RecordHeld {
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: Collection,
-    record: RecordJson,
-    readonly action: FlowAction,
-    readonly newEmail: string | undefined,
-  ) {
-    super(slot, ctx, collectionView(collection), record);
-  }
-
-  get method(): string {
-    return this.action;
-  }
-}
-
-/** A record's file about to be downloaded (`onFileDownloadRequest`). */
-class FileDownloadEvent extends RecordHeld {
-  readonly fileField: { name: string };
-  readonly method = 'download';
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: Collection,
-    record: RecordJson,
-    field: string,
-    public servedName: string,
-  ) {
-    super(slot, ctx, collectionView(collection), record);
-    this.fileField = { name: field };
-  }
-}
-
-/**
- * An API request reading records (`onRecordsListRequest`, `onRecordViewRequest`): `result` is the
- * list answer (its `items` also as `records`) or `record` the viewed one, both the handlers' to
- * change before `next()`; `answer` is set by a handler that answers itself.
- */
-export class ReadRequestEvent extends Event {
-  answer?: RawAnswer;
-  constructor(
-    slot: ServiceSlot,
-    ctx: RequestContext,
-    collection: Collection,
-    readonly kind: 'list' | 'view',
-    public value: any,
-  ) {
-    super(slot, ctx, collectionView(collection));
-  }
-
-  get result(): any {
-    return this.kind === 'list' ? this.value : undefined;
-  }
-
-  get records(): any[] {
-    return this.kind === 'list' ? this.value.items : [this.value];
-  }
-
-  set records(items: any[]) {
-    if (this.kind === 'list') this.value.items = items;
-    else this.value = items[0];
-  }
-
-  get record(): any {
-    return this.kind === 'view' ? this.value : this.value.items[0];
-  }
-
-  set record(r: any) {
-    if (this.kind === 'view') this.value = r;
-  }
-
-  json(status: number, data: unknown): void {
-    this.answer = new RawAnswer(status, 'application/json; charset=utf-8', JSON.stringify(data) ?? 'null');
-  }
-
-  string(status: number, text: string): void {
-    this.answer = new RawAnswer(status, 'text/plain; charset=utf-8', String(text));
-  }
-
-  html(status: number, text: string): void {
-    this.answer = new RawAnswer(status, 'text/html; charset=utf-8', String(text));
-  }
-
-  noContent(status = 204): void {
-    this.answer = new RawAnswer(status, undefined, undefined);
-  }
-}
-
-/** A mail address as PocketBase's `mail.Address`. */
-export interface MailAddress {
-  name: string;
-  address: string;
-}
-
-/** A mail as hooks see it (PocketBase's `mailer.Message`). */
-export interface HookMailMessage {
-  from: MailAddress;
-  to: MailAddress[];
-  cc: MailAddress[];
-  bcc: MailAddress[];
-  subject: string;
-  html: string;
-  text: string;
-  headers: Record<string, string>;
-}
-
-function parseAddresses(list: string | undefined): MailAddress[] {
-  if (!list) return [];
-  return list
-    .split(',')
-    .map((a) => a.trim())
-    .filter((a) => a !== '')
-    .map((a) => {
-      const m = /^(.*)<([^>]+)>$/.exec(a);
-      return m ? { name: m[1].trim().replace(/^"|"$/g, ''), address: m[2].trim() } : { name: '', address: a };
-    });
-}
-
-function joinAddresses(list: unknown): string {
-  const items = Array.isArray(list) ? list : list ? [list] : [];
-  return items
-    .map((a: any) => (typeof a === 'string' ? a : a?.name ? `${a.name} <${a.address}>` : String(a?.address ?? '')))
-    .filter((a) => a !== '')
-    .join(', ');
-}
-
-export function hookMessage(mail: Mail): HookMailMessage {
-  return {
-    from: { name: mail.from.name, address: mail.from.address },
-    to: parseAddresses(mail.to),
-    cc: parseAddresses(mail.cc),
-    bcc: parseAddresses(mail.bcc),
-    subject: mail.subject,
-    html: mail.html,
-    text: mail.text,
-    headers: { ...(mail.headers ?? {}) },
-  };
-}
-
-export function mailOfMessage(m: any): Mail {
-  const from = m?.from && typeof m.from === 'object' ? { name: String(m.from.name ?? ''), address: String(m.from.address ?? '') } : parseAddresses(String(m?.from ?? ''))[0] ?? { name: '', address: '' };
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m?.headers ?? {})) headers[k] = String(v);
-  return {
-    from,
-    to: joinAddresses(m?.to),
-    cc: joinAddresses(m?.cc) || undefined,
-    bcc: joinAddresses(m?.bcc) || undefined,
-    subject: String(m?.subject ?? ''),
-    html: String(m?.html ?? ''),
-    text: String(m?.text ?? ''),
-    headers,
-  };
-}
-
-/** The hooks' event names of the auth flows' mails. */
-const MAIL_EVENTS: Record<MailAbout['event'], RecordEventName> = {
-  'password-reset': 'onMailerRecordPasswordResetSend',
-  verification: 'onMailerRecordVerificationSend',
-  'email-change': 'onMailerRecordEmailChangeSend',
-  otp: 'onMailerRecordOTPSend',
-  'auth-alert': 'onMailerRecordAuthAlertSend',
-};
-
-/**
- * A mail about to leave (`onMailerSend`; `onMailerRecord*Send` with the account's `record`,
- * `collection` and `meta`): `message` is the handlers' to change; a handler that does not call
- * `next()` stops the mail.
- */
-export class MailEvent {
-  next!: () => Promise<void>;
-  current?: string;
-  readonly db = 'main';
-  private apps?: Map<string, HookApp>;
-  constructor(
-    private readonly slot: ServiceSlot,
-    public message: HookMailMessage,
-    readonly collection?: { id: string; name: string; type: string },
-    public record?: Record<string, unknown>,
-    readonly meta?: Record<string, unknown>,
-  ) {}
-
-  get app(): HookApp {
-    const source = this.current ?? 'event';
-    this.apps ??= new Map();
-    let app = this.apps.get(source);
-    if (!app) this.apps.set(source, (app = hookApp(this.slot, source)));
-    return app;
-  }
-
-  get auth(): null {
-    return null;
-  }
-}
-
-/**
- * A realtime event: a client connecting (`onRealtimeConnectRequest`), its subscription request
- * (`onRealtimeSubscribeRequest`, `subscriptions` the handlers' to change) or a message about to
- * reach it (`onRealtimeMessageSend`, `message` `{ name, data }` the handlers' to change).
- */
-export class RealtimeEvent {
-  next!: () => Promise<void>;
-  current?: string;
-  readonly db: string;
-  private apps?: Map<string, HookApp>;
-  subscriptions?: string[];
-  message?: { name: string; data: string };
-  constructor(
-    private readonly slot: ServiceSlot,
-    readonly client: { id: string },
-    readonly request: RequestContext['request'] | undefined,
-    readonly auth: HookAuth | null,
-    db = 'main',
-  ) {
-    this.db = db;
-  }
-
-  get app(): HookApp {
-    const source = this.current ?? 'event';
-    this.apps ??= new Map();
-    let app = this.apps.get(source);
-    if (!app) this.apps.set(source, (app = hookApp(this.slot, source)));
-    return app;
-  }
-}
 
 const done = async (): Promise<void> => undefined;
 
@@ -501,7 +130,7 @@ export class HookRuntime implements RecordEvents {
   /** The first load: a failure stops the start (`HookLoadError`, with the file and line). */
   async load(): Promise<void> {
     try {
-      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
+      this.set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs, load: this.options.loadPb });
       this.loadedAt = new Date().toISOString();
     } catch (err) {
       this.work.dispose();
@@ -515,7 +144,7 @@ export class HookRuntime implements RecordEvents {
    */
   async reload(): Promise<HookLoadError | undefined> {
     try {
-      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs });
+      const set = await loadHooks(this.options.dir, this.options.inline ?? [], this.slot, this.work.dir, { dir: this.options.pbDir, timeoutMs: this.options.timeoutMs, load: this.options.loadPb });
       const problems = this.check?.(set) ?? [];
       if (problems.length > 0) throw new HookLoadError(problems.join('; '));
       const previous = this.set;

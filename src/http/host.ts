@@ -8,7 +8,9 @@ import type { Config } from '../config.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { type Connections, trackConnections } from './connections.ts';
 import { HookRuntime } from '../hooks/runtime.ts';
+import { loadPbHooks } from '../pbhooks/index.ts';
 import type { HookSetup } from '../hooks/types.ts';
+import type { PbMigrationRuntime } from '../pbmigrations/runtime.ts';
 import { watchHooks } from '../hooks/watch.ts';
 import { clientErrorHandler } from './plugins/errors.ts';
 import { processLogger } from './logging.ts';
@@ -16,6 +18,8 @@ import { processLogger } from './logging.ts';
 export interface HostOptions {
   /** Hook setups given in code (library mode, `createCairn`), loaded after the hooks directory's files. */
   hooks?: readonly HookSetup[];
+  /** What runs pb_migrations files, when not this build's own (tests). */
+  pbMigrations?: PbMigrationRuntime;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -67,6 +71,7 @@ export class Host implements ServiceRestarter {
   private constructor(
     private readonly config: Config,
     hooks: HookRuntime,
+    private readonly pbMigrations?: PbMigrationRuntime,
   ) {
     this.hooks = hooks;
     this.server = http.createServer((req, res) => this.dispatch(req, res));
@@ -83,9 +88,9 @@ export class Host implements ServiceRestarter {
     // Before anything opens a file: a restore the process died in the middle of is undone. Only here,
     // at process start: the rebuild within a restore must find its swap as it left it.
     recoverInterruptedRestore(config.dir);
-    const hooks = new HookRuntime({ dir: config.hooksDir, pbDir: config.pbHooksDir, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
+    const hooks = new HookRuntime({ dir: config.hooksDir, pbDir: config.pbHooksDir, loadPb: loadPbHooks, inline: options.hooks, timeoutMs: config.hookTimeoutMs, log: processLogger(config.logLevel) });
     await hooks.load();
-    const host = new Host(config, hooks);
+    const host = new Host(config, hooks, options.pbMigrations);
     try {
       await host.build();
     } catch (err) {
@@ -164,8 +169,11 @@ export class Host implements ServiceRestarter {
       },
       restarter: this,
       hooks: this.hooks,
+      pbMigrations: this.pbMigrations,
     });
     await app.app.ready();
+    // Before it gets a request (before listening; during a restore, requests are refused until it is current).
+    await app.warmUp();
     this.current = app;
     this.handler = handler!;
   }

@@ -109,12 +109,15 @@ function requestLogEntry(req: FastifyRequest, reply: FastifyReply, url: string, 
  * request log is off) are logged at `info`. A callback hook: no promise per request; the entry is
  * only queued here, written in batches by the log's writer.
  */
-export function registerRequestLog(app: FastifyInstance, requestLogs?: RequestLogs): void {
+export function registerRequestLog(app: FastifyInstance, requestLogs?: RequestLogs, warming?: { active: boolean }): void {
   app.decorateReply('errorMessage', '');
-  const record = requestLogs?.enabled ? requestLogs : undefined;
   app.addHook('onResponse', (req, reply, done) => {
+    // The start's own warm-up requests (warm-up.ts) are nobody's.
+    if (warming?.active) return done();
     const url = redactUrl(req.url);
     const ms = Math.round(reply.elapsedTime * 10) / 10;
+    // Whether the log records is the `logs` settings' say, which may change at any request.
+    const record = requestLogs?.enabled ? requestLogs : undefined;
     const recorded = record !== undefined && url.startsWith('/api/');
     if (recorded) {
       // The fields are built only when the line is written.

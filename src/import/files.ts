@@ -5,7 +5,7 @@ import { detectFileType, SNIFF_BYTES } from '../files/content-type.ts';
 import { fileKey } from '../files/keys.ts';
 import { isStoredName } from '../files/names.ts';
 import type { FileStorage } from '../files/storage/types.ts';
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import type { PlannedCollection } from './plan.ts';
 import type { PocketBaseSource } from './source.ts';
 import { fileNamesOf } from './values.ts';
@@ -42,7 +42,7 @@ export function scanFiles(source: PocketBaseSource, planned: readonly PlannedCol
     const columns = ['id', ...p.files.map((f) => p.columns[f.index].source)];
     for (const row of source.rows(p.draft.pb.name, columns)) {
       const id = row[0];
-      if (!isRecordId(id)) continue;
+      if (!isRecordKey(id)) continue;
       for (let i = 1; i < row.length; i++) {
         for (const file of fileNamesOf(row[i])) {
           if (isStoredName(file) && source.fileExists(p.draft.pb.id, id, file)) found.push({ collection: name, recordId: id, name: file, from: source.filePath(p.draft.pb.id, id, file) });

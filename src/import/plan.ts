@@ -1,4 +1,4 @@
-import type { Collection } from '../collections/model.ts';
+import { type Collection, isCairnUsers } from '../collections/model.ts';
 import { type NormalizeContext, normalizeCollection } from '../collections/normalize.ts';
 import { conflict, isApiError } from '../errors.ts';
 import { isValidCollectionName } from '../lib/identifiers.ts';
@@ -49,6 +49,11 @@ export interface ImportPlan {
   generation: Generation;
   collections: PlannedCollection[];
   notes: Note[];
+  /**
+   * Cairn's default `users`, empty, when the application has no `users`: it gives way (soft-dropped,
+   * its table stays) so the database holds the application's collections, as PocketBase did.
+   */
+  dropsUsers?: Collection;
 }
 
 export interface PlanTarget {
@@ -177,7 +182,7 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
   for (const pb of pbCollections) {
     let skipped: string | undefined;
     if (pb.name.startsWith('_') && (pb.system || SYSTEM_COLLECTIONS[pb.name])) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
-    else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names start with a letter and hold only letters, digits and "_"';
+    else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names hold only letters, digits and "_" (at most 63), and do not start with "_"';
     targets.set(pb.id, { name: pb.name, type: pb.type, skipped });
     if (skipped) {
       if (!SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}`, kind: 'not-carried' });
@@ -232,7 +237,7 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
     const updated = toDate(d.pb.updated) as string;
     if (d.type === 'view') {
       const collection: Collection = {
-        id, name, type: 'view', system: false, fields: [], options: { query: d.query ?? '' },
+        id, name, type: 'view', system: false, fields: [], options: { ...d.options, query: d.query ?? '' },
         listRule: d.pb.listRule, viewRule: d.pb.viewRule, createRule: null, updateRule: null, deleteRule: null,
         indexes: [], created: created || new Date().toISOString(), updated: updated || new Date().toISOString(),
       };
@@ -273,7 +278,13 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
   for (const p of planned) if (p.collection.type !== 'view') checkRules(p, all, target, notes);
   // Tables first, then views (which read them).
   planned.sort((a, b) => Number(a.collection.type === 'view') - Number(b.collection.type === 'view'));
-  return { generation, collections: planned, notes };
+  let dropsUsers: Collection | undefined;
+  const cairnUsers = target.collections.find((c) => isCairnUsers(c));
+  if (cairnUsers && !merge && target.usersRecords === 0 && !pbCollections.some((pb) => lower(pb.name) === 'users')) {
+    dropsUsers = cairnUsers;
+    notes.push({ what: cairnUsers.name, why: 'Cairn\'s default "users" (empty) gives way: the application has no "users"; its table stays', kind: 'changed' });
+  }
+  return { generation, collections: planned, notes, dropsUsers };
 }
 
 /** A rule Cairn cannot read is not carried as written: it becomes null (administrators only), never wider. */

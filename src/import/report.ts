@@ -15,6 +15,8 @@ export interface ImportReport {
   oauth2Links: { carried: number; skipped: number };
   /** Rows of `_authOrigins` (the devices accounts signed in from). */
   authOrigins: { carried: number; skipped: number };
+  /** pb_migrations files PocketBase had applied (its `_migrations` rows of `.js`/`.ts` files), now the database's history. */
+  migrations: number;
   /** Sections of Cairn's settings written from PocketBase's. */
   settings: string[];
   /** What was renamed, carried changed, left behind, and other notes (each with its `kind`). */
@@ -56,6 +58,7 @@ export function formatReport(r: ImportReport): string {
   lines.push('');
   lines.push(`Administrators ${verb}: ${r.administrators.carried}`);
   lines.push(`OAuth2 links ${verb}: ${r.oauth2Links.carried}${r.oauth2Links.skipped > 0 ? ` (${r.oauth2Links.skipped} of records not carried left behind)` : ''}`);
+  if (r.migrations > 0) lines.push(`pb_migrations history ${verb}: ${r.migrations} applied files (they do not run again)`);
   lines.push(`Sign-in origins ${verb}: ${r.authOrigins.carried}${r.authOrigins.skipped > 0 ? ` (${r.authOrigins.skipped} of accounts not carried, or already there, left behind)` : ''}`);
   lines.push(`Settings ${verb}: ${r.settings.length > 0 ? r.settings.join(', ') : 'none'}`);
   const notes = [...r.administrators.skipped, ...r.notCarried];

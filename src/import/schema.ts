@@ -220,6 +220,11 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
   if (type === 'view') {
     const query = generation === 'current' ? pb.options.viewQuery : pb.options.query;
     draft.query = typeof query === 'string' ? query : '';
+    if (generation === 'current') {
+      // Its `id` and the dates it selects are system columns of Cairn's view: kept as PocketBase listed them.
+      draft.options.systemFields = pb.fields.filter((f) => f.name === 'id' || ((f.name === 'created' || f.name === 'updated') && f.type === 'autodate')).map((f) => f.raw);
+      draft.options.fieldOrder = pb.fields.map((f) => f.name);
+    }
     // A view's fields are what its query selects; Cairn infers them when it creates the view, and
     // PocketBase's own definitions (types, options) are laid over them where the names match.
     for (const field of pb.fields) {
@@ -243,12 +248,13 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
     if (present) draft.system.set(column, { source: column, convert: toDate });
     else missing.push(`"${column}"`);
   }
-  if (missing.length > 0) note('', `it has no ${missing.join(' or ')} field: Cairn's records always have both, so its records get the time of the import as ${missing.join(' and ')}`, 'changed');
+  if (missing.length > 0) note('', `it has no ${missing.join(' or ')} field: Cairn's tables always have both, so its records get the time of the import there (answered without it, as PocketBase's)`, 'changed');
   if (generation === 'current') {
     // How PocketBase described the fields Cairn keeps as system columns (ids, flags, autodate and
     // email options), so the collection answers as it did there.
     const system = pb.fields.filter((f) => SYSTEM_FIELD_NAMES.has(f.name) && (type === 'auth' || f.name === 'id' || f.type === 'autodate'));
     if (system.length > 0) draft.options.systemFields = system.map((f) => f.raw);
+    draft.options.fieldOrder = pb.fields.map((f) => f.name);
   }
   if (type === 'auth') {
     draft.system.set('email', { source: 'email', convert: toText });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
-import { insertCollection } from '../collections/store.ts';
+import { deleteCollectionRow, insertCollection } from '../collections/store.ts';
 import { parseIndex } from '../collections/table-sync.ts';
 import { badRequest, type FieldError } from '../errors.ts';
 import type { FileStorage } from '../files/storage/types.ts';
@@ -20,6 +20,7 @@ import { type PbAdmin, PocketBaseSource } from './source.ts';
 import { toDate } from './values.ts';
 import { TOKEN_KINDS, type TokenKind } from '../collections/auth-settings.ts';
 import { SUPERUSERS_ID } from '../collections/superusers.ts';
+import { carryHistory } from '../pbmigrations/history.ts';
 import { addIndexes, copyLinks, copyOrigins, copyRecords, createTable, createViewCollection } from './write.ts';
 
 /**
@@ -247,6 +248,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     administrators: { carried: admins.carry.length, skipped: admins.skipped },
     oauth2Links: { carried: 0, skipped: 0 },
     authOrigins: { carried: 0, skipped: 0 },
+    migrations: 0,
     settings: [...prepared.values.keys()],
     notCarried: notes,
   };
@@ -278,6 +280,9 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
           }
           return carried.get(collectionId)?.ids.has(recordId) ? { collectionRef: carried.get(collectionId)!.collectionId, recordRef: recordId } : undefined;
         });
+        // The app's pb_migrations that PocketBase applied stay applied: serving the app's folder
+        // afterwards must not run them again on the imported schema.
+        report.migrations = await carryHistory(tx, source.migrationHistory());
         await insertAdmins(systemTx, admins.carry);
         await storeSettings(systemTx, prepared.values);
         for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
@@ -312,6 +317,7 @@ async function writeAll(
   report: ImportReport,
 ): Promise<Map<string, { collectionId: string; ids: Set<string> }>> {
   const tables = plan.collections.filter((p) => p.collection.type !== 'view');
+  if (plan.dropsUsers) await deleteCollectionRow(tx, plan.dropsUsers.id);
   for (const p of tables) await createTable(tx, p);
   const carried = new Map<string, { collectionId: string; ids: Set<string> }>();
   const copying = performance.now();
@@ -331,7 +337,7 @@ async function writeAll(
     await addIndexes(tx, p, notes);
     await insertCollection(tx, p.collection);
   }
-  const replaced = new Set(plan.collections.map((p) => p.replaces));
+  const replaced = new Set<Collection | undefined>([...plan.collections.map((p) => p.replaces), plan.dropsUsers]);
   const all = () => [...existing.filter((c) => !replaced.has(c)), ...plan.collections.map((p) => p.collection)];
   for (const p of plan.collections) {
     if (p.collection.type !== 'view') continue;

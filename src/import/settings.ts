@@ -10,7 +10,7 @@ import type { Generation } from './source.ts';
  * | --- | --- |
  * | `meta.appName`, `appURL` (`appUrl` before 0.23), `senderName`, `senderAddress` | `meta` (`appName`, `appUrl`, `senderName`, `senderAddress`), which Cairn's mails use |
  * | before 0.23: `googleAuth`, `githubAuth`, … (instance-wide OAuth2 providers) | `oauth2.providers`, Cairn's instance-wide providers |
- * | `smtp`, `s3`, `backups`, `rateLimits`, `trustedProxy`, `batch`, `logs` | the sections of the same names, in PocketBase's shape (secrets included, in system.db like the OAuth2 client secrets) |
+ * | `smtp`, `s3`, `backups`, `rateLimits`, `trustedProxy`, `batch`, `logs` | the sections of the same names, in PocketBase's shape (secrets included, in system.db like the OAuth2 client secrets); `s3` only when enabled, `backups` only with a schedule or its bucket enabled |
  * | `superuserIPs`, `meta.hideControls`, `meta.accentColor` | `pocketbase`, kept as they were |
  * | before 0.23: `recordAuthToken`, … (token secrets and lifetimes), `meta.*Template` | each auth collection's settings (schema.ts) |
  *
@@ -103,14 +103,22 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
   for (const name of ['smtp', 's3', 'backups', 'rateLimits', 'trustedProxy', 'batch', 'logs']) {
     if (isObj(doc[name])) sections.set(name, doc[name]);
   }
+  // Saved, `s3` and `backups` decide where files and backups go and the backup schedule, over the
+  // environment: PocketBase's defaults (S3 off, no schedule) would move a Cairn on CAIRN_STORAGE=s3
+  // back to its local disk, away from the files just imported into the bucket. Only what was set on
+  // PocketBase is carried.
+  const s3 = sections.get('s3') as { enabled?: unknown } | undefined;
+  if (s3 && s3.enabled !== true) sections.delete('s3');
+  const backups = sections.get('backups') as { cron?: unknown; s3?: { enabled?: unknown } } | undefined;
+  if (backups && !(typeof backups.cron === 'string' && backups.cron !== '') && backups.s3?.enabled !== true) sections.delete('backups');
   const kept = ['smtp', 's3', 'backups', 'rateLimits', 'trustedProxy', 'batch', 'logs'].filter((n) => sections.has(n));
   if (kept.length > 0) {
     notes.push({
       what: 'settings',
       why:
-        `carried as Cairn's settings sections ${kept.join(', ')} (PocketBase's shape, secrets included), shown and written through /api/settings` +
+        `carried as Cairn's settings sections ${kept.join(', ')} (PocketBase's shape, secrets included), shown and written through /api/settings, acting as when saved there` +
         (kept.includes('smtp') ? '; mail goes through the SMTP server of `smtp` when it is enabled and CAIRN_SMTP_URL is not set' : '') +
-        (kept.some((n) => n !== 'smtp') ? '; file storage, backups, batch and log limits, rate limits and trusted proxies follow Cairn\'s environment (CAIRN_*)' : ''),
+        (kept.includes('s3') ? "; new uploads go to PocketBase's S3 bucket, where PocketBase's own files are under its keys, not Cairn's" : ''),
     });
   }
   const extra: Record<string, unknown> = {};

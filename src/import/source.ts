@@ -187,6 +187,16 @@ export class PocketBaseSource {
     rmSync(this.copyDir, { recursive: true, force: true });
   }
 
+  /**
+   * The pb_migrations files PocketBase recorded as applied (`_migrations` rows of `.js` and `.ts`
+   * files; its own Go migrations are left out, Cairn has its own schema steps).
+   */
+  migrationHistory(): Array<{ file: string; applied: number }> {
+    if (!this.hasTable('_migrations')) return [];
+    const rows = this.db.prepare('SELECT file, applied FROM _migrations').all() as Array<{ file: string; applied: number | bigint }>;
+    return rows.filter((r) => /\.(js|ts)$/.test(r.file)).map((r) => ({ file: r.file, applied: Number(r.applied) }));
+  }
+
   /** Whether the file has a table of that name. */
   hasTable(name: string): boolean {
     return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;

@@ -4,7 +4,7 @@ import { normalizeCollection } from '../collections/normalize.ts';
 import { deleteCollectionRow, insertCollection } from '../collections/store.ts';
 import { syncTable } from '../collections/table-sync.ts';
 import { badRequest } from '../errors.ts';
-import { isRecordId } from '../lib/ids.ts';
+import { isRecordKey } from '../lib/ids.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { createView, viewQuery } from '../migrations/views.ts';
 import type { Queryable, Transaction } from '../storage/index.ts';
@@ -91,8 +91,8 @@ export async function copyRecords(tx: Queryable, source: PocketBaseSource, p: Pl
   };
   for (const raw of source.rows(p.draft.pb.name, p.columns.map((c) => c.source))) {
     const id = raw[0];
-    // Cairn's record ids are PocketBase's default form; a record with another id cannot be addressed.
-    if (!isRecordId(id)) {
+    // An id that cannot name the record's folder of files (a `/`, a `.`, whitespace …) is not carried.
+    if (!isRecordKey(id)) {
       result.skipped.push(String(id));
       continue;
     }
@@ -161,7 +161,7 @@ export async function createViewCollection(tx: Transaction, p: PlannedCollection
     const query = viewQuery(p.collection.name, String(p.collection.options.query ?? ''));
     const inferred = await tx.transaction((inner) => createView(inner, p.collection.name, query));
     const fields = inferred.map((f) => viewField(f, p, all()));
-    p.collection = { ...p.collection, fields, options: { query } };
+    p.collection = { ...p.collection, fields, options: { ...p.collection.options, query } };
     const held = new Map(fields.map((f) => [f.name, f.type]));
     const changed = p.draft.pb.fields.filter((f) => held.has(f.name) && held.get(f.name) !== f.type);
     if (changed.length > 0) {
@@ -218,7 +218,7 @@ export async function copyOrigins(tx: Queryable, origins: readonly PbAuthOrigin[
   let skipped = 0;
   for (const origin of origins) {
     const owner = ownerOf(origin.collectionId, origin.recordId);
-    if (!owner || !isRecordId(origin.id)) {
+    if (!owner || !isRecordKey(origin.id)) {
       skipped++;
       continue;
     }

@@ -17,13 +17,17 @@ export interface SystemCron {
  * makes that tick skip.
  */
 export class SystemCrons {
-  private running: RunningSchedule[] = [];
+  private readonly running = new Map<string, RunningSchedule>();
+  private started = false;
   private readonly busy = new Set<string>();
+  private jobs: SystemCron[];
 
   constructor(
-    readonly jobs: readonly SystemCron[],
+    jobs: readonly SystemCron[],
     private readonly log?: Pick<Logger, 'error' | 'warn'>,
-  ) {}
+  ) {
+    this.jobs = [...jobs];
+  }
 
   list(): Array<{ id: string; expression: string }> {
     return this.jobs.map((j) => ({ id: j.id, expression: j.expression }));
@@ -31,6 +35,24 @@ export class SystemCrons {
 
   find(id: string): SystemCron | undefined {
     return this.jobs.find((j) => j.id === id);
+  }
+
+  /**
+   * Adds the job, or replaces the one of its id (rescheduled when its expression changed); `remove`
+   * takes it away. For the jobs whose schedule is a setting (`__pbAutoBackup__`, `backups.cron`).
+   */
+  set(job: SystemCron): void {
+    const at = this.jobs.findIndex((j) => j.id === job.id);
+    const same = at >= 0 && this.jobs[at].expression === job.expression;
+    if (at >= 0) this.jobs[at] = job;
+    else this.jobs.push(job);
+    if (this.started && !same) this.schedule(job);
+  }
+
+  remove(id: string): void {
+    this.jobs = this.jobs.filter((j) => j.id !== id);
+    this.running.get(id)?.stop();
+    this.running.delete(id);
   }
 
   /** Runs one job now; rejects with its error. */
@@ -46,18 +68,26 @@ export class SystemCrons {
 
   start(): void {
     this.stop();
-    for (const job of this.jobs) {
-      this.running.push(
-        parseSchedule(job.expression, 'UTC').start(() => {
-          this.run(job).catch((err) => this.log?.error({ err, cron: job.id }, 'system cron job failed'));
-        }),
-      );
-    }
+    this.started = true;
+    for (const job of this.jobs) this.schedule(job);
+  }
+
+  private schedule(job: SystemCron): void {
+    this.running.get(job.id)?.stop();
+    this.running.set(
+      job.id,
+      parseSchedule(job.expression, 'UTC').start(() => {
+        // The job of its id as it is now (replaced since, with the same schedule, or removed).
+        const current = this.find(job.id);
+        if (current) this.run(current).catch((err) => this.log?.error({ err, cron: job.id }, 'system cron job failed'));
+      }),
+    );
   }
 
   stop(): void {
-    for (const s of this.running) s.stop();
-    this.running = [];
+    this.started = false;
+    for (const s of this.running.values()) s.stop();
+    this.running.clear();
   }
 }
 
@@ -72,8 +102,6 @@ export interface SystemCronSources {
   pruneMfas(db: Database): Promise<unknown>;
   /** Deletes expired one-time passwords of one database. */
   pruneOtps(db: Database): Promise<unknown>;
-  /** The automatic backups' schedule (`CAIRN_BACKUP_CRON`) and what a scheduled backup does, when set. */
-  backup?: { expression: string; run(): Promise<unknown> };
 }
 
 /** PocketBase v0.39's own jobs, under its ids and schedules, doing Cairn's part of that work. */
@@ -88,9 +116,6 @@ export function pocketBaseSystemCrons(s: SystemCronSources): SystemCron[] {
     { id: '__pbMFACleanup__', expression: '0 * * * *', run: each((db) => s.pruneMfas(db)) },
     { id: '__pbOTPCleanup__', expression: '0 * * * *', run: each((db) => s.pruneOtps(db)) },
   ];
-  if (s.backup) {
-    const backup = s.backup;
-    jobs.push({ id: '__pbAutoBackup__', expression: backup.expression, run: async () => void (await backup.run()) });
-  }
+  // `__pbAutoBackup__` is set and removed as the settings say (backups/schedule.ts).
   return jobs;
 }

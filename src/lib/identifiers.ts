@@ -3,8 +3,11 @@
  * as an identifier passes one of these checks first; values never do, they are always parameters.
  */
 
-/** Collection and field names: a letter, then letters, digits and underscores. */
-export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+/**
+ * Collection and field names: PocketBase's `^\w+$` (a leading digit included), at most 63 characters
+ * (PostgreSQL's identifier limit), not starting with `_` (Cairn's and PocketBase's own tables).
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_]{0,62}$/;
 
 /** Database names (API contract §2); lower case so they map one-to-one onto file names. */
 export const DATABASE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;

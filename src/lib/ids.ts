@@ -50,6 +50,19 @@ export function isRecordId(value: unknown): value is string {
   return typeof value === 'string' && RECORD_ID_PATTERN.test(value);
 }
 
+// Letters of any script, digits, `_`, `-` and the other printable characters PocketBase allows in ids.
+const RECORD_KEY_PATTERN = /^[^./\\|"'`<>:?*%$\s\p{Cc}]{1,255}$/u;
+
+/**
+ * Whether a record id may name a record's folder of files (`<db>/<collection>/<id>/`): Cairn's and
+ * PocketBase's default ids, and any a collection's own `id` field lets a client give
+ * (records/write/given-id.ts): no `.`, `/`, `\`, quotes, `%`, `$`, whitespace or control characters,
+ * at most 255 characters (a file name's limit).
+ */
+export function isRecordKey(value: unknown): value is string {
+  return typeof value === 'string' && (RECORD_ID_PATTERN.test(value) || RECORD_KEY_PATTERN.test(value));
+}
+
 /**
  * Why a wanted record id is refused, with PocketBase's codes for its 15-character `id` text field:
  * too short, too long, or other characters than lower-case letters and digits.

@@ -39,3 +39,18 @@ function isCalendarDate(y: number, mo: number, d: number): boolean {
   const probe = new Date(Date.UTC(y, mo - 1, d));
   return probe.getUTCFullYear() === y && probe.getUTCMonth() === mo - 1 && probe.getUTCDate() === d;
 }
+
+/**
+ * A stored timestamp (ISO 8601, `2026-12-01T23:18:21.453Z`) written as PocketBase writes dates in its
+ * answers (`2026-12-01 23:18:21.453Z`; API contract §23). Storage keeps the ISO form, which sorts
+ * and compares as before on both engines; only what goes out changes. Anything that is not such a
+ * timestamp (an empty date, a value a view computed) is given back as it is.
+ */
+export function pbDate(value: unknown): unknown {
+  return typeof value === 'string' && value.length > 10 && value.charCodeAt(10) === 84 /* T */ && value.charCodeAt(4) === 45 && value.charCodeAt(7) === 45 ? `${value.slice(0, 10)} ${value.slice(11)}` : value;
+}
+
+/** The stored form of a date written as `pbDate` writes it (the inverse, for JSON turned back into a row). */
+export function isoDate(value: unknown): unknown {
+  return typeof value === 'string' && value.length > 10 && value.charCodeAt(10) === 32 && value.charCodeAt(4) === 45 && value.charCodeAt(7) === 45 ? `${value.slice(0, 10)}T${value.slice(11)}` : value;
+}

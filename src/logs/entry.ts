@@ -4,6 +4,8 @@
  * one column per detail so filters and sorts compare columns.
  */
 
+import { pbDate } from '../lib/time.ts';
+
 /** Who made the request, as PocketBase names it (`apikey` is Cairn's own). */
 export type CallerKind = 'guest' | 'admin' | 'authRecord' | 'apikey';
 
@@ -97,8 +99,9 @@ entryValues.width = ROW_COLUMNS.length - 1;
 export function logFromRow(r: RequestLogRow): RequestLog {
   return {
     id: String(r.id),
-    created: r.created,
-    updated: r.created,
+    // Stored ISO 8601 (it sorts and filters as such); answered as PocketBase writes dates (§23).
+    created: pbDate(r.created) as string,
+    updated: pbDate(r.created) as string,
     level: Number(r.level),
     message: `${r.method} ${r.url}`,
     data: {

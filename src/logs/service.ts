@@ -1,6 +1,6 @@
 import { notFound } from '../errors.ts';
 import type { Database } from '../storage/index.ts';
-import type { RequestLog, RequestLogEntry } from './entry.ts';
+import { LEVEL_ERROR, LEVEL_INFO, type RequestLog, type RequestLogEntry } from './entry.ts';
 import { type LogListQuery, type LogPage, type LogStat, LogStore } from './store.ts';
 import { DatabaseLogSink, type LogSink } from './sink.ts';
 import { type LogWriterOptions, RequestLogWriter } from './writer.ts';
@@ -14,6 +14,18 @@ export interface RequestLogsOptions extends LogWriterOptions {
   keepDays: number;
   /** Where batches are written; by default through `db` (see sink.ts for the SQLite thread). */
   sink?: (store: LogStore) => LogSink;
+  /** The `logs` settings as last loaded (undefined: `enabled` and `keepDays` hold), read per request. */
+  settings?: () => LogSettings | undefined;
+}
+
+/** PocketBase's `logs` settings section. */
+export interface LogSettings {
+  /** Days entries are kept; 0 records nothing. */
+  maxDays: number;
+  /** Entries below this level are not recorded (requests are info, 0, or error, 8). */
+  minLevel: number;
+  logIP: boolean;
+  logAuthId: boolean;
 }
 
 /**
@@ -38,13 +50,29 @@ export class RequestLogs {
     return this.writerInstance;
   }
 
-  get enabled(): boolean {
-    return this.options.enabled;
+  private get current(): LogSettings {
+    // CAIRN_LOG_DAYS=0 keeps entries for ever: recorded, never pruned.
+    return this.options.settings?.() ?? { maxDays: this.options.enabled ? this.options.keepDays || Infinity : 0, minLevel: 0, logIP: true, logAuthId: true };
   }
 
-  /** Queues one finished request; never waits, never throws. */
+  /** Whether requests are recorded now: the saved `logs.maxDays` above 0, else CAIRN_REQUEST_LOGS. */
+  get enabled(): boolean {
+    return this.current.maxDays > 0;
+  }
+
+  /** Queues one finished request, as the `logs` settings in force want it; never waits, never throws. */
   record(entry: RequestLogEntry): void {
+    const settings = this.current;
+    if (settings.maxDays <= 0) return;
+    if (settings.minLevel > (entry.status >= 400 ? LEVEL_ERROR : LEVEL_INFO)) return;
+    if (!settings.logIP) entry = { ...entry, userIp: '', remoteIp: '' };
+    if (!settings.logAuthId) entry = { ...entry, authId: '' };
     this.writer.push(entry);
+  }
+
+  private get keepDays(): number {
+    const days = this.current.maxDays;
+    return Number.isFinite(days) ? days : 0;
   }
 
   list(query: LogListQuery): Promise<LogPage> {
@@ -63,13 +91,14 @@ export class RequestLogs {
 
   /** Deletes entries older than the retention; returns how many. */
   async prune(now = Date.now()): Promise<number> {
-    if (this.options.keepDays <= 0) return 0;
-    return this.store.prune(now - this.options.keepDays * DAY_MS);
+    const days = this.keepDays;
+    if (days <= 0) return 0;
+    return this.store.prune(now - days * DAY_MS);
   }
 
   /** Prunes now (a server; CLI commands do not). Then the `__pbLogsCleanup__` system cron job prunes every six hours (jobs/system-crons.ts). */
   start(onError: (err: unknown) => void): void {
-    if (this.options.keepDays <= 0) return;
+    if (this.keepDays <= 0) return;
     void this.prune().catch(onError);
   }
 

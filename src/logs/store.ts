@@ -1,3 +1,4 @@
+import { pbDate } from '../lib/time.ts';
 import { badRequest } from '../errors.ts';
 import { filterProblem, pagination, param } from '../records/query-params.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
@@ -157,7 +158,8 @@ export class LogStore {
     // created is ISO 8601 text: its first 13 characters name the hour, in SQLite and PostgreSQL alike.
     const q = sql`SELECT SUBSTR(created, 1, 13) AS hour, COUNT(*) AS total FROM _request_logs${where} GROUP BY SUBSTR(created, 1, 13) ORDER BY hour`;
     const rows = await this.db.all<{ hour: string; total: number }>(q.text, q.params);
-    return rows.map((r) => ({ total: Number(r.total), date: `${r.hour}:00:00.000Z` }));
+    // Written as PocketBase writes dates (API contract §23).
+    return rows.map((r) => ({ total: Number(r.total), date: pbDate(`${r.hour}:00:00.000Z`) as string }));
   }
 
   /** Deletes logs written before `before` (ms since the epoch); returns how many. */

@@ -1,6 +1,8 @@
 import type { Collection } from '../collections/model.ts';
 import { checkViewCollectionRules, normalizeCollection } from '../collections/normalize.ts';
-import type { CollectionService } from '../collections/service.ts';
+import { type CollectionService, refuseRetypingValues } from '../collections/service.ts';
+import { pocketBaseSystemCollection } from '../collections/pocketbase-system.ts';
+import { isSuperusers, SUPERUSERS_COLLECTION } from '../collections/superusers.ts';
 import { isApiError, validationFailed } from '../errors.ts';
 import type { Database } from '../storage/index.ts';
 import type { DatabaseSchema } from './model.ts';
@@ -11,6 +13,11 @@ const failure = (message: string) =>
   validationFailed({ collections: { code: 'validation_collections_import_failure', message } }, 'Failed to import collections.');
 
 const lower = (s: string) => s.toLowerCase();
+
+/** Cairn's own collection standing for PocketBase's system collection of that name, if it is one. */
+function systemCollectionNamed(name: string): Collection | undefined {
+  return isSuperusers(name) && lower(name) === '_superusers' ? SUPERUSERS_COLLECTION : pocketBaseSystemCollection(name);
+}
 
 /**
  * PocketBase's `PUT /api/collections/import {collections, deleteMissing}`: the database's collections
@@ -31,15 +38,26 @@ export async function importCollections(db: Database, service: CollectionService
     await db.transaction(async (tx) => {
       const before: DatabaseSchema = await readDatabaseSchema(tx);
       const imported: Collection[] = [];
+      // An export's id for a collection matched by name under another id (PocketBase's own
+      // `_superusers`, `_pb_users_auth_` over an older Cairn `users`): relations naming it resolve.
+      const aliases = new Map<string, Collection>();
       const find = (nameOrId: string) =>
         imported.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
-        before.collections.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId));
+        before.collections.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
+        aliases.get(nameOrId);
       for (const [index, item] of items.entries()) {
         const raw = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
         const label = typeof raw.name === 'string' && raw.name !== '' ? raw.name : `#${index}`;
+        // PocketBase's system collections are Cairn's own: matched, never changed by an import.
+        const own = typeof raw.name === 'string' ? systemCollectionNamed(raw.name) : undefined;
+        if (own) {
+          if (typeof raw.id === 'string' && raw.id !== own.id) aliases.set(raw.id, own);
+          continue;
+        }
         const existing =
           before.collections.find((c) => typeof raw.id === 'string' && c.id === raw.id) ??
           before.collections.find((c) => typeof raw.name === 'string' && lower(c.name) === lower(raw.name));
+        if (existing && typeof raw.id === 'string' && raw.id !== existing.id) aliases.set(raw.id, existing);
         if (imported.some((c) => existing && c.id === existing.id)) throw failure(`Collection "${label}" is given twice.`);
         try {
           imported.push(
@@ -54,6 +72,10 @@ export async function importCollections(db: Database, service: CollectionService
           if (isApiError(err) && err.status === 400) throw failure(`Collection "${label}": ${err.message} ${JSON.stringify(err.data)}`);
           throw err;
         }
+      }
+      for (const next of imported) {
+        const previous = before.collections.find((c) => c.id === next.id);
+        if (previous) await refuseRetypingValues(tx, previous, next);
       }
       const kept = before.collections.filter((c) => !imported.some((i) => i.id === c.id) && (!deleteMissing || c.system));
       const after: DatabaseSchema = { collections: [...kept, ...imported], fts: {} };

@@ -3,10 +3,11 @@ import { deleteCollectionRow, insertCollection, updateCollection } from '../coll
 import { parseIndex, syncTable, uniqueIndexName } from '../collections/table-sync.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { sameJson } from '../lib/canonical-json.ts';
+import { badRequest } from '../errors.ts';
 import type { Queryable } from '../storage/index.ts';
 import { createFulltext, dropFulltext } from './fts.ts';
 import type { DatabaseSchema, FtsConfig } from './model.ts';
-import { createView, dropView } from './views.ts';
+import { createView, dependentViews, dropView } from './views.ts';
 
 /**
  * Makes a database's schema go from `before` (what it is) to `after` (what it must be), in the
@@ -45,9 +46,25 @@ export async function realizeDatabase(tx: Queryable, before: DatabaseSchema, aft
   const next = byName(after.collections);
 
   // 1. What goes away: metadata rows (tables stay), views whose query changes, changed full-text tables.
+  const dropsView = (b: Collection | undefined) => {
+    const a = b && next.get(lower(b.name));
+    return isView(b) && (!isView(a) || a!.options.query !== b!.options.query);
+  };
+  // PostgreSQL drops no view another reads: the readers go first. One that stays is made again
+  // from its definition once a changed view is back; one reading a view that goes away is refused.
+  const remake: { name: string; sql: string }[] = [];
   for (const b of before.collections) {
     const a = next.get(lower(b.name));
-    if (isView(b) && (!isView(a) || a!.options.query !== b.options.query)) await dropView(tx, b.name);
+    if (dropsView(b)) {
+      for (const d of (await dependentViews(tx, b.name)).reverse()) {
+        if (!dropsView(old.get(lower(d.name))) && !remake.some((r) => r.name === d.name)) {
+          if (!isView(a)) throw badRequest(`View "${d.name}" reads "${b.name}", which goes away; remove or change "${d.name}" too.`);
+          remake.unshift(d);
+        }
+        await dropView(tx, d.name);
+      }
+      await dropView(tx, b.name);
+    }
     if (!a || a.id !== b.id) await deleteCollectionRow(tx, b.id);
     if (!isView(b) && (!a || isView(a))) await dropConstraints(tx, b);
   }
@@ -70,16 +87,36 @@ export async function realizeDatabase(tx: Queryable, before: DatabaseSchema, aft
   }
 
   // 3. Views, after the tables they read.
+  const keptViews: string[] = [];
   for (const a of after.collections) {
     if (!isView(a)) continue;
     const b = old.get(lower(a.name));
     const kept = isView(b) && b!.options.query === a.options.query;
+    if (kept) keptViews.push(a.name);
     const result = kept ? { ...a, fields: b!.fields } : { ...a, fields: await createView(tx, a.name, String(a.options.query)) };
     if (!(kept && b!.id === a.id && sameCollection(b!, result))) {
       if (b && b.id === a.id) await updateCollection(tx, result);
       else await insertCollection(tx, result);
     }
     written.set(lower(a.name), result);
+  }
+
+  for (const d of remake) {
+    try {
+      await tx.transaction((inner) => inner.exec(`CREATE VIEW ${quoteIdent(d.name)} AS ${d.sql.trim().replace(/;$/, '')}`));
+    } catch (err) {
+      throw badRequest(`View "${d.name}" reads a view whose query changed and no longer works: ${(err as Error).message}`);
+    }
+  }
+  // SQLite lets a view go under another that reads it: a view kept as it was must still answer.
+  if (before.collections.some(dropsView)) {
+    for (const name of keptViews) {
+      try {
+        await tx.transaction((inner) => inner.all(`SELECT * FROM ${quoteIdent(name)} LIMIT 0`));
+      } catch (err) {
+        throw badRequest(`View "${name}" no longer works: ${(err as Error).message}`);
+      }
+    }
   }
 
   // 4. Full-text tables, once their columns exist.

@@ -4,6 +4,7 @@ import { badRequest } from '../errors.ts';
 import { isValidName, quoteIdent } from '../lib/identifiers.ts';
 import { randomId } from '../lib/ids.ts';
 import type { Database, Queryable } from '../storage/index.ts';
+import { bareColumnAt, sqliteViewForPostgres } from './view-dialect.ts';
 
 /**
  * SQL views (`create_views`), registered as read-only `view` collections. The records layer reads a
@@ -37,21 +38,61 @@ const FORBIDDEN_NAMES = new Set([
   'database_to_xml',
 ]);
 
+/** PocketBase's administrators, which a view may read as PocketBase's may (storage/superusers.ts). */
+const SUPERUSERS = '_superusers';
+
+/** The name a token of SQL_TOKENS names, if it is a name (not a string literal). */
+function nameOf(m: RegExpMatchArray): string | undefined {
+  return m[1]?.replace(/""/g, '"') ?? m[2] ?? m[3] ?? m[4];
+}
+
 /**
  * The first name in the query that a view may not read: an auth collection's secret columns, or a
  * table of Cairn's own (`_`-prefixed: API key hashes, one-time tokens, the outbox …) or SQLite's.
  * Column checks on the view's result are not enough, since an alias or an expression hides where a
- * value came from, and a view's rules may later open it to everyone.
+ * value came from, and a view's rules may later open it to everyone. `_superusers` is read through
+ * a relation that holds only its public columns, so it is allowed.
  */
 function forbiddenName(query: string): string | undefined {
   for (const m of query.matchAll(SQL_TOKENS)) {
-    const name = m[1]?.replace(/""/g, '"') ?? m[2] ?? m[3] ?? m[4];
+    const name = nameOf(m);
     if (name === undefined) continue;
     const lower = name.toLowerCase();
+    if (lower === SUPERUSERS) continue;
     if (SECRET_NAMES.has(lower) || lower.startsWith('_') || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p)) || FORBIDDEN_NAMES.has(lower)) return name;
   }
   return undefined;
 }
+
+/**
+ * The query as the engine runs it: `_superusers` (unqualified, outside string literals) names the
+ * engine's relation of the administrators (`Dialect.superusersRelation`); undefined when the query
+ * does not read it.
+ */
+function withSuperusers(query: string, relation: string): string | undefined {
+  let found = false;
+  let result = '';
+  let last = 0;
+  for (const m of query.matchAll(SQL_TOKENS)) {
+    const name = nameOf(m);
+    if (name === undefined || name.toLowerCase() !== SUPERUSERS || query[m.index! - 1] === '.') continue;
+    found = true;
+    result += query.slice(last, m.index) + relation;
+    last = m.index! + m[0].length;
+  }
+  return found ? result + query.slice(last) : undefined;
+}
+
+/** A view column's declared type when its source declares none (SQLite says `BLOB` for a view's). */
+function untyped(declared: string | null | undefined): boolean {
+  return !declared || declared.toUpperCase() === 'BLOB';
+}
+
+/**
+ * The field types of `_superusers`' columns, for a view column the engine gives no declared type
+ * (SQLite's virtual table has none; PostgreSQL's view types them).
+ */
+const SUPERUSERS_COLUMN_TYPES: Record<string, string> = { id: 'TEXT', email: 'TEXT', emailvisibility: 'BOOLEAN', verified: 'BOOLEAN' };
 
 /** The query as it will be stored: trimmed, without a trailing semicolon; 400 if it is not a SELECT or
  * reads what no view may expose. */
@@ -95,25 +136,85 @@ function inferredField(view: string, column: string, declared: string): FieldDef
   };
 }
 
+type Columns = { name: string; type: string }[];
+
+/**
+ * The query tried again while the database's error points at what SQLite (as PocketBase builds it)
+ * reads otherwise: a double-quoted name that is no column is a string there (SQLite's "DQS", which
+ * Cairn's SQLite turns off), and on PostgreSQL a column read bare beside an aggregate (a grouping
+ * error at a position) is read from one row of its group (src/migrations/view-dialect.ts).
+ */
+async function attempts(sql: string, prefix: number, attempt: (sql: string) => Promise<Columns>): Promise<{ ok: true; sql: string; columns: Columns } | { ok: false; error: Error }> {
+  let error = new Error('not tried');
+  for (let tries = 0; tries < 24; tries++) {
+    try {
+      return { ok: true, sql, columns: await attempt(sql) };
+    } catch (err) {
+      error = err as Error;
+      const { code, position } = err as { code?: string; position?: string };
+      const offset = position === undefined ? -1 : Number(position) - 1 - prefix;
+      const dqs = /no such column: ("(?:[^"]|"")*") - should this be a string literal/.exec(error.message)?.[1];
+      const next =
+        dqs !== undefined
+          ? stringAt(sql, sql.indexOf(dqs))
+          : code === '42703' && sql[offset] === '"'
+            ? stringAt(sql, offset)
+            : code === '42803' && offset >= 0
+              ? bareColumnAt(sql, offset)
+              : undefined;
+      if (next === undefined || next === sql) break;
+      sql = next;
+    }
+  }
+  return { ok: false, error };
+}
+
+/** The double-quoted token at `offset` as a string literal. */
+function stringAt(sql: string, offset: number): string | undefined {
+  const m = offset < 0 ? null : /^"((?:[^"]|"")*)"/.exec(sql.slice(offset));
+  if (!m) return undefined;
+  return `${sql.slice(0, offset)}'${m[1].replace(/""/g, '"').replace(/'/g, "''")}'${sql.slice(offset + m[0].length)}`;
+}
+
 /**
  * Creates the view `name` (the name was checked and is free) and returns the fields its columns
  * give. Runs in the caller's transaction; a broken query is a 400 naming the view.
  */
-export async function createView(tx: Queryable, name: string, query: string): Promise<FieldDef[]> {
+export async function createView(tx: Queryable, name: string, stored: string): Promise<FieldDef[]> {
   const view = quoteIdent(name);
+  // The collection keeps the query as written; the engine runs it with `_superusers` resolved.
+  const translated = withSuperusers(stored, tx.dialect.superusersRelation);
+  let query = translated ?? stored;
   // A view whose collection was deleted through the collections API is still there; it holds no data.
   if ((await tx.dialect.relationKind(tx, name)) === 'view') await tx.exec(`DROP VIEW ${view}`);
   let columns: { name: string; type: string }[];
-  try {
-    // A nested transaction (savepoint): PostgreSQL aborts the whole transaction on an error otherwise.
-    columns = await tx.transaction(async (inner) => {
-      // run() prepares exactly one statement, so the query cannot carry a second one.
-      await inner.run(`CREATE VIEW ${view} AS ${query}`);
+  // A nested transaction (savepoint): PostgreSQL aborts the whole transaction on an error otherwise.
+  // run() prepares exactly one statement, so the query cannot carry a second one.
+  const attempt = (sql: string) =>
+    tx.transaction(async (inner) => {
+      await inner.run(`CREATE VIEW ${view} AS ${sql}`);
       return inner.dialect.tableColumns(inner, name);
     });
+  try {
+    columns = await attempt(query);
   } catch (err) {
-    throw badRequest(`Invalid SQL for view "${name}": ${(err as Error).message}`);
+    // PocketBase's view queries are SQLite's as PocketBase builds it: a query refused as written is
+    // tried again with double-quoted strings (both engines) and, on PostgreSQL, rewritten
+    // (src/migrations/view-dialect.ts); the collection keeps the text it was given.
+    const prefix = `CREATE VIEW ${view} AS `.length;
+    let again: Awaited<ReturnType<typeof attempts>>;
+    if (tx.dialect.name === 'postgres') {
+      const booleans = await tx.all<{ name: string }>(`SELECT DISTINCT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'boolean'`);
+      again = await attempts(sqliteViewForPostgres(query, new Set(booleans.map((b) => b.name))), prefix, attempt);
+    } else again = await attempts(query, prefix, attempt);
+    if (!again.ok) {
+      const also = again.error.message !== (err as Error).message ? ` (and rewritten from SQLite's dialect: ${again.error.message})` : '';
+      throw badRequest(`Invalid SQL for view "${name}": ${(err as Error).message}${also}`);
+    }
+    columns = again.columns;
+    query = again.sql;
   }
+  if (translated !== undefined) columns = columns.map((c) => (untyped(c.type) ? { ...c, type: SUPERUSERS_COLUMN_TYPES[c.name.toLowerCase()] ?? c.type } : c));
   const foreign = await tx.dialect.foreignSchemasOf(tx, name);
   if (foreign.length > 0) throw badRequest(`View "${name}" reads from "${foreign[0]}": a view reads only its own database.`);
   const lower = new Set(columns.map((c) => c.name.toLowerCase()));
@@ -145,6 +246,85 @@ export async function createView(tx: Queryable, name: string, query: string): Pr
 
 export async function dropView(tx: Queryable, name: string): Promise<void> {
   await tx.exec(`DROP VIEW IF EXISTS ${quoteIdent(name)}`);
+}
+
+/**
+ * Renames a column of `table`. SQLite rewrites the views that read it, but not the names Cairn's
+ * wrapper around a view's query gives its columns (a text `id`, empty `created` and `updated`:
+ * `createView`), and then refuses the rename (`error in view v after rename`). Such a view is put back
+ * as its bare query for the rename, which SQLite rewrites as PocketBase's view would be, and is then
+ * wrapped again.
+ */
+export async function renameColumn(tx: Queryable, table: string, from: string, to: string): Promise<void> {
+  const statement = `ALTER TABLE ${quoteIdent(table)} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`;
+  const bare: string[] = [];
+  for (;;) {
+    try {
+      await tx.transaction((inner) => inner.exec(statement));
+      break;
+    } catch (err) {
+      const view = /error in view (\S+?)(?: after rename)?:/.exec((err as Error).message)?.[1];
+      const query = view === undefined || bare.includes(view) || tx.dialect.name !== 'sqlite' ? undefined : await wrappedQuery(tx, view);
+      if (query === undefined) throw err;
+      await dropView(tx, view!);
+      await tx.exec(`CREATE VIEW ${quoteIdent(view!)} AS ${query}`);
+      bare.push(view!);
+    }
+  }
+  for (const view of bare) {
+    const row = await tx.get<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?`, [view]);
+    if (!row) continue;
+    await dropView(tx, view);
+    await createView(tx, view, row.sql.replace(VIEW_HEAD, ''));
+  }
+}
+
+const VIEW_HEAD = /^\s*CREATE\s+VIEW\s+(?:"(?:[^"]|"")+"|`[^`]+`|\S+)\s+AS\s+/i;
+
+/** The query inside the wrapper `createView` put around it (as SQLite keeps it, renames applied), or undefined. */
+async function wrappedQuery(tx: Queryable, view: string): Promise<string | undefined> {
+  const row = await tx.get<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?`, [view]);
+  return row ? /^SELECT\s[\s\S]*?\sFROM\s+\(([\s\S]*)\)\s+AS\s+_view\s*$/i.exec(row.sql.replace(VIEW_HEAD, ''))?.[1] : undefined;
+}
+
+/**
+ * The views reading the view `name`, through others too, nearest first (their stored definitions), on
+ * PostgreSQL, which refuses to drop a view others read. SQLite keeps no such record, and lets it go.
+ */
+export async function dependentViews(tx: Queryable, name: string): Promise<{ name: string; sql: string }[]> {
+  if (tx.dialect.name !== 'postgres' || (await tx.dialect.relationKind(tx, name)) !== 'view') return [];
+  return tx.all<{ name: string; sql: string }>(
+    `WITH RECURSIVE deps(oid, depth) AS (
+       SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE d.refobjid = to_regclass(quote_ident(?)) AND r.ev_class <> d.refobjid
+       UNION
+       SELECT r.ev_class, deps.depth + 1 FROM deps JOIN pg_depend d ON d.refobjid = deps.oid JOIN pg_rewrite r ON r.oid = d.objid
+        WHERE r.ev_class <> d.refobjid AND deps.depth < 32)
+     SELECT c.relname AS name, pg_get_viewdef(c.oid) AS sql FROM deps JOIN pg_class c ON c.oid = deps.oid
+      GROUP BY c.oid, c.relname ORDER BY max(deps.depth)`,
+    [name],
+  );
+}
+
+/**
+ * Drops the view `name` and runs `make` (which creates it anew), keeping the views that read it. SQLite
+ * lets a view be dropped under another; PostgreSQL refuses, so there the views reading it (through
+ * others too) are dropped first and made again afterwards from their stored definitions.
+ */
+export async function replaceView<T>(tx: Queryable, name: string, make: () => Promise<T>): Promise<T> {
+  const dependents = await dependentViews(tx, name);
+  for (const d of [...dependents].reverse()) await tx.exec(`DROP VIEW IF EXISTS ${quoteIdent(d.name)}`);
+  // Only a view: a table of that name (one a deleted collection left) is `make`'s to deal with.
+  if ((await tx.dialect.relationKind(tx, name)) === 'view') await dropView(tx, name);
+  const out = await make();
+  for (const d of dependents) {
+    try {
+      await tx.transaction((inner) => inner.exec(`CREATE VIEW ${quoteIdent(d.name)} AS ${d.sql.trim().replace(/;$/, '')}`));
+    } catch (err) {
+      throw badRequest(`View "${d.name}" reads "${name}" and no longer works with its new query: ${(err as Error).message}`);
+    }
+  }
+  return out;
 }
 
 /** Rows a dry run of a view answers, besides its fields. */

@@ -91,8 +91,8 @@ function commonSchemas(): Record<string, JsonSchema> {
   return {
     Error: {
       type: 'object',
-      required: ['code', 'message', 'data'],
-      properties: { code: { type: 'integer' }, message: STRING, data: { type: 'object', additionalProperties: true } },
+      required: ['status', 'code', 'message', 'data'],
+      properties: { status: { type: 'integer' }, code: { type: 'integer' }, message: STRING, data: { type: 'object', additionalProperties: true } },
     },
     Health: { type: 'object', required: ['code', 'message', 'data'], properties: { code: { type: 'integer' }, message: STRING, data: OBJECT } },
     Record: record,

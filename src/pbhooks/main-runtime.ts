@@ -3,16 +3,15 @@
  * there (straight.ts) without a round trip to a worker: on this kind of machine each wake-up of a
  * thread costs about as much CPU as a whole create (docs/performance.md).
  *
- * It is the worker's own runtime (worker.ts), given a channel that answers on the spot: its `$app`
+ * It is the workers' runtime (runtime/index.ts), given a bridge that answers on the spot: its `$app`
  * calls are answered here synchronously where that is possible (records by id or by filter on SQLite,
  * inside the write's transaction) and otherwise the try is given up. Giving up costs nothing but the try: a
  * straight-line handler has only read and changed its own copies when it reaches a call, and its
- * `e.next()` is deferred (worker.ts) so no write has started. The handler then runs in a worker
+ * `e.next()` is deferred (runtime/realm.ts) so no write has started. The handler then runs in a worker
  * from the start, as it would have without this. Log lines of a try are kept until it succeeds.
  */
-import { createRequire } from 'node:module';
-import type { PbRegistration } from './index.ts';
-import { ANSWER_BYTES, runtimeSource } from './source.ts';
+import type { PbRegistration } from './pool.ts';
+import { createPbRuntime, runForHost, type PbRuntime } from './runtime/index.ts';
 import { isStraightLine } from './straight.ts';
 
 /** Answers an `$app` call synchronously, `{ value }`, or undefined where it cannot (the try is given up). */
@@ -26,41 +25,31 @@ class GiveUp extends Error {}
 /** Tries of a handler that never succeeded after which it is no longer tried here. */
 const MAX_FRUITLESS_TRIES = 16;
 
-const encoder = new TextEncoder();
-
 export class MainRuntime {
-  private listener?: (msg: unknown) => void;
-  private regs: (PbRegistration & { source?: string })[] = [];
-  private readonly shared = new SharedArrayBuffer(8 + ANSWER_BYTES);
-  private readonly flag = new Int32Array(this.shared, 0, 2);
-  private readonly answerBytes = new Uint8Array(this.shared, 8);
+  private readonly runtime: PbRuntime;
+  private readonly regs: (PbRegistration & { source?: string })[];
   private readonly straight: boolean[];
   private readonly tries: number[] = [];
   private readonly successes: number[] = [];
   private ops?: SyncOps;
-  private outcome?: { type: string; result?: unknown };
   private gaveUp = false;
-  private logs: { level: string; args: [string, Record<string, unknown>] }[] = [];
+  private logs: { level: string; msg: string; data: Record<string, unknown> }[] = [];
 
   private constructor(
     files: string[],
     dir: string,
     private readonly log: Log,
   ) {
-    const threads = {
-      parentPort: {
-        postMessage: (msg: any) => this.receive(msg),
-        on: (event: string, fn: (msg: unknown) => void) => {
-          if (event === 'message') this.listener = fn;
-        },
+    this.runtime = createPbRuntime({
+      bridge: {
+        call: (op, args) => this.answer(op, args),
+        log: (level, msg, data) => this.logs.push({ level, msg, data }),
       },
-      workerData: { files, hooksDir: dir, shared: this.shared, port: undefined, sources: true },
-      receiveMessageOnPort: () => undefined,
-    };
-    const nodeRequire = createRequire(import.meta.url);
-    const shimRequire = (id: string) => (id === 'node:worker_threads' ? threads : nodeRequire(id));
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the worker's script, run here with the channel above
-    new Function('require', runtimeSource())(shimRequire);
+      hooksDir: dir,
+      sources: true,
+    });
+    for (const file of files) this.runtime.evaluate(file);
+    this.regs = this.runtime.regs as (PbRegistration & { source?: string })[];
     this.straight = this.regs.map((r) => r.kind === 'event' && typeof r.source === 'string' && isStraightLine(r.source));
   }
 
@@ -93,59 +82,38 @@ export class MainRuntime {
    * does to it stays its own): its result, or undefined when the try was given up.
    */
   tryRun(index: number, payload: unknown, ops: SyncOps): any {
-    if (!this.listener || !this.tryable(index)) return undefined;
+    if (!this.tryable(index)) return undefined;
     this.tries[index] = (this.tries[index] ?? 0) + 1;
     this.ops = ops;
-    this.outcome = undefined;
     this.gaveUp = false;
     this.logs = [];
+    let outcome: { type: string; result?: unknown };
     try {
-      this.listener({ type: 'run', index, payload: structuredClone(payload) });
+      outcome = runForHost(this.runtime, index, structuredClone(payload));
     } catch {
       return undefined;
     } finally {
       this.ops = undefined;
     }
     // A handler that threw runs again in a worker, which answers with its error as always.
-    const outcome = this.outcome as { type: string; result?: unknown } | undefined;
-    if (this.gaveUp || outcome?.type !== 'done') return undefined;
+    if (this.gaveUp || outcome.type !== 'done') return undefined;
     this.successes[index] = (this.successes[index] ?? 0) + 1;
-    for (const { level, args } of this.logs) this.log(level, args[0], args[1]);
+    for (const { level, msg, data } of this.logs) this.log(level, msg, data);
     return outcome.result;
   }
 
-  private receive(msg: any): void {
-    switch (msg.type) {
-      case 'loaded':
-        this.regs = msg.regs;
-        return;
-      case 'log':
-        this.logs.push(msg);
-        return;
-      case 'done':
-      case 'fail':
-        this.outcome = msg;
-        return;
-      case 'call':
-        this.answer(msg.op, msg.args);
-    }
-  }
-
-  /** Puts the answer where the runtime's `call()` reads it (as PbWorker does), or gives the try up. */
-  private answer(op: string, args: any[]): void {
+  /** The host's answer to the runtime's call, or the try given up (thrown through the handler). */
+  private answer(op: string, args: any[]): { value: unknown } {
     let answer: { value: unknown } | undefined;
     try {
       answer = this.ops?.(op, args);
     } catch {
       answer = undefined;
     }
-    const text = answer && JSON.stringify({ value: answer.value });
-    const written = text === undefined ? undefined : encoder.encodeInto(text, this.answerBytes);
-    if (text === undefined || !written || written.read !== text.length) {
+    if (!answer) {
       this.gaveUp = true;
       throw new GiveUp(`${op} needs a worker`);
     }
-    Atomics.store(this.flag, 1, written.written);
-    Atomics.store(this.flag, 0, 1);
+    return answer;
   }
 }

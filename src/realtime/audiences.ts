@@ -34,6 +34,20 @@ function bucketOf(database: string, collection: string, recordId: string | undef
 /** Every subscription, by database, collection (as written in the topic) and record. */
 export class Audiences {
   private readonly buckets = new Map<string, Map<string, Audience>>();
+  private readonly byClient = new Map<RealtimeClient, readonly Subscription[]>();
+
+  /** A client's subscriptions, in the order of its last subscription request. */
+  of(client: RealtimeClient): readonly Subscription[] {
+    return this.byClient.get(client) ?? [];
+  }
+
+  /** `next` becomes the client's subscriptions; those it no longer holds leave their audiences. */
+  replace(client: RealtimeClient, next: readonly Subscription[]): void {
+    const staying = new Set(next);
+    for (const s of this.of(client)) if (!staying.has(s)) this.remove(s);
+    if (next.length > 0) this.byClient.set(client, next);
+    else this.byClient.delete(client);
+  }
 
   add(client: RealtimeClient, topic: Topic, identity: Identity): Subscription {
     const bucket = bucketOf(identity.dbName, topic.collection, topic.recordId);

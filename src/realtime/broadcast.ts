@@ -8,7 +8,6 @@ import { finishRecords, selectById } from '../records/read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
 import { type RecordShape, shapeOf } from '../records/shape.ts';
 import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
-import type { RealtimeHooks } from './service.ts';
 import { viewerOf } from '../records/viewer.ts';
 import { compileFilter, FilterError } from '../rules/index.ts';
 import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
@@ -16,6 +15,7 @@ import type { Audience, Audiences } from './audiences.ts';
 import { type DropReason, type RealtimeClient, SharedPayload } from './client.ts';
 import type { RecordChange } from './feed.ts';
 import type { Identity } from './identity.ts';
+import type { RealtimeHooks } from './app-hooks.ts';
 
 /** Changes waiting to be sent before the server counts itself overloaded (see `receive`). */
 export const MAX_BACKLOG = 10_000;

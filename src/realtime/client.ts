@@ -1,6 +1,3 @@
-import type { Identity } from './identity.ts';
-import type { Subscription } from './audiences.ts';
-
 /** A client's event stream, as the HTTP layer provides it (a `text/event-stream` response). */
 export interface EventStream {
   /** Queues bytes on the connection (the first write sends the response headers). */
@@ -42,9 +39,8 @@ export class SharedPayload {
  * buffered without bound.
  */
 export class RealtimeClient {
-  /** Who the client subscribes as, and in which database; unset until its first subscription request. */
-  identity?: Identity;
-  subscriptions: Subscription[] = [];
+  // Who the client subscribes as and what it follows are kept by the registries above it
+  // (`Identities`, `Audiences`), so this connection knows nothing of them.
   /** When something was last written (keep-alive comments go to streams idle for a while). */
   lastWrite = Date.now();
   closed = false;

@@ -31,6 +31,12 @@ export function authIdOf(auth: Auth): string {
 /** The identities in use, by credentials and database. */
 export class Identities {
   private readonly byKey = new Map<string, Identity>();
+  private readonly byClient = new Map<RealtimeClient, Identity>();
+
+  /** Who `client` subscribes as, and in which database; undefined until its first subscription request. */
+  of(client: RealtimeClient): Identity | undefined {
+    return this.byClient.get(client);
+  }
 
   /** The identity for these credentials, made or updated with `auth`, now used by `client`. */
   bind(client: RealtimeClient, dbName: string, bearer: string | undefined, auth: Auth): Identity {
@@ -40,9 +46,9 @@ export class Identities {
       identity = new Identity(key, dbName, bearer, auth);
       this.byKey.set(key, identity);
     } else identity.auth = auth;
-    if (client.identity !== identity) {
-      if (client.identity) this.release(client);
-      client.identity = identity;
+    if (this.byClient.get(client) !== identity) {
+      this.release(client);
+      this.byClient.set(client, identity);
       identity.clients.add(client);
     }
     return identity;
@@ -50,10 +56,10 @@ export class Identities {
 
   /** The client no longer uses its identity; an identity nobody uses is forgotten. */
   release(client: RealtimeClient): void {
-    const identity = client.identity;
+    const identity = this.byClient.get(client);
     if (!identity) return;
     identity.clients.delete(client);
-    client.identity = undefined;
+    this.byClient.delete(client);
     if (identity.clients.size === 0 && this.byKey.get(identity.key) === identity) this.byKey.delete(identity.key);
   }
 }

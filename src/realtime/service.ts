@@ -11,6 +11,10 @@ import { type ClientDirectory, localDirectory } from './directory.ts';
 import type { ChangeFeed } from './feed.ts';
 import { authIdOf, Identities } from './identity.ts';
 import { parseSubscribeRequest, parseTopic, type Topic } from './topics.ts';
+import type { RealtimeHooks, Subscriber } from './app-hooks.ts';
+
+// Kept below both this service and the broadcaster, which calls the message hooks.
+export type { RealtimeHooks, Subscriber } from './app-hooks.ts';
 
 export interface RealtimeLimits {
   /** Connected clients at most; more are refused with a 400. */
@@ -33,29 +37,6 @@ export interface RealtimeOptions {
   /** The caller behind a bearer in a database now (the auth domain's); a 401 when it no longer holds. */
   authenticate(bearer: string | undefined, dbName: string): Promise<Auth>;
   limits: RealtimeLimits;
-}
-
-/** What a subscription request brings besides its body: the caller and the database it named. */
-export interface Subscriber {
-  dbName: string;
-  auth: Auth;
-  /** The Authorization header's token or key, kept to re-check the caller before sending. */
-  bearer: string | undefined;
-}
-
-/**
- * Application hooks on realtime (pb_hooks' onRealtimeConnectRequest, onRealtimeSubscribeRequest,
- * onRealtimeMessageSend): each may refuse (throw) or change what goes on.
- */
-export interface RealtimeHooks {
-  /** Before a client's stream opens; throwing refuses it (the error is the answer). */
-  realtimeConnect(clientId: string, request: { headers: Record<string, unknown>; ip: string }): Promise<void>;
-  /** Before a subscription request is applied to a client of this node: the topics to subscribe to. */
-  realtimeSubscribe(clientId: string, caller: Subscriber, topics: string[]): Promise<string[]>;
-  /** Whether record messages pass through handlers (each client's on its own, then). */
-  realtimeMessages(): boolean;
-  /** A message about to go to one client: the message to send, or undefined to send nothing. */
-  realtimeMessage(clientId: string, caller: Auth | undefined, name: string, data: string): Promise<{ name: string; data: string } | undefined>;
 }
 
 // How long shutdown lets streams send what they hold before closing them outright.
@@ -154,8 +135,7 @@ export class RealtimeService {
     client.closed = true;
     this.clients.delete(client.id);
     this.directory.disconnected(client.id).catch(() => undefined);
-    for (const s of client.subscriptions) this.audiences.remove(s);
-    client.subscriptions = [];
+    this.audiences.replace(client, []);
     this.identities.release(client);
     if (this.clients.size === 0) {
       this.stopFeed?.();
@@ -180,7 +160,7 @@ export class RealtimeService {
       await this.directory.forward(elsewhere.node, { clientId: request.clientId, dbName: caller.dbName, bearer: caller.bearer, body });
       return;
     }
-    const bound = client.identity?.authId ?? '';
+    const bound = this.identities.of(client)?.authId ?? '';
     if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
     if (bound !== authIdOf(caller.auth)) this.directory.bound(client.id, authIdOf(caller.auth)).catch(() => undefined);
 
@@ -189,16 +169,14 @@ export class RealtimeService {
     const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
     // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
     // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.
-    const kept = new Map(client.subscriptions.filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));
+    const kept = new Map(this.audiences.of(client).filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));
     const next: Subscription[] = [];
     for (const topic of request.topics.map(parseTopic).filter((t): t is Topic => t !== undefined)) {
       const old = kept.get(topic.name);
       kept.delete(topic.name);
       next.push(old ?? this.audiences.add(client, topic, identity));
     }
-    const staying = new Set(next);
-    for (const s of client.subscriptions) if (!staying.has(s)) this.audiences.remove(s);
-    client.subscriptions = next;
+    this.audiences.replace(client, next);
   }
 
   private drop(client: RealtimeClient, reason: DropReason): void {

@@ -1,7 +1,11 @@
 import { isEmail } from '../collections/fields/email.ts';
+import type { Collection } from '../collections/model.ts';
 import type { FieldError } from '../errors.ts';
 import { randomSecret } from '../lib/ids.ts';
-import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+import type { RecordDeps } from './deps.ts';
+
+/** How passwords are checked and hashed: handed in with the records domain's dependencies. */
+export type PasswordPolicy = Pick<RecordDeps, 'passwords' | 'minPasswordLength'>;
 
 /** Column values of an auth record's system fields, ready to write. */
 export type AuthColumns = Map<string, unknown>;
@@ -11,6 +15,20 @@ export interface AuthPrepared {
   errors: Record<string, FieldError>;
   /** A create's acceptable password, left unhashed because another key had an error (hooks may fix it). */
   unhashed?: string;
+  /** The collection's `email` field is not required (PocketBase's `required: false`): a record may have none. */
+  emailOptional?: boolean;
+}
+
+/**
+ * Whether an auth collection's `email` field is optional, as PocketBase lets a collection say
+ * (`required: false` on its system `email` field, kept in `options.systemFields`; v0.22's
+ * `requireEmail: false` imports as that). Otherwise every auth record needs an email.
+ */
+export function emailOptional(collection: Collection): boolean {
+  const system = collection.options.systemFields;
+  if (!Array.isArray(system)) return false;
+  const email = system.find((f): f is Record<string, unknown> => typeof f === 'object' && f !== null && (f as Record<string, unknown>).name === 'email');
+  return email !== undefined && email.required === false;
 }
 
 const adminOnly: FieldError = { code: 'validation_admin_only', message: 'Only administrators can set this field.' };
@@ -20,7 +38,7 @@ export function newTokenKey(): string {
 }
 
 /** Checks `password` and `passwordConfirm`; returns the password when both are acceptable. */
-export function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>): string | undefined {
+export function checkPassword(input: Record<string, unknown>, minLength: number, errors: Record<string, FieldError>, maxLength: number): string | undefined {
   const password = input.password;
   // As PocketBase: the confirmation is checked whatever is wrong with the password itself.
   const confirm = input.passwordConfirm;
@@ -34,8 +52,8 @@ export function checkPassword(input: Record<string, unknown>, minLength: number,
     errors.password = { code: 'validation_min_text_constraint', message: `Must be at least ${minLength} character(s).` };
     return undefined;
   }
-  if (password.length > MAX_PASSWORD_LENGTH) {
-    errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${MAX_PASSWORD_LENGTH} character(s).` };
+  if (password.length > maxLength) {
+    errors.password = { code: 'validation_max_text_constraint', message: `Must be no more than ${maxLength} character(s).` };
     return undefined;
   }
   return errors.passwordConfirm ? undefined : password;
@@ -52,7 +70,8 @@ export function passwordErrorsFirst(errors: Record<string, FieldError>): Record<
   return Object.keys(form).length > 0 ? form : errors;
 }
 
-function checkEmail(value: unknown, errors: Record<string, FieldError>): string | undefined {
+function checkEmail(value: unknown, errors: Record<string, FieldError>, optional = false): string | undefined {
+  if (optional && (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))) return '';
   if (typeof value !== 'string' || value.trim() === '') {
     errors.email = { code: 'validation_required', message: 'Cannot be blank.' };
     return undefined;
@@ -74,12 +93,15 @@ function checkBool(input: Record<string, unknown>, key: string, errors: Record<s
   return undefined;
 }
 
-/** Email, password and flags of a new auth record. Hashes the password (slow: call outside a transaction). */
-export async function prepareAuthCreate(input: Record<string, unknown>, privileged: boolean, minPasswordLength: number): Promise<AuthPrepared> {
+/**
+ * Email, password and flags of a new auth record, checked; the password is left `unhashed`
+ * (`hashAuthCreate` hashes it, once the write is known to go ahead).
+ */
+export function checkAuthCreate(input: Record<string, unknown>, privileged: boolean, policy: PasswordPolicy, optionalEmail = false): AuthPrepared {
   const errors: Record<string, FieldError> = {};
   const columns: AuthColumns = new Map();
-  const email = checkEmail(input.email, errors);
-  const password = checkPassword(input, minPasswordLength, errors);
+  const email = checkEmail(input.email, errors, optionalEmail);
+  const password = checkPassword(input, policy.minPasswordLength, errors, policy.passwords.maxLength);
   const emailVisibility = checkBool(input, 'emailVisibility', errors);
   const verified = checkBool(input, 'verified', errors);
   if (verified === true && !privileged) errors.verified = adminOnly;
@@ -88,14 +110,21 @@ export async function prepareAuthCreate(input: Record<string, unknown>, privileg
     if (email !== undefined) columns.set('email', email);
     if (emailVisibility !== undefined) columns.set('emailVisibility', emailVisibility);
     if (verified !== undefined && !errors.verified) columns.set('verified', verified);
-    return { columns, errors, unhashed: password };
+    return { columns, errors, unhashed: password, emailOptional: optionalEmail };
   }
   columns.set('email', email);
   columns.set('emailVisibility', emailVisibility ?? false);
   columns.set('verified', verified ?? false);
-  columns.set('passwordHash', await hashPassword(password!));
+  return { columns, errors, unhashed: password, emailOptional: optionalEmail };
+}
+
+/** A checked create's password hashed, with a new token key (slow: call outside a transaction). Unchanged when it has errors. */
+export async function hashAuthCreate(prepared: AuthPrepared, policy: PasswordPolicy): Promise<AuthPrepared> {
+  if (Object.keys(prepared.errors).length > 0 || prepared.unhashed === undefined) return prepared;
+  const columns: AuthColumns = new Map(prepared.columns);
+  columns.set('passwordHash', await policy.passwords.hash(prepared.unhashed));
   columns.set('tokenKey', newTokenKey());
-  return { columns, errors };
+  return { columns, errors: prepared.errors, emailOptional: prepared.emailOptional };
 }
 
 /**
@@ -109,7 +138,7 @@ export async function prepareAuthUpdate(
   input: Record<string, unknown>,
   current: { email: string; passwordHash: string; verified: boolean },
   privileged: boolean,
-  minPasswordLength: number,
+  policy: PasswordPolicy,
 ): Promise<AuthPrepared> {
   const errors: Record<string, FieldError> = {};
   const columns: AuthColumns = new Map();
@@ -128,15 +157,15 @@ export async function prepareAuthUpdate(
     if (privileged) columns.set('verified', verified);
     else errors.verified = adminOnly;
   }
-  const password = input.password !== undefined ? checkPassword(input, minPasswordLength, errors) : undefined;
+  const password = input.password !== undefined ? checkPassword(input, policy.minPasswordLength, errors, policy.passwords.maxLength) : undefined;
   if (!privileged && (password !== undefined || columns.has('email'))) {
     const old = input.oldPassword;
-    if (typeof old !== 'string' || !(await verifyPassword(current.passwordHash, old))) {
+    if (typeof old !== 'string' || !(await policy.passwords.verify(current.passwordHash, old))) {
       errors.oldPassword = { code: 'validation_invalid_old_password', message: 'Missing or invalid old password.' };
     }
   }
   if (password !== undefined && !errors.oldPassword) {
-    columns.set('passwordHash', await hashPassword(password));
+    columns.set('passwordHash', await policy.passwords.hash(password));
     columns.set('tokenKey', newTokenKey());
   }
   return { columns, errors };
@@ -158,13 +187,13 @@ export async function settleAuthChanges(
   record: Record<string, unknown>,
   prepared: AuthPrepared,
   create: boolean,
-  minPasswordLength: number,
+  policy: PasswordPolicy,
 ): Promise<AuthPrepared> {
   const errors: Record<string, FieldError> = { ...prepared.errors };
   const columns: AuthColumns = new Map(prepared.columns);
   if (changes.has('email') || (create && !columns.has('email'))) {
     delete errors.email;
-    const email = checkEmail(record.email, errors);
+    const email = checkEmail(record.email, errors, prepared.emailOptional === true);
     if (email !== undefined) columns.set('email', email);
   }
   for (const key of ['emailVisibility', 'verified'] as const) {
@@ -180,15 +209,15 @@ export async function settleAuthChanges(
   if (changes.has('password')) {
     delete errors.password;
     delete errors.passwordConfirm;
-    password = checkPassword({ password: record.password, passwordConfirm: record.password }, minPasswordLength, errors);
+    password = checkPassword({ password: record.password, passwordConfirm: record.password }, policy.minPasswordLength, errors, policy.passwords.maxLength);
   } else if (create && !columns.has('passwordHash')) {
     password = prepared.unhashed;
     if (password === undefined && !errors.password && !errors.passwordConfirm) errors.password = { code: 'validation_required', message: 'Cannot be blank.' };
   }
   if (password !== undefined) {
-    columns.set('passwordHash', await hashPassword(password));
+    columns.set('passwordHash', await policy.passwords.hash(password));
     columns.set('tokenKey', newTokenKey());
   }
   if (create && !columns.has('tokenKey')) columns.set('tokenKey', newTokenKey());
-  return { columns, errors };
+  return { columns, errors, emailOptional: prepared.emailOptional };
 }

@@ -9,9 +9,11 @@ import type { RecordDeps } from './deps.ts';
 import { selectById } from './read.ts';
 import { serializeRecord } from './serialize.ts';
 import { ROOT_ALIAS, shapeOf } from './shape.ts';
-import { applyUpdate } from './update.ts';
+import { applyDerivedUpdate } from './write/update.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
-import { Change, emit, type RecordWrite, runHooked, type WriteScope, writeScope } from './write.ts';
+import { runHooked } from './write/chain.ts';
+import { Change, emit } from './write/change.ts';
+import { type RecordWrite, type WriteScope, writeScope } from './write/plan.ts';
 
 export async function prepareDelete(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<RecordWrite> {
   return planDelete(await writeScope(deps, ctx, collection), id);
@@ -80,7 +82,7 @@ async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: S
             `The record is referenced by the required relation field "${source.name}.${field.name}" of record "${ref.id as string}"; delete or change that record first.`,
           );
         }
-        await applyUpdate(sourceScope, tx, ref, { values: new Map([[field.name, next]]), auth: undefined, derived: true }, {});
+        await applyDerivedUpdate(sourceScope, tx, ref, new Map([[field.name, next]]));
       }
     }
   }

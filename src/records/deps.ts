@@ -100,12 +100,24 @@ export class RawAnswer {
 /** Runs the read-request handlers around the answer `value` (a list result or one record): the answer to send. */
 export type AroundRead = (ctx: RequestContext, collection: Collection, value: unknown) => Promise<unknown>;
 
+/**
+ * Password hashing and checking, handed in by the auth domain (argon2id off the event loop), so the
+ * records domain never reaches up to it.
+ */
+export interface Passwords {
+  hash(password: string): Promise<string>;
+  verify(passwordHash: string, password: string): Promise<boolean>;
+  /** Longest password accepted: hashing cost grows with input. */
+  readonly maxLength: number;
+}
+
 export interface RecordDeps {
   collections: CollectionService;
   access: RecordAccess;
   /** Called for every record created, updated or deleted, inside its transaction. */
   changeHooks: RecordChangeHook[];
   minPasswordLength: number;
+  passwords: Passwords;
   /** Bounds of one answer's `expand` (CAIRN_EXPAND_MAX_RECORDS, CAIRN_MAX_ANSWER_MB); defaults when absent. */
   expandLimits?: { records: number; bytes: number };
   search?: SearchProvider;

@@ -6,8 +6,9 @@ import { badRequest, isApiError } from '../errors.ts';
 import { list, raw, type Sql, sql } from '../storage/index.ts';
 import { typeOf } from '../collections/fields/registry.ts';
 import type { RecordDeps } from './deps.ts';
-import { type RecordJson, serializeRecord } from './serialize.ts';
+import { type RecordJson, serializeRecord, withExpandSlot } from './serialize.ts';
 import { ROOT_ALIAS, shapeOf } from './shape.ts';
+import { byteOrder } from '../lib/key-order.ts';
 import { viewerFor } from './viewer.ts';
 
 /** Deepest `expand` path, as in PocketBase. */
@@ -15,7 +16,9 @@ export const MAX_EXPAND_DEPTH = 6;
 /** Most records one back-relation expands to, as in PocketBase. */
 const MAX_BACK_RELATIONS = 1000;
 const CHUNK = 500;
-const BACK_RELATION = /^([A-Za-z][A-Za-z0-9_]*)_via_([A-Za-z][A-Za-z0-9_]*)$/;
+// `comments_via_post`, and v0.22's deprecated `comments(post)`, which PocketBase still reads (§23).
+const BACK_RELATION = /^(\w+)_via_(\w+)$|^(\w+)\((\w+)\)$/;
+const SEGMENT = /^\w+$|^\w+\(\w+\)$/;
 
 type ExpandTree = Map<string, ExpandTree>;
 
@@ -100,7 +103,7 @@ export function parseExpand(text: string): ExpandTree {
     if (segments.length > MAX_EXPAND_DEPTH) throw badRequest(`Expand paths can be at most ${MAX_EXPAND_DEPTH} relations deep.`);
     let node = root;
     for (const s of segments) {
-      if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(s)) throw badRequest(`Invalid expand path ${JSON.stringify(path)}.`);
+      if (!SEGMENT.test(s)) throw badRequest(`Invalid expand path ${JSON.stringify(path)}.`);
       let child = node.get(s);
       if (!child) {
         child = new Map();
@@ -109,11 +112,16 @@ export function parseExpand(text: string): ExpandTree {
       node = child;
     }
   }
-  return root;
+  return sorted(root);
+}
+
+/** The tree with each level's keys in PocketBase's order: `expand` is a map its encoder sorts. */
+function sorted(tree: ExpandTree): ExpandTree {
+  return new Map([...tree].sort(([a], [b]) => byteOrder(a, b)).map(([k, sub]) => [k, sorted(sub)]));
 }
 
 /** Reads records visible to the caller under the view rule; an admin-only collection yields none. */
-async function visibleRecords(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, condition: (alias: string) => Sql): Promise<RecordJson[]> {
+async function visibleRecords(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, condition: (alias: string) => Sql, expands: boolean): Promise<RecordJson[]> {
   let access: Sql | null;
   try {
     access = deps.access.condition(ctx, collection, 'view', collections);
@@ -127,18 +135,18 @@ async function visibleRecords(deps: RecordDeps, ctx: RequestContext, collections
   const q = sql`SELECT ${raw(shape.selectList)} FROM ${raw(shape.table)} ${raw(ROOT_ALIAS)} WHERE ${where} LIMIT ${MAX_BACK_RELATIONS}`;
   const rows = await ctx.db.all(q.text, q.params);
   const viewer = await viewerFor(ctx, deps, collection, collections, rows.map((r) => r.id as string));
-  return rows.map((row) => serializeRecord(row, shape, viewer));
+  return expands ? rows.map((row) => withExpandSlot(serializeRecord(row, shape, viewer), shape)) : rows.map((row) => serializeRecord(row, shape, viewer));
 }
 
 function inList(column: Sql, ids: string[]): Sql {
   return sql`${column} IN (${list(ids)})`;
 }
 
-async function byIds(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, ids: string[]): Promise<Map<string, RecordJson>> {
+async function byIds(deps: RecordDeps, ctx: RequestContext, collections: CollectionSet, collection: Collection, ids: string[], expands: boolean): Promise<Map<string, RecordJson>> {
   const out = new Map<string, RecordJson>();
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
-    const records = await visibleRecords(deps, ctx, collections, collection, (a) => inList(sql`${raw(a)}.id`, chunk));
+    const records = await visibleRecords(deps, ctx, collections, collection, (a) => inList(sql`${raw(a)}.id`, chunk), expands);
     for (const r of records) out.set(r.id, r);
   }
   return out;
@@ -151,8 +159,9 @@ async function byIds(deps: RecordDeps, ctx: RequestContext, collections: Collect
  */
 function backRelation(collections: CollectionSet, collection: Collection, segment: string): { source: Collection; via: FieldDef } | undefined {
   const back = BACK_RELATION.exec(segment);
-  const source = back ? collections.find(back[1]) : undefined;
-  const via = source?.fields.find((f) => f.name === back![2] && f.type === 'relation');
+  const source = back ? collections.find(back[1] ?? back[3]) : undefined;
+  const viaName = back?.[2] ?? back?.[4];
+  const via = source?.fields.find((f) => f.name === viaName && f.type === 'relation');
   if (!source || !via || relationTarget(via).toLowerCase() !== collection.name.toLowerCase()) return undefined;
   return { source, via };
 }
@@ -200,7 +209,7 @@ export async function expandRecords(
       for (const r of records) r.expand ??= {};
       const ids = [...new Set(records.flatMap(idsOf))];
       if (ids.length === 0) continue;
-      const related = await byIds(deps, ctx, collections, target, ids);
+      const related = await byIds(deps, ctx, collections, target, ids, subtree.size > 0);
       spend(budget, related.size);
       if (subtree.size > 0) await expandRecords(deps, ctx, collections, target, [...related.values()], subtree, budget);
       for (const r of records) {
@@ -228,7 +237,7 @@ export async function expandRecords(
           if (!multiple) return inList(column, chunk);
           const j = 'jx';
           return sql`EXISTS (SELECT 1 FROM ${raw(ctx.db.dialect.jsonEach(column.text, j))} WHERE ${inList(sql`${raw(j)}.value`, chunk)})`;
-        })),
+        }, subtree.size > 0)),
       );
     }
     spend(budget, found.length);

@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.ts';
+import { byteOrder } from '../lib/key-order.ts';
 
 /**
  * The `fields` query parameter: which keys of a record (or of each item of a list) to return, with
@@ -19,7 +20,7 @@ export interface FieldsTree {
 const EXCERPT = /^([^:]+):excerpt\(\s*([^,()]*?)\s*(?:,\s*([^,()]*?)\s*)?\)$/;
 /** Go's strconv.ParseBool spellings, which PocketBase's `withEllipsis` takes. */
 const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const KEY = /^(\*|[A-Za-z0-9_@-]+)$/;
+const KEY = /^(\*|[A-Za-z0-9_@-]+|\w+\(\w+\))$/;
 
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
@@ -75,7 +76,16 @@ export function parseFieldsParam(text: string): FieldsTree | undefined {
       node = child;
     });
   }
-  return root;
+  return sortedTree(root);
+}
+
+/**
+ * The tree with each level's keys in PocketBase's order: it picks into a map that its encoder writes
+ * sorted, so a picked record keeps the record's order. Done once per request, not per record.
+ */
+function sortedTree(tree: FieldsTree): FieldsTree {
+  const keys = new Map([...tree.keys].sort(([a], [b]) => byteOrder(a, b)).map(([k, sub]) => [k, sortedTree(sub)]));
+  return { ...tree, keys };
 }
 
 // As PocketBase's excerpt reads HTML: these elements' content is not text, inline elements join their

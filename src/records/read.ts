@@ -8,7 +8,7 @@ import type { RecordDeps } from './deps.ts';
 import { checkExpand, checkExpandedSize, DEFAULT_EXPAND_MAX_RECORDS, DEFAULT_MAX_ANSWER_BYTES, expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
-import { JsonText, type RecordJson, serializeRecord } from './serialize.ts';
+import { JsonText, type RecordJson, serializeRecord, withExpandSlot } from './serialize.ts';
 import { rendererOf } from './render.ts';
 import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { viewerFor } from './viewer.ts';
@@ -43,6 +43,8 @@ export function checkOutputOptions(collections: CollectionSet, collection: Colle
 export async function finishRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, records: RecordJson[], options: OutputOptions): Promise<unknown[]> {
   const expand = param(options.expand);
   if (expand !== '') {
+    const shape = shapeOf(collection);
+    records = records.map((r) => withExpandSlot(r, shape));
     const collections = await deps.collections.all(ctx.db);
     const limits = deps.expandLimits ?? { records: DEFAULT_EXPAND_MAX_RECORDS, bytes: DEFAULT_MAX_ANSWER_BYTES };
     await expandRecords(deps, ctx, collections, collection, records, parseExpand(expand), { limits, fetched: 0 });

@@ -225,6 +225,12 @@ export class RecordFieldResolver implements Resolver {
       hop();
       const target = lookup(relationTarget(column.field));
       if (!target) throw new FilterError(`the collection related by ${JSON.stringify(segment)} no longer exists`, position);
+      // `author.id` is the value of `author` itself (PocketBase reads it so too): the column, which an
+      // index serves, instead of a hop into the related table. Not where the caller may see only
+      // some related records: there the hop is what hides the others.
+      if (!column.multiple && i === segments.length - 2 && segments[i + 1] === 'id' && modifier === undefined && !this.options.related?.(target, sql`${raw('_t')}`)) {
+        return this.operand(hops, columnRef, 'text', undefined);
+      }
       const r = this.aliasFor(key, 'r');
       if (column.multiple) {
         const j = this.aliasFor(`${key}[]`, 'j');
@@ -259,7 +265,13 @@ export class RecordFieldResolver implements Resolver {
       ', ',
     )}${where}`;
     if (eachSet) return { kind: 'set', sql: select, valueType, each: true };
-    if (!hops.some((h) => h.many)) return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType, nullable: true };
+    if (!hops.some((h) => h.many)) {
+      const rows = sql`FROM ${join(
+        hops.map((h) => h.from),
+        ', ',
+      )} WHERE ${on.length > 0 ? join(on, ' AND ') : sql`TRUE`}`;
+      return { kind: 'scalar', sql: sql`(${select} LIMIT 1)`, valueType, nullable: true, through: { rows, value: v } };
+    }
     for (const h of hops) if (!this.joins.has(h.key)) this.joins.set(h.key, h);
     return { kind: 'scalar', sql: v, valueType, every: select };
   }

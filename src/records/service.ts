@@ -5,10 +5,10 @@ import type { ListQuery } from './query-params.ts';
 import { finishRecords, type ListResult, listRecords, type OutputOptions, viewRecord } from './read.ts';
 import type { JsonText, RecordJson } from './serialize.ts';
 import { prepareUpsert } from './upsert.ts';
-import { prepareCreate } from './create.ts';
 import { prepareDelete } from './delete.ts';
-import { prepareUpdate } from './update.ts';
-import { commitWrite, type RecordWrite } from './write.ts';
+import { prepareCreate } from './write/create.ts';
+import { commitWrite, type RecordWrite } from './write/plan.ts';
+import { prepareUpdate } from './write/update.ts';
 
 /**
  * The records domain, as routes, auth flows and workflows call it. `create`, `update` and `delete`

@@ -1,7 +1,9 @@
 import { typeOf } from '../collections/fields/registry.ts';
 import type { FieldType } from '../collections/fields/types.ts';
 import type { Collection, FieldDef } from '../collections/model.ts';
+import { answersDate } from '../collections/pocketbase-fields.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
+import { byteOrder } from '../lib/key-order.ts';
 
 /** The alias of the record table in every record query; rules and filters compile against it. */
 export const ROOT_ALIAS = 't0';
@@ -11,7 +13,15 @@ export interface ShapeField {
   field: FieldDef;
   type: FieldType;
   multiple: boolean;
+  /** A date (`date`, `autodate`): stored ISO 8601, answered as PocketBase writes dates. */
+  date: boolean;
 }
+
+/** A key of the record JSON that is not a field of the collection. */
+export type SystemKey = 'id' | 'collectionId' | 'collectionName' | 'created' | 'updated' | 'email' | 'emailVisibility' | 'verified' | 'expand';
+
+/** One key of the record JSON, in the order `RecordShape.order` gives. */
+export type OutputKey = { key: SystemKey; field?: undefined } | { key: string; field: ShapeField };
 
 /** What every read of a collection needs, computed once per collection version. */
 export interface RecordShape {
@@ -35,6 +45,24 @@ export interface RecordShape {
   hasFiles: boolean;
   /** INSERT texts by the columns they set (`insertSql`). */
   inserts: Map<string, string>;
+  /**
+   * The keys of the record JSON in PocketBase's order: its encoder writes a record as a map, so every
+   * key (`collectionId`, `collectionName` and `expand` included) comes sorted by its bytes (API
+   * contract §23). Compiled here, once per collection version, so no answer sorts anything.
+   */
+  order: OutputKey[];
+}
+
+function outputOrder(collection: Collection, fields: ShapeField[]): OutputKey[] {
+  const system: SystemKey[] = ['id', 'collectionId', 'collectionName', 'expand'];
+  // As PocketBase ≥ 0.23: dates only where the collection has them as fields.
+  for (const date of ['created', 'updated'] as const) if (answersDate(collection, date)) system.push(date);
+  if (collection.type === 'auth') system.push('email', 'emailVisibility', 'verified');
+  const keys: OutputKey[] = system.map((key) => ({ key }));
+  // A field named as one of these system keys would repeat it; the system key wins, as it always has.
+  const taken = new Set<string>(collection.type === 'auth' ? [...system, 'password', 'tokenKey'] : system);
+  for (const f of fields) if (!taken.has(f.name)) keys.push({ key: f.name, field: f });
+  return keys.sort((a, b) => byteOrder(a.key, b.key));
 }
 
 const shapes = new WeakMap<Collection, RecordShape>();
@@ -46,7 +74,7 @@ export function shapeOf(collection: Collection): RecordShape {
   if (shape) return shape;
   const fields = collection.fields.map((field) => {
     const type = typeOf(field);
-    return { name: field.name, field, type, multiple: type.multiple(field) };
+    return { name: field.name, field, type, multiple: type.multiple(field), date: field.type === 'date' || field.type === 'autodate' };
   });
   const columns = ['id', 'created', 'updated', ...(collection.type === 'auth' ? AUTH_PUBLIC_COLUMNS : []), ...fields.map((f) => f.name)];
   const selectList = columns.map((c) => `${ROOT_ALIAS}.${quoteIdent(c)}`).join(', ');
@@ -62,6 +90,7 @@ export function shapeOf(collection: Collection): RecordShape {
     hasRelations: collection.fields.some((f) => f.type === 'relation'),
     hasFiles: collection.fields.some((f) => f.type === 'file'),
     inserts: new Map(),
+    order: outputOrder(collection, fields),
   };
   shapes.set(collection, shape);
   return shape;

@@ -1,3 +1,4 @@
+import { isoDate } from '../lib/time.ts';
 import type { ColumnKind, Queryable, Row, Sql } from '../storage/index.ts';
 import type { RecordJson } from './serialize.ts';
 import { ROOT_ALIAS, type RecordShape } from './shape.ts';
@@ -24,16 +25,19 @@ interface Snapshot {
 const snapshots = new WeakMap<RecordShape, Snapshot>();
 
 const text = (name: string, kind: ColumnKind = 'text'): SnapshotColumn => ({ name, kind, multiple: false, value: (r) => r[name] ?? '' });
+// Dates go out as PocketBase writes them and are stored ISO 8601: conditions compare the stored form.
+const date = (name: string): SnapshotColumn => ({ name, kind: 'text', multiple: false, value: (r) => isoDate(r[name] ?? '') });
 const flag = (name: string): SnapshotColumn => ({ name, kind: 'bool', multiple: false, value: (r) => r[name] === true });
 
 /** The columns of `shape.selectList`, in order, with how each is stored. */
 function snapshotOf(shape: RecordShape): Snapshot {
   let snapshot = snapshots.get(shape);
   if (snapshot) return snapshot;
-  const columns: SnapshotColumn[] = [text('id'), text('created'), text('updated')];
+  const columns: SnapshotColumn[] = [text('id'), date('created'), date('updated')];
   if (shape.collection.type === 'auth') columns.push(text('email', 'citext'), flag('emailVisibility'), flag('verified'));
   for (const f of shape.fields) {
-    columns.push({ name: f.name, kind: f.type.kind, multiple: f.multiple, value: (r) => f.type.toDb(r[f.name] ?? f.type.zero(f.field), f.field) });
+    const stored = f.date ? (r: RecordJson) => isoDate(r[f.name] ?? f.type.zero(f.field)) : (r: RecordJson) => r[f.name] ?? f.type.zero(f.field);
+    columns.push({ name: f.name, kind: f.type.kind, multiple: f.multiple, value: (r) => f.type.toDb(stored(r), f.field) });
   }
   snapshot = { columns, select: new Map() };
   snapshots.set(shape, snapshot);

@@ -3,9 +3,9 @@ import type { RequestContext, RequestInfo } from '../context.ts';
 import type { Queryable } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import type { OutputOptions } from './read.ts';
-import { planCreate } from './create.ts';
-import { planUpdate } from './update.ts';
-import { objectInput, type RecordWrite, type WriteScope, writeScope } from './write.ts';
+import { planCreate } from './write/create.ts';
+import { objectInput, type RecordWrite, type WriteScope, writeScope } from './write/plan.ts';
+import { planUpdate } from './write/update.ts';
 
 /** The request as rules see it, with another method: an upsert is checked as the write it becomes. */
 function withMethod(request: RequestInfo, method: string): RequestInfo {
@@ -46,6 +46,9 @@ export async function prepareUpsert(deps: RecordDeps, ctx: RequestContext, colle
   return {
     get action() {
       return chosen.action;
+    },
+    get steps() {
+      return chosen.steps;
     },
     async apply(tx) {
       const existsNow = await exists(tx);

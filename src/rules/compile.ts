@@ -26,6 +26,13 @@ export interface ResolvedOperand {
    * too (PocketBase's multi-match); the any-of operators need one matching row.
    */
   every?: Sql;
+  /**
+   * For a scalar read through single relations (`author.organization.name`): the rows it is read
+   * from (`FROM … WHERE …`, at most one row) and the value in them. A comparison with a known value
+   * then becomes `EXISTS (… AND value = ?)`, a semi-join the database plans once for the whole list,
+   * where a scalar subquery is run again for every row (issue 48: 280 ms a list on PostgreSQL).
+   */
+  through?: { rows: Sql; value: Sql };
   /** Set for values known when compiling (literals, request data): the value, and the deferred
    * parameter that carries it when the SQL is cached and bound per request. */
   constant?: { value: unknown; param?: Deferred };
@@ -102,6 +109,11 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
       // PocketBase does, with NULL and '' equal.
       const known = left.constant !== undefined || right.constant !== undefined;
       let cond: Condition;
+      if (known) {
+        // `path != x` is true where the related row is missing, so it is the negation of `path = x`.
+        const semi = semiJoin(left, right, (l, r) => sql`${as.left(l)} = ${as.right(r)}`);
+        if (semi) return equal ? semi : sql`NOT ${semi}`;
+      }
       if (known) cond = (l, r) => (equal ? sql`${as.left(l)} = ${as.right(r)}` : dialect.distinct(as.left(l), as.right(r)));
       else if (as.textual) {
         cond = (l, r) => {
@@ -114,13 +126,31 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
     if (base === '~' || base === '!~') {
       const likeSql = dialect.like('\u0000L', '\u0000R', base === '!~');
       const [before, middle, after] = splitTwice(likeSql, '\u0000L', '\u0000R');
+      const like: Condition = (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`;
+      if (base === '~') {
+        const semi = semiJoin(left, likePattern(right, dialect), like);
+        if (semi) return semi;
+      }
       return assemble(left, likePattern(right, dialect), (l, r) => sql`${raw(before)}${l}${raw(middle)}${r}${raw(after)}`, anyOf);
     }
     const as = dialect.comparable(kindOf(left), kindOf(right));
-    return assemble(left, right, (l, r) => sql`${as.left(l)} ${raw(base)} ${as.right(r)}`, anyOf);
+    const ordered: Condition = (l, r) => sql`${as.left(l)} ${raw(base)} ${as.right(r)}`;
+    return semiJoin(left, right, ordered) ?? assemble(left, right, ordered, anyOf);
   }
 
   return resolver.wrap ? resolver.wrap(walk(expr)) : walk(expr);
+}
+
+/**
+ * `cond` as a semi-join, `EXISTS (SELECT 1 FROM … WHERE … AND cond)`, when one operand is read through
+ * single relations and the other is a known non-empty value. Only for conditions a missing row (a
+ * NULL) never meets, so the EXISTS is exactly the scalar comparison; undefined otherwise.
+ */
+function semiJoin(left: ResolvedOperand, right: ResolvedOperand, cond: Condition): Sql | undefined {
+  const known = (op: ResolvedOperand) => op.kind === 'scalar' && op.every === undefined && op.through === undefined && op.constant !== undefined && !isEmptyConstant(op);
+  if (left.through && known(right)) return sql`EXISTS (SELECT 1 ${left.through.rows} AND ${cond(left.through.value, right.sql)})`;
+  if (right.through && known(left)) return sql`EXISTS (SELECT 1 ${right.through.rows} AND ${cond(left.sql, right.through.value)})`;
+  return undefined;
 }
 
 /**

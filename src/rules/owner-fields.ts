@@ -4,7 +4,10 @@ import { parseCached } from './index.ts';
 const FIELD = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 function fieldOf(op: Operand): string | undefined {
-  return op.type === 'identifier' && FIELD.test(op.name) ? op.name : undefined;
+  if (op.type !== 'identifier') return undefined;
+  // `author.id` on a single relation is `author` (the rule compiler reads it from the column): kept
+  // with its `.id` so the caller, which knows the field types, takes it only for a relation.
+  return FIELD.test(op.name.endsWith('.id') ? op.name.slice(0, -3) : op.name) ? op.name : undefined;
 }
 
 function isCallerId(op: Operand): boolean {
@@ -12,7 +15,8 @@ function isCallerId(op: Operand): boolean {
 }
 
 /**
- * The fields a rule compares with the caller's id (`author = @request.auth.id`): owner fields, which
+ * The fields a rule compares with the caller's id (`author = @request.auth.id`, or `author.id = …`,
+ * returned as written): owner fields, which
  * every list and view under the rule filters on, so they are worth an index. Rules that do not parse
  * have none.
  */

@@ -64,10 +64,13 @@ export function parseFilter(text: string): Expr {
         return { type: 'literal', value: t.value, position: t.position };
       case 'number':
         return { type: 'literal', value: Number(t.value), position: t.position };
-      case 'identifier':
-        if (t.value === 'true' || t.value === 'false') return { type: 'literal', value: t.value === 'true', position: t.position };
-        if (t.value === 'null') return { type: 'literal', value: null, position: t.position };
+      case 'identifier': {
+        // Any letter case, as PocketBase reads them (`True`, `NULL`).
+        const word = t.value.toLowerCase();
+        if (word === 'true' || word === 'false') return { type: 'literal', value: word === 'true', position: t.position };
+        if (word === 'null') return { type: 'literal', value: null, position: t.position };
         return { type: 'identifier', name: t.value, position: t.position };
+      }
       default:
         throw new FilterError(`expected a field, a value or "(" but found ${describe(t)}`, t.position);
     }

@@ -11,6 +11,16 @@ export interface MetaSettings {
   senderAddress: string;
 }
 
+/**
+ * The app URL until one is saved: the address the server listens on, as a browser reaches it. A
+ * wildcard host (`::`, `0.0.0.0`) is `localhost` (PocketBase's default is `http://localhost:8090`),
+ * and an IPv6 address is bracketed, so mail links are never `http://:::8090/…`.
+ */
+export function defaultAppUrl(host: string, port: number): string {
+  const name = host === '' || host === '::' || host === '0.0.0.0' || host === '[::]' ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
 export function metaSection(defaultAppUrl: string): SettingsSection<MetaSettings> {
   return {
     name: 'meta',

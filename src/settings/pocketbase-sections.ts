@@ -9,9 +9,10 @@ import { isHttpUrl, type Shape, shapedSection } from './shape.ts';
  * (`smtp` is src/auth/mail/smtp-settings.ts): stored in PocketBase's shape, read and written through
  * `/api/settings` with PocketBase's validation, secrets never in an answer (API contract §19). An
  * import carries PocketBase's values into them (§18). Until something is stored they show what the
- * environment sets (`CAIRN_*`, docs/operations.md). What the server does is still decided by its
- * environment when it starts: file storage, the backup schedule, batch and request-log limits, rate
- * limits and trusted proxies are not switched by a write (docs/pocketbase.md says so per section).
+ * environment sets (`CAIRN_*`, docs/operations.md). Once saved they act, read where they apply:
+ * batch limits (batch/service.ts), request logs (logs/service.ts), rate limits and trusted proxies
+ * (http/plugins), file storage (files/storage/switch.ts), where backups go and their schedule
+ * (backups/schedule.ts).
  */
 
 const S3_SHAPE = {

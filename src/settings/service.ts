@@ -2,7 +2,12 @@ import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import type { SettingsSection } from './section.ts';
 import { nestErrors } from './shape.ts';
+
+// The section's type lives below both this service and shape.ts (which builds sections), so neither
+// imports the other; importers of the service keep finding it here.
+export type { SettingsSection } from './section.ts';
 
 /** Instance settings (system.db), one JSON document per section. */
 export const settingsTableStep: SchemaStep = {
@@ -12,25 +17,12 @@ export const settingsTableStep: SchemaStep = {
   },
 };
 
-/**
- * One section of the settings document (`meta`, `oauth2`, …), owned by the domain that uses it. A
- * section validates its own changes and decides what GET may show: secrets stay out of `view`.
- */
-export interface SettingsSection<T = unknown> {
-  name: string;
-  defaults(): T;
-  /**
-   * The section after applying `input` to `current`; problems go to `errors`, keyed by dotted path
-   * from the section's name (`meta.appName`; answered nested).
-   */
-  merge(input: unknown, current: T, errors: Record<string, FieldError>): T;
-  view(value: T): unknown;
-}
-
 /** `GET/PATCH /api/settings`: the sections' values, cached in memory and written through. */
 export class SettingsService {
   private readonly sections = new Map<string, SettingsSection>();
   private cache?: Promise<Map<string, unknown>>;
+  /** The values last loaded, for code that cannot wait (a request's own hooks); see `peek`. */
+  private snapshot?: Map<string, unknown>;
 
   constructor(
     private readonly system: Database,
@@ -38,15 +30,55 @@ export class SettingsService {
     private readonly invalidations?: Invalidations,
   ) {
     for (const s of sections) this.sections.set(s.name, s);
-    // Another node changed them: read again on next use.
-    invalidations?.on('settings', () => (this.cache = undefined));
+    // Another node changed them: read again, now, so that `peek` sees the change without a request
+    // having to wait for it first.
+    invalidations?.on('settings', () => {
+      this.cache = undefined;
+      if (this.snapshot) void this.load().then(() => this.changed(), () => undefined);
+    });
   }
+
+  private readonly listeners: Array<() => void> = [];
+
+  /**
+   * Calls `listener` whenever the sections may have changed: saved on this node (once stored) or on
+   * another (once read back). For what is set up from the settings rather than read on each use (a
+   * schedule); `peekSaved` then gives the new values.
+   */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  /**
+   * A section's value as last loaded, without waiting: for what runs on every request synchronously
+   * (the request log, rate limits, the client's address). Undefined until loaded once (`get` loads);
+   * a change saved on any node shows here as soon as it is read back.
+   */
+  peek<T>(name: string): T | undefined {
+    if (!this.cache) void this.load().catch(() => undefined);
+    return this.snapshot?.get(name) as T | undefined;
+  }
+
+  /** As `peek`, but only a section that has been saved: until then the environment decides. */
+  peekSaved<T>(name: string): T | undefined {
+    const value = this.peek<T>(name);
+    return this.saved.has(name) ? value : undefined;
+  }
+
+  /** Sections stored in the database (not only shown from their defaults). */
+  private saved = new Set<string>();
 
   private load(): Promise<Map<string, unknown>> {
     this.cache ??= this.system.all<{ name: string; value: string }>('SELECT name, value FROM _settings').then((rows) => {
       const values = new Map<string, unknown>();
       for (const [name, section] of this.sections) values.set(name, section.defaults());
       for (const row of rows) if (this.sections.has(row.name)) values.set(row.name, JSON.parse(row.value));
+      this.saved = new Set(rows.map((r) => r.name));
+      this.snapshot = values;
       return values;
     });
     this.cache.catch(() => (this.cache = undefined));
@@ -92,6 +124,7 @@ export class SettingsService {
   /** Drops the cached values, here and on the other nodes (after `storeSettings` committed). */
   async forget(): Promise<void> {
     this.cache = undefined;
+    void this.load().then(() => this.changed(), () => undefined);
     await this.invalidations?.publish('settings');
   }
 
@@ -112,7 +145,11 @@ export class SettingsService {
     // Nested per section (`{meta: {appName: …}}`), as PocketBase answers them.
     if (Object.keys(errors).length > 0) throw new ApiError(400, 'Failed to save the settings.', nestErrors(errors));
     await this.system.transaction((tx) => storeSettings(tx, changed));
-    for (const [name, value] of changed) values.set(name, value);
+    for (const [name, value] of changed) {
+      values.set(name, value);
+      this.saved.add(name);
+    }
+    this.changed();
     await this.invalidations?.publish('settings');
     return this.view();
   }

@@ -1,5 +1,5 @@
 import type { FieldError } from '../errors.ts';
-import type { SettingsSection } from './service.ts';
+import type { SettingsSection } from './section.ts';
 
 /**
  * The typed shape of a settings section kept in PocketBase's form (`smtp`, `s3`, `backups`, …). A

@@ -42,6 +42,12 @@ export interface StorageBackend {
    */
   tryLock?(key: string): Promise<(() => Promise<void>) | undefined>;
   /**
+   * Waits for, then holds until `tx` ends, the lock named `key`, shared by every process on this
+   * storage (PostgreSQL's transaction advisory locks): work done under it runs on one node at a time.
+   * Absent on SQLite, where a write transaction already keeps every other writer of the file out.
+   */
+  lockInTransaction?(tx: Transaction, key: string): Promise<void>;
+  /**
    * One transaction over several databases, where the driver has one (PostgreSQL: they are schemas of
    * one database). Absent on SQLite, where each file has its own transactions.
    */

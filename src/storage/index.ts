@@ -6,4 +6,4 @@ export { Sql, sql, raw, ident, join, list, EMPTY } from './sql.ts';
 export type { Notifications, StorageBackend } from './backend.ts';
 export { StorageStartError } from './backend.ts';
 export { openBackend } from './open.ts';
-export { baseDatabase, withinTransaction } from './within.ts';
+export { baseDatabase, transactionOf, withinTransaction } from './within.ts';

@@ -192,6 +192,8 @@ export class DatabaseRegistry {
     const db = await opened?.catch(() => undefined);
     await this.options.backend.remove(name, db);
     await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
+    // A `reload` that read the row before it was deleted may have learnt the name again meanwhile.
+    this.known.delete(name);
   }
 
   /**

@@ -176,6 +176,12 @@ export interface Dialect {
   changeNoticeSql(table: string): string[];
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
+  /**
+   * A collection's own index statement in this database's SQL: on PostgreSQL, PocketBase's SQLite
+   * spellings (backtick quoting, `col COLLATE NOCASE`) become their PostgreSQL equivalents. Absent
+   * where statements are taken as written.
+   */
+  indexSql?(statement: string): string;
   classifyError(err: unknown): StorageErrorKind;
   /** A script of several statements as the statements, split where the dialect ends one (quotes,
    * comments, trigger bodies and dollar-quoting respected); empty statements dropped. */
@@ -194,8 +200,17 @@ export interface Dialect {
   tableExists(db: Queryable, table: string): Promise<boolean>;
   /** Whether a name is a table or a view of the database, or neither. */
   relationKind(db: Queryable, name: string): Promise<'table' | 'view' | undefined>;
-  /** Schemas other than the database's own that a view reads from (PostgreSQL; always none on SQLite). */
+  /**
+   * Schemas other than the database's own that a view reads from (PostgreSQL; always none on SQLite),
+   * besides its reading of the administrators (`superusersRelation`).
+   */
   foreignSchemasOf(db: Queryable, view: string): Promise<string[]>;
+  /**
+   * What a view's SQL reads as PocketBase's `_superusers`: the instance's administrators, their public
+   * columns only (`SUPERUSERS_VIEW_COLUMNS`). SQLite: `_superusers`, a virtual table each connection
+   * of a data database has (sqlite/superusers.ts); PostgreSQL: the view `cairn_system._superusers`.
+   */
+  readonly superusersRelation: string;
   /** The table an index of that name belongs to, or undefined when there is no such index. */
   indexTable(db: Queryable, index: string): Promise<string | undefined>;
 }

@@ -9,8 +9,12 @@ export async function allInOrder(q: Pick<Queryable, 'all'>, queries: readonly Sq
 }
 
 const BASE = Symbol('the database a transaction view belongs to');
+const TX = Symbol('the transaction a view runs in');
 
-type Bound = Database & { [BASE]: Database };
+type Bound = Database & { [BASE]: Database; [TX]: Transaction };
+
+/** The outermost transaction of a savepoint a view opened (`view.transaction(fn)`), for `transactionOf`. */
+const outer = new WeakMap<Transaction, Transaction>();
 
 /**
  * `db` as seen from inside `tx`: every statement runs in that transaction and `transaction()` nests
@@ -28,9 +32,14 @@ export function withinTransaction(db: Database, tx: Transaction): Database {
     get: (text, params) => tx.get(text, params),
     run: (text, params) => tx.run(text, params),
     exec: (text) => tx.exec(text),
-    transaction: (fn) => tx.transaction(fn),
+    transaction: (fn) =>
+      tx.transaction((inner) => {
+        outer.set(inner, outer.get(tx) ?? tx);
+        return fn(inner);
+      }),
     close: async () => undefined,
     [BASE]: base,
+    [TX]: tx,
   };
   return view;
 }
@@ -38,4 +47,14 @@ export function withinTransaction(db: Database, tx: Transaction): Database {
 /** The database itself, for a view `withinTransaction` made; else `db`. */
 export function baseDatabase(db: Database): Database {
   return (db as Partial<Bound>)[BASE] ?? db;
+}
+
+/**
+ * The transaction a view `withinTransaction` made runs in (the outermost one, for a savepoint the view
+ * opened); undefined for a database itself. State kept for one transaction (collections a migration
+ * changed and has not committed) is found through it.
+ */
+export function transactionOf(db: Database): Transaction | undefined {
+  const tx = (db as Partial<Bound>)[TX];
+  return tx && (outer.get(tx) ?? tx);
 }

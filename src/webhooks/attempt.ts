@@ -90,7 +90,7 @@ export interface OutcomeBatchesOptions {
   /** The store's write of a batch (events' state and logs, in one transaction). */
   write(db: Database, items: Settlement[]): Promise<void>;
   /** Told of each batch once its write has ended; `ok` when it committed. */
-  written(database: string, items: Settlement[], ok: boolean): void;
+  written(database: string, items: Settlement[], ok: boolean, db: Database): void;
   log: Logger;
 }
 
@@ -133,7 +133,7 @@ export class OutcomeBatches {
         .catch((err) => this.o.log.error({ err, database: name }, 'saving webhook attempts failed; they will be made again'))
         .finally(() => {
           this.writing.delete(written);
-          this.o.written(name, batch.items, ok);
+          this.o.written(name, batch.items, ok, batch.db);
         });
       this.writing.add(written);
     }

@@ -117,7 +117,7 @@ describe('API keys', () => {
     for (const old of [key, token]) {
       const res = await as(server, 'GET', '/api/keys', `Bearer ${old}`);
       assert.equal(res.status, 401);
-      assert.deepEqual(res.body, { code: 401, message: 'The request requires valid authorization token.', data: {} });
+      assert.deepEqual(res.body, { status: 401, code: 401, message: 'The request requires valid authorization token.', data: {} });
     }
     assert.equal((await as(server, 'GET', '/api/keys', `Bearer ${rotated.body.key}`)).status, 200);
     assert.equal((await as(server, 'GET', '/api/keys', `Bearer ${rotated.body.token}`)).status, 200);
@@ -167,7 +167,7 @@ describe('API keys', () => {
     for (const bearer of ['cairn_' + 'A'.repeat(43), 'not-a-key', "' OR 1=1 --", 'Bearer']) {
       const res = await as(server, 'GET', '/api/collections/users/records', `Bearer ${bearer}`);
       assert.equal(res.status, 401, bearer);
-      assert.deepEqual(res.body, { code: 401, message: 'The request requires valid authorization token.', data: {} });
+      assert.deepEqual(res.body, { status: 401, code: 401, message: 'The request requires valid authorization token.', data: {} });
     }
   });
 });

@@ -57,7 +57,7 @@ describe('management endpoints require an administrator or an admin-role API key
     for (const [method, path, body] of MANAGEMENT) {
       const res = await server.request(method, path, { body });
       assert.equal(res.status, 401, `${method} ${path}: ${res.text}`);
-      assert.deepEqual(res.body, { code: 401, message: 'The request requires valid authorization token.', data: {} });
+      assert.deepEqual(res.body, { status: 401, code: 401, message: 'The request requires valid authorization token.', data: {} });
     }
   });
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/process.ts';
 import { type Provider, startProvider } from '../helpers/oauth2.ts';
@@ -10,8 +12,18 @@ const REDIRECT = 'http://127.0.0.1:5173/oauth-callback';
 describe('OAuth2 sign-in against a real provider on loopback', () => {
   let provider: Provider;
   let server: TestServer;
+  // The provider's picture host: the default users' avatar is a file field, so the picture is downloaded.
+  let pictures: Server;
+  let pictureUrl: string;
+  const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
   before(async () => {
+    pictures = createServer((req, res) => {
+      if (req.url === '/o.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => pictures.listen(0, '127.0.0.1', resolve));
+    pictureUrl = `http://127.0.0.1:${(pictures.address() as AddressInfo).port}/o.png`;
     provider = await startProvider();
     server = await startServer();
     const res = await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } });
@@ -20,6 +32,7 @@ describe('OAuth2 sign-in against a real provider on loopback', () => {
   after(async () => {
     await server.close();
     await provider.close();
+    await new Promise((resolve) => pictures.close(resolve));
   });
 
   /** Runs the browser part: methods → authorize at the provider → code. */
@@ -68,13 +81,16 @@ describe('OAuth2 sign-in against a real provider on loopback', () => {
   });
 
   test('first sign-in creates a verified user; the next one finds it again', async () => {
-    provider.user = { sub: 'provider-id-1', email: 'olivia@example.com', email_verified: true, name: 'Olivia', picture: 'https://img.example.com/o.png' };
+    provider.user = { sub: 'provider-id-1', email: 'olivia@example.com', email_verified: true, name: 'Olivia', picture: pictureUrl };
     const first = await login({ provider: 'mock', ...(await codeFor()), redirectUrl: REDIRECT });
     assert.equal(first.status, 200, first.text);
     assert.equal(first.body.user.email, 'olivia@example.com');
     assert.equal(first.body.user.verified, true);
     assert.equal(first.body.user.name, 'Olivia');
-    assert.equal(first.body.user.avatar, 'https://img.example.com/o.png');
+    assert.match(first.body.user.avatar, /^\w+\.png$/, 'the picture is stored as the avatar file');
+    const stored = await fetch(`${server.url}/api/files/users/${first.body.user.id}/${first.body.user.avatar}`);
+    assert.equal(stored.status, 200);
+    assert.deepEqual(Buffer.from(await stored.arrayBuffer()), PNG);
     assert.deepEqual(first.body.record, first.body.user);
     assert.equal(first.body.meta.isNew, true);
     assert.equal(first.body.meta.id, 'provider-id-1');

@@ -15,7 +15,7 @@ function blankLogin(server: TestServer, email: string, ip: string) {
 
 function assertLimited(res: Reply) {
   assert.equal(res.status, 429, res.text);
-  assert.deepEqual(res.body, { code: 429, message: 'Too many requests.', data: {} });
+  assert.deepEqual(res.body, { status: 429, code: 429, message: 'Too many requests.', data: {} });
   const retryAfter = Number(res.headers.get('retry-after'));
   assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${res.headers.get('retry-after')}`);
 }

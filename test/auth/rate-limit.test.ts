@@ -10,7 +10,7 @@ function blankLogin(server: TestServer, email: string, headers: Record<string, s
 
 function assertLimited(res: { status: number; body: any; headers: Headers }) {
   assert.equal(res.status, 429);
-  assert.deepEqual(res.body, { code: 429, message: 'Too many requests.', data: {} });
+  assert.deepEqual(res.body, { status: 429, code: 429, message: 'Too many requests.', data: {} });
   const retryAfter = Number(res.headers.get('retry-after'));
   assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${res.headers.get('retry-after')}`);
 }

@@ -129,7 +129,8 @@ describe('the PocketBase JS SDKs 0.21 and 0.28, unmodified', () => {
       assert.equal(sdk.isAdmin(pb), true);
       const created = await pb.collections.create(sdk.collectionBody(coll));
       assert.equal(created.name, coll);
-      assert.equal(created.fields[0].max, 50);
+      assert.equal(created.fields.find((f: any) => f.name === 'title').max, 50);
+      assert.equal(created.fields[0].name, 'id', "≥ 0.23's fields list the system fields");
       assert.equal(created.schema[0].options.max, 50);
       const all = await pb.collections.getFullList();
       assert.ok(all.some((c: any) => c.name === coll));
@@ -137,7 +138,7 @@ describe('the PocketBase JS SDKs 0.21 and 0.28, unmodified', () => {
       const one = await pb.collections.getOne(coll);
       const fields = sdk.version === '0.21' ? [...one.schema, { name: 'views', type: 'number', options: {} }] : [...one.fields, { name: 'views', type: 'number', min: 0 }];
       const updated = await pb.collections.update(coll, sdk.version === '0.21' ? { schema: fields } : { fields });
-      assert.equal(updated.fields.at(-1).name, 'views');
+      assert.equal(updated.schema.at(-1).name, 'views');
       await pb.collections.create({ name: `${coll}_gone`, type: 'base' });
       assert.equal(await pb.collections.delete(`${coll}_gone`), true);
       await rejectsWith(pb.collections.getOne(`${coll}_gone`), 404, sdk.errorClass);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
 
 describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings section', () => {
@@ -66,11 +66,17 @@ describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings
     await inbox.next('still-env@example.com');
   });
 
-  test('mail links open the dashboard page of the flow, naming the database and collection', async () => {
+  test('mail links open the dashboard page of the flow, naming the database and collection unless they are main and users', async () => {
     await server.admin('POST', '/api/collections/users/records', { body: { email: 'lin@example.com', password: 'lin-password-1', passwordConfirm: 'lin-password-1' } });
     await server.request('POST', '/api/collections/users/request-verification', { body: { email: 'lin@example.com' } });
     const mail = await inbox.next('lin@example.com');
-    assert.match(mail.text, /\/_\/#\/auth\/confirm-verification\/[\w-]+\?db=main&collection=users/);
+    // PocketBase's link as it is, nothing after the token.
+    assert.match(mail.text, /\/_\/#\/auth\/confirm-verification\/[\w-]+\r?\n/);
+    await createCollection(server, { name: 'members', type: 'auth', fields: [] });
+    await server.admin('POST', '/api/collections/members/records', { body: { email: 'mem@example.com', password: 'mem-password-1', passwordConfirm: 'mem-password-1' } });
+    await server.request('POST', '/api/collections/members/request-verification', { body: { email: 'mem@example.com' } });
+    const other = await inbox.next('mem@example.com');
+    assert.match(other.text, /\/_\/#\/auth\/confirm-verification\/[\w-]+\?collection=members\r?\n/);
     await server.request('POST', '/api/admins/request-password-reset', { body: { email: 'admin@example.com' } });
     const adminMail = await inbox.next('admin@example.com');
     assert.match(adminMail.text, /\/_\/#\/confirm-password-reset\/[\w-]+\s/);

@@ -8,7 +8,7 @@ import { storedInstanceSecret } from '../helpers/inspect.ts';
 import { databaseUrlFor, skipOn } from '../helpers/postgres.ts';
 import { createUser, request, startServer, type TestServer } from '../helpers/server.ts';
 
-const UNAUTHORIZED = { code: 401, message: 'The request requires valid authorization token.', data: {} };
+const UNAUTHORIZED = { status: 401, code: 401, message: 'The request requires valid authorization token.', data: {} };
 
 function claimsOf(token: string): Record<string, any> {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());

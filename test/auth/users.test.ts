@@ -102,7 +102,7 @@ describe('user sign-up and sign-in', () => {
     assert.match(wrong.body.message, /Invalid credentials/);
     assert.deepEqual(unknown.body, wrong.body);
     assert.equal(unknown.status, wrong.status);
-    assert.deepEqual(wrong.body, { code: 401, message: wrong.body.message, data: {} });
+    assert.deepEqual(wrong.body, { status: 401, code: 401, message: wrong.body.message, data: {} });
 
     const blank = await server.request('POST', '/api/auth/login', { body: { email: '', password: 5 } });
     assert.equal(blank.status, 400);

@@ -30,18 +30,40 @@ describe('collections API', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.type, 'auth');
     assert.equal(res.body.system, true);
+    // PocketBase's default users (avatar a file field) plus the specification's role (API contract §2).
     assert.deepEqual(
-      res.body.fields.map((f: any) => [f.name, f.type]),
+      res.body.schema.map((f: any) => [f.name, f.type]),
       [
         ['name', 'text'],
-        ['avatar', 'url'],
+        ['avatar', 'file'],
         ['role', 'text'],
       ],
     );
+    assert.deepEqual(
+      res.body.fields.map((f: any) => [f.name, f.type, f.system]),
+      [
+        ['id', 'text', true],
+        ['password', 'password', true],
+        ['tokenKey', 'text', true],
+        ['email', 'email', true],
+        ['emailVisibility', 'bool', true],
+        ['verified', 'bool', true],
+        ['name', 'text', false],
+        ['avatar', 'file', false],
+        ['role', 'text', false],
+        ['created', 'autodate', false],
+        ['updated', 'autodate', false],
+      ],
+    );
+    assert.equal(res.body.deleteRule, res.body.updateRule, 'a user may delete their own account');
+    const avatar = res.body.fields.find((f: any) => f.name === 'avatar');
+    assert.equal(avatar.maxSelect, 1);
+    assert.equal(avatar.maxSize, 0);
+    assert.deepEqual(avatar.mimeTypes, ['image/jpeg', 'image/png', 'image/svg+xml', 'image/gif', 'image/webp']);
     for (const column of ['email', 'emailVisibility', 'verified', 'passwordHash', 'tokenKey']) assert.ok((await columnsOf(server, 'users')).includes(column), column);
   });
 
-  test('create answers 200 with the collection; fields and schema carry the same array', async () => {
+  test('create answers 200 with the collection; fields lists the system fields, schema the own ones', async () => {
     const res = await server.admin('POST', '/api/collections', {
       body: { name: 'posts', type: 'base', fields: [{ name: 'title', type: 'text', required: true }], listRule: '', viewRule: null },
     });
@@ -51,26 +73,39 @@ describe('collections API', () => {
     assert.equal(c.name, 'posts');
     assert.equal(c.type, 'base');
     assert.equal(c.system, false);
-    assert.deepEqual(c.fields, c.schema);
-    assert.equal(c.fields[0].name, 'title');
-    assert.equal(c.fields[0].required, true);
-    assert.match(c.fields[0].id, /\S/);
+    assert.deepEqual(
+      c.fields.map((f: any) => [f.name, f.type]),
+      [
+        ['id', 'text'],
+        ['title', 'text'],
+        ['created', 'autodate'],
+        ['updated', 'autodate'],
+      ],
+    );
+    assert.deepEqual(c.schema.map((f: any) => f.name), ['title']);
+    assert.equal(c.fields[1].required, true);
+    assert.equal(c.schema[0].required, true);
+    assert.match(c.fields[1].id, /\S/);
+    assert.equal(c.fields[1].id, c.schema[0].id);
     assert.deepEqual(c.options, {});
     assert.equal(c.listRule, '');
     assert.equal(c.viewRule, null);
     assert.equal(c.createRule, null);
     assert.deepEqual(c.indexes, []);
-    assert.match(c.created, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    assert.match(c.created, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     assert.deepEqual(await columnsOf(server, 'posts'), ['id', 'created', 'updated', 'title']);
   });
 
   test('a create body may name its fields `schema` (the spec form)', async () => {
     const c = await createCollection(server, { name: 'tags', schema: [{ name: 'label', type: 'text' }] });
     assert.deepEqual(
-      c.fields.map((f: any) => f.name),
+      c.schema.map((f: any) => f.name),
       ['label'],
     );
-    assert.deepEqual(c.schema, c.fields);
+    assert.deepEqual(
+      c.fields.map((f: any) => f.name),
+      ['id', 'label', 'created', 'updated'],
+    );
   });
 
   test('options as an object or a JSON string, triggers kept, returned as an object', async () => {
@@ -114,11 +149,12 @@ describe('collections API', () => {
     assert.equal((await server.admin('GET', '/api/collections/nope')).status, 404);
   });
 
-  test('a duplicate name is a 409, whatever its case', async () => {
+  test("a duplicate name is PocketBase's 400, whatever its case", async () => {
     for (const name of ['posts', 'POSTS']) {
       const res = await server.admin('POST', '/api/collections', { body: { name } });
-      assert.equal(res.status, 409, name);
-      assert.equal(res.body.code, 409);
+      assert.equal(res.status, 400, name);
+      assert.equal(res.body.code, 400);
+      assert.equal(res.body.data.name.code, 'validation_collection_name_exists');
     }
   });
 
@@ -126,7 +162,9 @@ describe('collections API', () => {
     // Under `fields` (PocketBase ≥ 0.23) a field's position counts the `id` field first, sent or not;
     // under `schema` (v0.22) it is the position in the list as sent.
     const cases: Array<[Record<string, unknown>, (data: any) => void]> = [
-      [{ name: '1bad' }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
+      [{ name: '_bad' }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
+      [{ name: 'x'.repeat(64) }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
+      [{ name: 'x_id', id: 'bad id' }, (d) => assert.equal(d.id.code, 'validation_invalid_or_existing_id')],
       [{ name: 'bad name' }, (d) => assert.equal(d.name.code, 'validation_invalid_name')],
       [{ name: 'x_type', type: 'table' }, (d) => assert.equal(d.type.code, 'validation_in_invalid')],
       [{ name: 'x_ft', fields: [{ name: 'a', type: 'bogus' }] }, (d) => assert.equal(d.fields[1].type.code, 'validation_invalid_type')],
@@ -179,7 +217,7 @@ describe('collections API', () => {
 
   test('renaming a field is refused with a clear 400; changing its type too', async () => {
     const posts = (await server.admin('GET', '/api/collections/posts')).body;
-    const title = posts.fields[0];
+    const title = posts.fields.find((f: any) => f.name === 'title');
     const rename = await server.admin('PATCH', '/api/collections/posts', { body: { schema: [{ ...title, name: 'headline' }] } });
     assert.equal(rename.status, 400);
     assert.equal(rename.body.data.schema[0].name.code, 'validation_field_rename');
@@ -201,7 +239,7 @@ describe('collections API', () => {
     const removed = await server.admin('PATCH', '/api/collections/posts', { body: { fields: posts.fields } });
     assert.equal(removed.status, 200);
     assert.deepEqual(
-      removed.body.fields.map((f: any) => f.name),
+      removed.body.schema.map((f: any) => f.name),
       ['title'],
     );
     assert.ok((await columnsOf(server, 'posts')).includes('summary'), 'the column stays');
@@ -252,10 +290,10 @@ describe('collections API', () => {
     await createCollection(server, { name: 'dupes', fields: [{ name: 'code', type: 'text' }] });
     for (let i = 0; i < 2; i++) assert.equal((await server.admin('POST', '/api/collections/dupes/records', { body: { code: 'same' } })).status, 200);
     const c = (await server.admin('GET', '/api/collections/dupes')).body;
-    const unique = await server.admin('PATCH', '/api/collections/dupes', { body: { fields: [{ ...c.fields[0], unique: true }] } });
+    const unique = await server.admin('PATCH', '/api/collections/dupes', { body: { schema: [{ ...c.schema[0], unique: true }] } });
     assert.equal(unique.status, 400);
     assert.equal(unique.body.data.code.code, 'validation_not_unique');
-    assert.equal((await server.admin('GET', '/api/collections/dupes')).body.fields[0].unique, false, 'nothing half-applied');
+    assert.equal((await server.admin('GET', '/api/collections/dupes')).body.schema[0].unique, false, 'nothing half-applied');
 
     const indexed = await server.admin('PATCH', '/api/collections/dupes', { body: { indexes: ['CREATE INDEX idx_dupes_code ON dupes (code)'] } });
     assert.equal(indexed.status, 200);

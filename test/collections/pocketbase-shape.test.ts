@@ -32,15 +32,18 @@ describe('collections in PocketBase 0.23 shape beside 0.22', () => {
       },
     });
     assert.equal(res.status, 200, res.text);
+    // The list as sent, system fields in place (no `updated` was sent: PocketBase lists none).
     const names = res.body.fields.map((f: any) => f.name);
-    assert.deepEqual(names, ['title', 'secret', 'kind'], "0.23's system fields are Cairn's columns, not fields");
-    const title = res.body.fields[0];
+    assert.deepEqual(names, ['id', 'title', 'secret', 'kind', 'created']);
+    assert.deepEqual(res.body.schema.map((f: any) => f.name), ['title', 'secret', 'kind'], "v0.22's schema: the collection's own fields");
+    const title = res.body.fields[1];
     assert.equal(title.max, 5);
-    assert.equal(title.options.max, 5);
+    assert.equal(title.options, undefined, 'no nested options in a ≥ 0.23 field');
+    assert.equal(res.body.schema[0].options.max, 5);
     assert.equal(title.presentable, true);
-    assert.equal(res.body.fields[1].hidden, true);
-    assert.deepEqual(res.body.fields[2].values, ['a', 'b']);
-    assert.deepEqual(res.body.schema, res.body.fields);
+    assert.equal(res.body.fields[2].hidden, true);
+    assert.deepEqual(res.body.fields[3].values, ['a', 'b']);
+    assert.deepEqual(res.body.fields[0].pattern, '^[a-z0-9]+$');
     assert.equal(res.body.system, false);
 
     const tooLong = await server.request('POST', '/api/collections/notes/records', { body: { title: 'too long' } });
@@ -56,14 +59,14 @@ describe('collections in PocketBase 0.23 shape beside 0.22', () => {
     const v023 = current.fields.map((f: any) => (f.name === 'title' ? { ...f, max: 7 } : f));
     const a = await server.admin('PATCH', '/api/collections/notes', { body: { fields: v023 } });
     assert.equal(a.status, 200, a.text);
-    assert.equal(a.body.fields[0].max, 7);
-    assert.equal(a.body.fields[0].options.max, 7);
+    assert.equal(a.body.fields[1].max, 7);
+    assert.equal(a.body.schema[0].options.max, 7);
     // A 0.21 client: changes the nested option, sends back the flat keys as it read them.
     const v022 = a.body.schema.map((f: any) => (f.name === 'title' ? { ...f, options: { ...f.options, max: 9 } } : f));
     const b = await server.admin('PATCH', '/api/collections/notes', { body: { schema: v022 } });
     assert.equal(b.status, 200, b.text);
-    assert.equal(b.body.fields[0].max, 9);
-    assert.equal(b.body.fields[0].options.max, 9);
+    assert.equal(b.body.fields[1].max, 9);
+    assert.equal(b.body.schema[0].options.max, 9);
     const nine = await server.request('POST', '/api/collections/notes/records', { body: { title: '123456789' } });
     assert.equal(nine.status, 200, nine.text);
   });

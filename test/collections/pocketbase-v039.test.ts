@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_EMAIL, createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
 // The collections API as PocketBase v0.39 answers it where the contract leaves it open (§19): field
 // names, system fields sent back, index statements, view collections, error codes and their places.
@@ -81,9 +81,9 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.data.name.code, 'validation_collection_name_exists');
     assert.equal(res.body.data.type.code, 'validation_collection_type_change');
-    // Creating under a taken name stays a 409 (API contract §3), with the other errors beside it.
+    // Creating under a taken name is PocketBase's 400 (API contract §3), with the other errors beside it.
     const dup = await create({ name: 'books', fields: [{ type: 'text', name: '' }] });
-    assert.equal(dup.status, 409);
+    assert.equal(dup.status, 400);
     assert.equal(dup.body.data.name.code, 'validation_collection_name_exists');
     assert.equal(dup.body.data.fields[1].name.code, 'validation_required');
   });
@@ -167,6 +167,57 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal(applied.status, 200, applied.text);
     assert.equal((await server.request('GET', '/api/collections/long_books/records')).body.totalItems, 2);
     assert.equal((await server.admin('GET', '/api/collections/long_books')).body.listRule, '');
+  });
+
+  test("a view may read _superusers, as PocketBase's may: the administrators of the instance, without their secrets", async () => {
+    // PocketBase's own scenario: a view of one row of _superusers.
+    const one = await create({ name: 'one_superuser', type: 'view', viewQuery: 'select 1 as id from _superusers limit 1' });
+    assert.equal(one.status, 200, one.text);
+    assert.deepEqual(one.body.fields.map((f: { name: string }) => f.name), ['id']);
+
+    const made = await create({ name: 'staff', type: 'view', viewQuery: 'SELECT id, email, verified, emailVisibility, created, updated FROM _superusers', listRule: '', viewRule: '' });
+    assert.equal(made.status, 200, made.text);
+    assert.deepEqual(
+      made.body.schema.map((f: { name: string; type: string }) => [f.name, f.type]),
+      [['email', 'text'], ['verified', 'bool'], ['emailVisibility', 'bool']],
+    );
+    assert.equal(made.body.viewQuery, 'SELECT id, email, verified, emailVisibility, created, updated FROM _superusers', 'kept as written');
+    const emails = async () => ((await server.request('GET', '/api/collections/staff/records?sort=email')).body.items as Array<Record<string, unknown>>);
+    const [first] = await emails();
+    assert.equal(first.email, ADMIN_EMAIL);
+    assert.equal(first.verified, true);
+    assert.equal(first.emailVisibility, false);
+    assert.equal(typeof first.created, 'string');
+    assert.notEqual(first.created, '');
+    const record = await server.request('GET', `/api/collections/staff/records/${first.id}`);
+    assert.equal(record.status, 200, record.text);
+
+    // Live: an administrator added later is in the view at once; one removed is gone.
+    const added = await server.admin('POST', '/api/collections/_superusers/records', { body: { email: 'aaa-second@example.com', password: '1234567890', passwordConfirm: '1234567890' } });
+    assert.equal(added.status, 200, added.text);
+    assert.deepEqual((await emails()).map((r) => r.email), ['aaa-second@example.com', ADMIN_EMAIL]);
+    assert.equal((await server.admin('DELETE', `/api/collections/_superusers/records/${added.body.id}`)).status, 204);
+    assert.deepEqual((await emails()).map((r) => r.email), [ADMIN_EMAIL]);
+
+    // `*` is only the public columns; the secrets are not there to select, under any spelling.
+    const all = await create({ name: 'all_superusers', type: 'view', viewQuery: 'SELECT * FROM _superusers' });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(all.body.schema.map((f: { name: string }) => f.name), ['email', 'emailVisibility', 'verified']);
+    for (const viewQuery of ['SELECT id, passwordHash FROM _superusers', 'SELECT id, tokenKey FROM _superusers', 'SELECT id, password FROM _superusers', 'SELECT id, email FROM _admins', 'SELECT s.id FROM _superusers s JOIN _api_keys k ON k.id = s.id']) {
+      const res = await create({ name: 'secrets', type: 'view', viewQuery });
+      assert.equal(res.status, 400, `${viewQuery}: ${res.text}`);
+      assert.equal(res.body.data.viewQuery?.code, 'validation_invalid_view_query', viewQuery);
+    }
+
+    // The name is read in the SQL, not in its strings; a dry run and a database made later read it too.
+    const literal = await server.admin('POST', '/api/collections/meta/dry-run-view', { body: { query: "SELECT id, '_superusers' AS label FROM _superusers" } });
+    assert.equal(literal.status, 200, literal.text);
+    assert.deepEqual(literal.body.sample.map((r: { label: string }) => r.label), ['_superusers']);
+    assert.equal((await server.admin('POST', '/api/databases', { body: { name: 'elsewhere' } })).status, 200);
+    const there = await server.admin('POST', '/api/collections', { body: { name: 'staff', type: 'view', viewQuery: 'SELECT id, email FROM _superusers', listRule: '' }, db: 'elsewhere' });
+    assert.equal(there.status, 200, there.text);
+    const rows = await server.request('GET', '/api/collections/staff/records', { db: 'elsewhere' });
+    assert.deepEqual(rows.body.items.map((r: { email: string }) => r.email), [ADMIN_EMAIL]);
   });
 
   test("a view's numeric ids are text, so a record is found by its id", async () => {

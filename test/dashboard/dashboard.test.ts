@@ -167,15 +167,16 @@ describe('the dashboard in a real browser', () => {
     await page.getByRole('heading', { level: 1, name: 'posts' }).waitFor();
     const created = await admin('GET', '/api/collections/posts');
     assert.deepEqual(
-      created.body.fields.map((f: any) => [f.name, f.type]),
+      // v0.22's `schema`: the collection's own fields, each with its `options`.
+      created.body.schema.map((f: any) => [f.name, f.type]),
       [
         ['title', 'text'],
         ['author', 'relation'],
         ['cover', 'file'],
       ],
     );
-    assert.equal(created.body.fields[1].options.toCollection, 'users');
-    assert.deepEqual(created.body.fields[2].options.mimeTypes, ['image/png', 'image/jpeg']);
+    assert.equal(created.body.schema[1].options.toCollection, 'users');
+    assert.deepEqual(created.body.schema[2].options.mimeTypes, ['image/png', 'image/jpeg']);
   });
 
   test('add a record with an upload, related to a user, and see the preview', async () => {
@@ -435,7 +436,7 @@ describe('the dashboard in a real browser', () => {
     await page.keyboard.type('body');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'notes' }).waitFor();
-    assert.deepEqual((await admin('GET', '/api/collections/notes')).body.fields.map((f: any) => f.name), ['body']);
+    assert.deepEqual((await admin('GET', '/api/collections/notes')).body.schema.map((f: any) => f.name), ['body']);
 
     await tabTo(page.getByRole('button', { name: 'New record' }));
     await page.keyboard.press('Enter');

@@ -79,7 +79,7 @@ describe('the dashboard is served at /_/', () => {
       const res = await get(p);
       assert.equal(res.status, 404, p);
       const body = await res.json();
-      assert.deepEqual(Object.keys(body).sort(), ['code', 'data', 'message'], p);
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'data', 'message', 'status'], p);
     }
   });
 

@@ -71,8 +71,8 @@ describe('file fields', () => {
 
   test('the file field keeps its PocketBase options', async () => {
     const res = await server.admin('GET', '/api/collections/posts');
-    const docs = res.body.fields.find((f: any) => f.name === 'docs');
-    const cover = res.body.fields.find((f: any) => f.name === 'cover');
+    const docs = res.body.schema.find((f: any) => f.name === 'docs');
+    const cover = res.body.schema.find((f: any) => f.name === 'cover');
     assert.deepEqual(docs.options, { maxSelect: 3, maxSize: 4096, mimeTypes: [], thumbs: [], protected: false });
     assert.deepEqual(cover.options, { maxSelect: 1, maxSize: 5 * 1024 * 1024, mimeTypes: ['image/png', 'image/jpeg'], thumbs: ['100x100'], protected: false });
   });

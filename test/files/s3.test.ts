@@ -174,7 +174,7 @@ describe('an S3 endpoint out of reach', () => {
   test('is a 503 for the requests that need it; the server goes on', async () => {
     const res = await server.request('POST', '/api/collections/posts/records', { raw: form([['docs', { name: 'a.txt', data: 'A' }]]) });
     assert.equal(res.status, 503, res.text);
-    assert.deepEqual(res.body, { code: 503, message: 'The file storage is unavailable; try again shortly.', data: {} });
+    assert.deepEqual(res.body, { status: 503, code: 503, message: 'The file storage is unavailable; try again shortly.', data: {} });
     // Nothing was written: the record does not exist.
     assert.equal((await server.request('GET', '/api/collections/posts/records')).body.totalItems, 0);
     // A record without files does not touch the bucket.

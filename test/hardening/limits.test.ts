@@ -39,7 +39,7 @@ describe('rate limits cover every sign-in route', () => {
     for (const [method, path] of SIGN_IN_ROUTES) {
       const res = await server.request(method, path, method === 'GET' ? {} : { body: {} });
       assert.equal(res.status, 429, `${method} ${path}: ${res.text}`);
-      assert.deepEqual(res.body, { code: 429, message: 'Too many requests.', data: {} });
+      assert.deepEqual(res.body, { status: 429, code: 429, message: 'Too many requests.', data: {} });
       assert.ok(Number(res.headers.get('retry-after')) >= 1);
     }
     assert.equal((await server.request('GET', '/api/health')).status, 200);

@@ -6,7 +6,7 @@ import { createCollection, createUser, startServer, type TestServer } from '../h
 import { jsonText, deep } from './cases.ts';
 import { send } from './http.ts';
 
-const ERROR_KEYS = ['code', 'data', 'message'];
+const ERROR_KEYS = ['code', 'data', 'message', 'status'];
 
 /** Writes `raw` on a fresh connection and returns everything the server sends back before closing. */
 async function rawExchange(url: string, raw: string): Promise<string> {
@@ -74,7 +74,7 @@ describe('hardening regressions', () => {
     assert.equal((bad.json as { code: number }).code, 400);
     const long = await send(server.url, { method: 'GET', path: `/api/collections/docs/records/${'x'.repeat(300)}` });
     assert.equal(long.status, 404);
-    assert.deepEqual(long.json, { code: 404, message: "The requested resource wasn't found.", data: {} });
+    assert.deepEqual(long.json, { status: 404, code: 404, message: "The requested resource wasn't found.", data: {} });
   });
 
   test("requests Node's HTTP parser refuses get the error shape too", async () => {
@@ -84,7 +84,7 @@ describe('hardening regressions', () => {
     assert.equal(big.body.code, 431);
     const garbage = errorOf(await rawExchange(server.url, 'NOT HTTP AT ALL\r\n\r\n'));
     assert.equal(garbage.status, 400);
-    assert.deepEqual(garbage.body, { code: 400, message: 'Malformed HTTP request.', data: {} });
+    assert.deepEqual(garbage.body, { status: 400, code: 400, message: 'Malformed HTTP request.', data: {} });
   });
 
   test('collection names starting with sqlite_ are a 400, through the API and through migrations', async () => {

@@ -208,7 +208,8 @@ describe('secrets stay out of answers, webhooks, migrations and logs', () => {
     const leaks: string[] = [];
     for (const a of answers) {
       for (const s of secrets) if (!a.shows?.includes(s) && a.text.includes(s)) leaks.push(`${a.label}: ${s.slice(0, 10)}…`);
-      if (/passwordHash|tokenKey|keyHash|secretHash|clientSecret|\$argon2/.test(a.text)) leaks.push(`${a.label}: names a secret field`);
+      // As a key holding a value: a collection's field list names its hidden `tokenKey` field, as PocketBase's does.
+      if (/"(passwordHash|tokenKey|keyHash|secretHash|clientSecret)"\s*:|\$argon2/.test(a.text)) leaks.push(`${a.label}: names a secret field`);
     }
     assert.deepEqual(leaks, []);
   });

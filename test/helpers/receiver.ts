@@ -40,8 +40,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     respond(b) {
       behaviour = b;
     },
-    waitForRequests(n, timeoutMs = 10_000) {
-      return waitFor(() => receiver.requests.length >= n && receiver.requests.slice(), { timeoutMs, what: `${n} webhook request(s) at ${receiver.url}` });
+    async waitForRequests(n, timeoutMs = 10_000) {
+      try {
+        return await waitFor(() => receiver.requests.length >= n && receiver.requests.slice(), { timeoutMs, what: `${n} webhook request(s) at ${receiver.url}` });
+      } catch (err) {
+        // How far it got tells a slow delivery from a lost event.
+        throw new Error(`${(err as Error).message}: ${receiver.requests.length} arrived`);
+      }
     },
     async close() {
       for (const res of held) res.destroy();

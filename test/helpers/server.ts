@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { App, Services } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import { Host } from '../../src/http/host.ts';
+import { Host, type HostOptions } from '../../src/http/host.ts';
 import { driverEnv, dropDatabaseFor, onPostgres } from './postgres.ts';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -48,10 +48,13 @@ export interface StartOptions {
   dir?: string;
   /** Skip creating the administrator. */
   noAdmin?: boolean;
+  /** What runs pb_migrations files (with CAIRN_PB_MIGRATIONS_DIR set in `env`). */
+  pbMigrations?: HostOptions['pbMigrations'];
 }
 
+/** Mail stays in `<dir>/mail` whether or not the machine has a sendmail (tests read it there). */
 export function testConfig(dir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ dir, port: 0, host: '127.0.0.1' }, { CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: 'off', CAIRN_PB_HOOKS_DIR: 'off', CAIRN_DRAIN_MS: '0', ...env });
+  return loadConfig({ dir, port: 0, host: '127.0.0.1' }, { CAIRN_LOG_LEVEL: 'silent', CAIRN_RATE_LIMIT: 'off', CAIRN_HOOKS_DIR: 'off', CAIRN_PB_HOOKS_DIR: 'off', CAIRN_PB_MIGRATIONS_DIR: 'off', CAIRN_PUBLIC_DIR: 'off', CAIRN_DRAIN_MS: '0', CAIRN_MAIL_DIR: path.join(dir, 'mail'), ...env });
 }
 
 export async function request<T = any>(baseUrl: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<Reply<T>> {
@@ -75,7 +78,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'cairn-test-'));
   const env = { ...(await driverEnv(dir)), ...options.env };
-  const host = await Host.start(testConfig(dir, env));
+  const host = await Host.start(testConfig(dir, env), { pbMigrations: options.pbMigrations });
   const url = `http://127.0.0.1:${host.port}`;
 
   let adminToken = '';

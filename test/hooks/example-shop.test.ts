@@ -92,12 +92,13 @@ describe('the example shop (examples/shop)', () => {
     assert.equal(wrong.status, 400, wrong.text);
     assert.equal(wrong.body.message, 'Batch transaction failed.');
     const failure = {
+      status: 400,
       code: 400,
       message: 'The order total does not match its lines.',
       data: { total: { code: 'validation_total_mismatch', message: 'The lines add up to 1450, not 1000.' } },
     };
-    // The failed request's error, once in the contract's shape and once under response (PocketBase).
-    assert.deepEqual(wrong.body.data.requests['3'], { ...failure, response: failure });
+    // The failed request's own error under response, as PocketBase ≥ 0.23 names it (API contract §11).
+    assert.deepEqual(wrong.body.data.requests['3'], { code: 'batch_request_failed', message: 'Batch request failed.', response: failure });
     assert.deepEqual(await records('orders'), [], 'the draft order rolled back with the batch');
     assert.deepEqual(await records('order_lines'), [], 'and so did its lines');
 
@@ -111,7 +112,7 @@ describe('the example shop (examples/shop)', () => {
       },
     });
     assert.equal(empty.status, 400);
-    assert.equal(empty.body.data.requests['1'].data.status.code, 'validation_order_empty');
+    assert.equal(empty.body.data.requests['1'].response.data.status.code, 'validation_order_empty');
 
     const right = await placeOrder(ada, 'adaorder0000001', 1450, [['tart', 2], ['vanilla', 1]]);
     assert.equal(right.status, 200, right.text);
@@ -152,6 +153,7 @@ describe('the example shop (examples/shop)', () => {
       const refused = await server.request('DELETE', '/api/collections/orders/records/adaorder0000001', { token });
       assert.equal(refused.status, 400, refused.text);
       assert.deepEqual(refused.body, {
+        status: 400,
         code: 400,
         message: 'Paid orders cannot be deleted; cancel or refund them instead.',
         data: { status: { code: 'validation_order_paid', message: 'The order is paid.' } },
@@ -197,7 +199,7 @@ describe('the example shop (examples/shop)', () => {
 
     const asUser = await server.request('GET', '/api/shop/report', { token: ada.token });
     assert.equal(asUser.status, 403, asUser.text);
-    assert.deepEqual(asUser.body, { code: 403, message: 'Only superusers may perform this request.', data: {} });
+    assert.deepEqual(asUser.body, { status: 403, code: 403, message: 'Only superusers may perform this request.', data: {} });
     assert.equal((await server.request('GET', '/api/shop/report')).status, 401);
   });
 

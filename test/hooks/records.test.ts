@@ -140,11 +140,11 @@ describe('hooks: record events', () => {
     const before = await audit();
     const refused = await server.request('POST', '/api/collections/posts/records', { body: { title: 'refuse after' } });
     assert.equal(refused.status, 400);
-    assert.deepEqual(refused.body, { code: 400, message: 'Refused after the write.', data: { title: { code: 'validation_refused', message: 'No.' } } });
+    assert.deepEqual(refused.body, { status: 400, code: 400, message: 'Refused after the write.', data: { title: { code: 'validation_refused', message: 'No.' } } });
 
     const crashed = await server.request('POST', '/api/collections/posts/records', { body: { title: 'crash after' } });
     assert.equal(crashed.status, 500);
-    assert.deepEqual(crashed.body, { code: 500, message: 'Something went wrong while processing your request.', data: {} });
+    assert.deepEqual(crashed.body, { status: 500, code: 500, message: 'Something went wrong while processing your request.', data: {} });
     assert.ok(!crashed.text.includes('internal detail'), 'nothing of the error in the answer');
 
     const titlesNow = await titles();
@@ -204,7 +204,7 @@ describe('hooks: record events', () => {
       },
     });
     assert.equal(failed.status, 400);
-    assert.equal(failed.body.data.requests['1'].message, 'Refused after the write.');
+    assert.equal(failed.body.data.requests['1'].response.message, 'Refused after the write.');
     assert.ok(!(await titles()).includes('Batch One'));
     assert.deepEqual(await audit(), before, 'no after-success handler ran for a rolled-back batch');
 

@@ -126,11 +126,11 @@ describe('hooks: routes', () => {
     assert.deepEqual((await server.request('GET', '/api/returns')).body, { returned: true });
     assert.equal((await server.request('GET', '/api/silent')).status, 204);
     const bad = await server.request('GET', '/api/bad');
-    assert.deepEqual(bad.body, { code: 400, message: 'Nope.', data: { x: { code: 'validation_nope', message: 'No.' } } });
+    assert.deepEqual(bad.body, { status: 400, code: 400, message: 'Nope.', data: { x: { code: 'validation_nope', message: 'No.' } } });
     assert.equal((await server.request('GET', '/api/missing')).status, 404);
     const crash = await server.request('GET', '/api/crash');
     assert.equal(crash.status, 500, "a thrown library error's own status is not trusted");
-    assert.deepEqual(crash.body, { code: 500, message: 'Something went wrong while processing your request.', data: {} });
+    assert.deepEqual(crash.body, { status: 500, code: 500, message: 'Something went wrong while processing your request.', data: {} });
     assert.ok(!crash.text.includes('hunter2'));
   });
 

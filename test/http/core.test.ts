@@ -9,28 +9,33 @@ describe('HTTP core', () => {
   });
   after(() => server.close());
 
-  test('GET /api/health answers with the version', async () => {
+  test('GET /api/health answers guests and users as PocketBase: {message, code, data: {}}', async () => {
     const res = await server.request('GET', '/api/health');
     assert.equal(res.status, 200);
-    assert.equal(res.body.code, 200);
-    assert.equal(res.body.message, 'API is healthy.');
-    assert.match(res.body.data.version, /^\d+\.\d+\.\d+/);
+    assert.equal(res.text, '{"message":"API is healthy.","code":200,"data":{}}');
+    const user = await server.request('POST', '/api/collections/users/records', { body: { email: 'health@example.com', password: 'password-123', passwordConfirm: 'password-123' } });
+    assert.equal(user.status, 200, user.text);
+    const signedIn = await server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: 'health@example.com', password: 'password-123' } });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    const asUser = await server.request('GET', '/api/health', { token: signedIn.body.token });
+    assert.equal(asUser.text, '{"message":"API is healthy.","code":200,"data":{}}');
   });
 
-  test('an administrator’s health answer adds PocketBase’s superuser fields; others do not see them', async () => {
+  test('an administrator’s health answer adds PocketBase’s superuser fields and Cairn’s, sorted as a map', async () => {
     const admin = await server.admin('GET', '/api/health', { headers: { 'x-forwarded-for': '203.0.113.9' } });
     assert.equal(admin.body.data.canBackup, true);
     assert.equal(admin.body.data.realIP, '127.0.0.1');
     assert.equal(admin.body.data.possibleProxyHeader, 'x-forwarded-for');
-    const guest = await server.request('GET', '/api/health');
-    assert.equal(guest.body.data.canBackup, undefined);
-    assert.equal(guest.body.data.realIP, undefined);
+    assert.match(admin.body.data.version, /^\d+\.\d+\.\d+/);
+    assert.equal(typeof admin.body.data.node, 'string');
+    assert.equal(admin.body.data.database.ok, true);
+    assert.deepEqual(Object.keys(admin.body.data), ['canBackup', 'database', 'node', 'possibleProxyHeader', 'realIP', 'version']);
   });
 
   test('an unknown route is a 404 in the error shape', async () => {
     const res = await server.request('GET', '/api/nope');
     assert.equal(res.status, 404);
-    assert.deepEqual(res.body, { code: 404, message: "The requested resource wasn't found.", data: {} });
+    assert.deepEqual(res.body, { status: 404, code: 404, message: "The requested resource wasn't found.", data: {} });
   });
 
   test('malformed JSON is a 400 without internals', async () => {
@@ -65,7 +70,7 @@ describe('HTTP core', () => {
     for (const raw of ['{"text": ', '{text: 1}', '{"text": "a"} trailing', '\u0000']) {
       const res = await server.admin('POST', '/api/collections/bodies/records', { raw, headers: json });
       assert.equal(res.status, 400, raw);
-      assert.deepEqual(Object.keys(res.body).sort(), ['code', 'data', 'message']);
+      assert.deepEqual(Object.keys(res.body).sort(), ['code', 'data', 'message', 'status']);
     }
     const big = await server.admin('POST', '/api/collections/bodies/records', { raw: JSON.stringify({ text: 'x'.repeat(2 * 1024 * 1024) }), headers: json });
     assert.equal(big.status, 413);
@@ -85,9 +90,9 @@ describe('HTTP core', () => {
   test('a path segment longer than any name or id is a 404, a malformed URL a 400, both in the error shape', async () => {
     const long = await server.admin('GET', `/api/collections/${'x'.repeat(5000)}/records`);
     assert.equal(long.status, 404);
-    assert.deepEqual(long.body, { code: 404, message: "The requested resource wasn't found.", data: {} });
+    assert.deepEqual(long.body, { status: 404, code: 404, message: "The requested resource wasn't found.", data: {} });
     const malformed = await server.admin('GET', '/api/collections/%E0%A4%A/records');
     assert.equal(malformed.status, 400);
-    assert.deepEqual(Object.keys(malformed.body).sort(), ['code', 'data', 'message']);
+    assert.deepEqual(Object.keys(malformed.body).sort(), ['code', 'data', 'message', 'status']);
   });
 });

@@ -137,7 +137,7 @@ describe('PocketBase 0.23+ tokens of every kind, and sign-in origins (PocketBase
     assert.equal(all.status, 200, all.text);
     assert.deepEqual(
       all.body.items.map((r: Row) => [r.id, r.collectionRef, r.recordRef, r.fingerprint, r.created, r.updated]),
-      origins.map((o) => [o.id, o.collectionRef, o.recordRef, o.fingerprint, new Date(o.created.replace(' ', 'T')).toISOString(), new Date(o.updated.replace(' ', 'T')).toISOString()]),
+      origins.map((o) => [o.id, o.collectionRef, o.recordRef, o.fingerprint, new Date(o.created.replace(' ', 'T')).toISOString().replace('T', ' '), new Date(o.updated.replace(' ', 'T')).toISOString().replace('T', ' ')]),
     );
     const client = sign('clients', 'v851q4r790rhknl', 'test@example.com', { type: 'auth', refreshable: true }, 'authToken');
     const own = await server.request('GET', '/api/collections/_authOrigins/records', { token: client });

@@ -69,7 +69,7 @@ function expected(field: PbField, raw: unknown, legacy: boolean): unknown {
       return raw === 1 || raw === 'true';
     case 'date':
     case 'autodate':
-      return typeof raw === 'string' && raw !== '' ? new Date(raw.replace(' ', 'T')).toISOString() : '';
+      return typeof raw === 'string' && raw !== '' ? new Date(raw.replace(' ', 'T')).toISOString().replace('T', ' ') : '';
     case 'select':
     case 'relation':
     case 'file': {
@@ -145,7 +145,7 @@ describe('cairn import pocketbase: real PocketBase data of both generations', ()
             const record = records.get(row.id);
             assert.ok(record, `${pb.name}/${row.id} missing`);
             for (const column of ['created', 'updated']) {
-              if (column in row) assert.equal(record[column], new Date(String(row[column]).replace(' ', 'T')).toISOString(), `${pb.name}/${row.id}.${column}`);
+              if (column in row) assert.equal(record[column], new Date(String(row[column]).replace(' ', 'T')).toISOString().replace('T', ' '), `${pb.name}/${row.id}.${column}`);
             }
             if (pb.type === 'auth') {
               assert.equal(record.email, row.email, `${pb.name}/${row.id}.email`);
@@ -453,7 +453,7 @@ describe('cairn import pocketbase: refusals and dry runs change nothing', () => 
         for (const user of users) assert.deepEqual(user.role, roles.get(user.id), `role of ${user.id}`);
         const collection = await server.admin('GET', '/api/collections/users', { db: 'reshaped' });
         assert.equal(collection.body.system, false, "PocketBase's flag: the application's users, not Cairn's system collection");
-        assert.equal(collection.body.fields.find((f: any) => f.name === 'role').options.maxSelect, 2);
+        assert.equal(collection.body.schema.find((f: any) => f.name === 'role').options.maxSelect, 2);
         // The default auth routes keep working on the merged collection.
         const account = known('current-shifts').accounts.users[0];
         const login = await server.request('POST', '/api/collections/users/auth-with-password', { db: 'reshaped', body: { identity: account.email, password: account.password } });

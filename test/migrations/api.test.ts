@@ -85,7 +85,7 @@ describe('migrations API', () => {
     });
     assert.equal((await apply(server, version)).status, 200);
     const tasks = await server.admin('GET', '/api/collections/tasks');
-    assert.deepEqual(tasks.body.fields.map((f: any) => f.name), ['title', 'done']);
+    assert.deepEqual(tasks.body.schema.map((f: any) => f.name), ['title', 'done']);
     assert.deepEqual(tasks.body.indexes, ['CREATE INDEX idx_tasks_title ON tasks (title)']);
     assert.equal(tasks.body.listRule, '');
     const rec = await server.request('POST', '/api/collections/tasks/records', { token: server.adminToken, body: { title: 'kept' } });
@@ -132,7 +132,7 @@ describe('migrations API', () => {
     const version = await saveMigration(server, { name: 'drop nickname', databases: { main: { collections: { people: { drop_columns: ['nickname'] } } } } });
     assert.equal((await apply(server, version)).status, 200);
 
-    const fields = (await server.admin('GET', '/api/collections/people')).body.fields.map((f: any) => f.name);
+    const fields = (await server.admin('GET', '/api/collections/people')).body.schema.map((f: any) => f.name);
     assert.deepEqual(fields, ['name']);
     const record = (await server.admin('GET', `/api/collections/people/records/${created.body.id}`)).body;
     assert.equal(record.nickname, undefined);
@@ -279,7 +279,7 @@ describe('migrations API', () => {
     const meta = (await server.admin('GET', '/api/collections/published_articles')).body;
     assert.equal(meta.type, 'view');
     // An expression has no declared type on SQLite (a json field); PostgreSQL knows it is a number.
-    assert.deepEqual(meta.fields.map((f: any) => [f.name, f.type]), [['title', 'text'], ['double_score', onPostgres ? 'number' : 'json']]);
+    assert.deepEqual(meta.schema.map((f: any) => [f.name, f.type]), [['title', 'text'], ['double_score', onPostgres ? 'number' : 'json']]);
     const list = await server.request('GET', '/api/collections/published_articles/records');
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.body.items.map((r: any) => [r.title, r.double_score]), [['live', 6]]);

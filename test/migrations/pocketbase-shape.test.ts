@@ -31,7 +31,7 @@ describe('migrations with PocketBase 0.23 column shapes', () => {
     const version = await saveMigration(server, { yaml });
     const res = await apply(server, version);
     assert.equal(res.status, 200, res.text);
-    const fields = (await server.admin('GET', '/api/collections/gadgets')).body.fields;
+    const fields = (await server.admin('GET', '/api/collections/gadgets')).body.schema;
     const byName = Object.fromEntries(fields.map((f: any) => [f.name, f]));
     assert.equal(byName.label.options.max, 4);
     assert.deepEqual(byName.kind.options.values, ['a', 'b']);

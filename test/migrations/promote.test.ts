@@ -34,7 +34,7 @@ describe('migrations between instances', () => {
     });
     assert.equal((await dev.admin('POST', '/api/databases', { body: { name: 'shop' } })).status, 200);
     await createCollection(dev, { name: 'products', type: 'base', fields: [{ name: 'sku', type: 'text', unique: true }, { name: 'price', type: 'number' }] }, 'shop');
-    const users = await dev.admin('PATCH', '/api/collections/users', { body: { fields: [{ name: 'name', type: 'text', options: { max: 255 } }, { name: 'avatar', type: 'url' }, { name: 'role', type: 'text', options: { max: 255 } }, { name: 'bio', type: 'text' }] } });
+    const users = await dev.admin('PATCH', '/api/collections/users', { body: { fields: [{ name: 'name', type: 'text', options: { max: 255 } }, { name: 'avatar', type: 'file' }, { name: 'role', type: 'text', options: { max: 255 } }, { name: 'bio', type: 'text' }] } });
     assert.equal(users.status, 200, users.text);
 
     const first = await dev.admin('GET', '/api/migrations/generate?name=initial%20schema');

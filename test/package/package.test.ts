@@ -129,7 +129,7 @@ try {
   assert.equal(await greeted.text(), 'hello: Ada\\n');
   const refused = await post({});
   assert.equal(refused.status, 400);
-  assert.deepEqual(await refused.json(), { code: 400, message: 'A name is required.', data: { name: { code: 'validation_required', message: 'Cannot be blank.' } } });
+  assert.deepEqual(await refused.json(), { status: 400, code: 400, message: 'A name is required.', data: { name: { code: 'validation_required', message: 'Cannot be blank.' } } });
   assert.equal((await fetch(cairn.url + '/api/app/private')).status, 401);
   assert.equal(await cairn.records().count('users'), 0);
 } finally {
@@ -256,7 +256,7 @@ describe('the package: npm pack, installed into an empty app directory', () => {
       assert.equal(created.status, 200, created.text);
       assert.equal(created.body.note, 'title: Hello', "the hook ran, with the app's yaml package");
       const refused = await request(url, 'POST', '/api/collections/notes/records', { body: { title: 'refuse' } });
-      assert.deepEqual(refused.body, { code: 400, message: 'Refused by the app.', data: { title: { code: 'validation_refused', message: 'No.' } } });
+      assert.deepEqual(refused.body, { status: 400, code: 400, message: 'Refused by the app.', data: { title: { code: 'validation_refused', message: 'No.' } } });
 
       const hello = await request(url, 'GET', '/api/app/hello/ada');
       assert.deepEqual([hello.status, hello.body], [200, { hello: 'ada', parsed: { answer: 42 } }]);

@@ -117,7 +117,8 @@ describe('pb_hooks: globals real files use', () => {
     assert.equal(collection.body.listRule, null);
     assert.deepEqual(
       collection.body.fields.filter((f: { system?: boolean }) => !f.system).map((f: { name: string; type: string }) => `${f.name}:${f.type}`),
-      ['path:text', 'hits:number'],
+      // Every Cairn record has created and updated, listed as PocketBase lists its autodate fields.
+      ['path:text', 'hits:number', 'created:autodate', 'updated:autodate'],
     );
     const list = await server.admin('GET', '/api/collections/visits_log/records');
     assert.deepEqual(list.body.items.map((r: { path: string; hits: number }) => [r.path, r.hits]), [['/home', 3]]);

@@ -146,7 +146,7 @@ describe('pb_hooks static files: v0.22 staticDirectoryHandler without fallback, 
     assert.equal(await js.text(), 'console.log("shelf");');
     const missing = await fetch(`${server.url}/books/42`);
     assert.equal(missing.status, 404);
-    assert.deepEqual(await missing.json(), { code: 404, message: "The requested resource wasn't found.", data: {} });
+    assert.deepEqual(await missing.json(), { status: 404, code: 404, message: "The requested resource wasn't found.", data: {} });
   });
 
   test('/_/ is still the console', async () => {

@@ -36,9 +36,29 @@ describe('PUT /api/collections/import', () => {
     const created = await server.request('POST', '/api/collections/imported/records', { body: { label: 'x' }, token: server.adminToken });
     assert.equal(created.status, 200, created.text);
     const kept = (await server.admin('GET', '/api/collections/kept')).body;
-    assert.deepEqual(kept.fields.filter((f: { system: boolean }) => !f.system).map((f: { name: string }) => f.name), ['title', 'extra']);
+    assert.deepEqual(kept.schema.map((f: { name: string }) => f.name), ['title', 'extra']);
     assert.equal(kept.listRule, '');
     assert.ok((await names()).includes('members'));
+  });
+
+  test("PocketBase's own export: its system collections are Cairn's, its ids kept, relations naming them resolve", async () => {
+    const res = await put({
+      collections: [
+        { id: 'pbc_3142635823', name: '_superusers', type: 'auth', system: true, fields: [] },
+        { id: 'pbc_2281828961', name: '_externalAuths', type: 'base', system: true, fields: [] },
+        { id: 'pbc_1125843985', name: '7posts', type: 'base', fields: [{ name: 'title', type: 'text' }], indexes: ['CREATE INDEX `_pbc_1125843985_title_idx` ON `7posts` (`title` COLLATE NOCASE)'] },
+        { id: 'pbc_22', name: 'comments', type: 'base', fields: [{ name: 'post', type: 'relation', collectionId: 'pbc_1125843985', maxSelect: 1 }] },
+      ],
+    });
+    assert.equal(res.status, 204, JSON.stringify(res.body));
+    const posts = (await server.admin('GET', '/api/collections/7posts')).body;
+    assert.equal(posts.id, 'pbc_1125843985', 'the id the export gives is kept');
+    const comments = (await server.admin('GET', '/api/collections/pbc_22')).body;
+    assert.equal(comments.fields.find((f: { name: string }) => f.name === 'post').collectionId, 'pbc_1125843985');
+    const made = await server.admin('POST', '/api/collections/7posts/records', { body: { title: 'Hello' } });
+    assert.equal(made.status, 200, made.text);
+    const superusers = (await server.admin('GET', '/api/collections/_superusers')).body;
+    assert.deepEqual(superusers.fields.map((f: { name: string }) => f.name), ['id', 'password', 'tokenKey', 'email', 'emailVisibility', 'verified', 'created', 'updated']);
   });
 
   test('one invalid collection changes nothing and is named in the error', async () => {

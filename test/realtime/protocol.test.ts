@@ -78,7 +78,7 @@ describe('realtime protocol', () => {
     const s = await open();
     const unknown = await subscribeRaw(server.url, 'nope', ['posts']);
     assert.equal(unknown.status, 404);
-    assert.deepEqual(Object.keys(unknown.body).sort(), ['code', 'data', 'message']);
+    assert.deepEqual(Object.keys(unknown.body).sort(), ['code', 'data', 'message', 'status']);
 
     const bad: Array<[unknown, string]> = [
       ['posts', 'subscriptions'],

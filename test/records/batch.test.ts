@@ -30,16 +30,21 @@ describe('batch writes', () => {
   /** What a failed batch must leave as it was. */
   const state = async () => JSON.stringify(await Promise.all(['authors', 'books', 'notes', 'hooked'].map(all)));
 
-  /** The failure of a request, checking the §11 shape on the way. */
+  /** The failed request's own answer, checking the §11 shape (PocketBase ≥ 0.23's) on the way. */
   function failure(res: { status: number; body: any; text: string }, index: number) {
     assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.status, 400);
     assert.equal(res.body.code, 400);
     assert.equal(res.body.message, 'Batch transaction failed.');
     assert.deepEqual(Object.keys(res.body.data.requests), [String(index)], res.text);
     const inner = res.body.data.requests[String(index)];
-    assert.deepEqual(Object.keys(inner).sort(), ['code', 'data', 'message', 'response']);
-    assert.deepEqual(inner.response, { code: inner.code, message: inner.message, data: inner.data }, 'PocketBase ≥ 0.23 reads the error under response');
-    return inner as { code: number; message: string; data: any };
+    assert.deepEqual(Object.keys(inner), ['code', 'message', 'response']);
+    assert.equal(inner.code, 'batch_request_failed');
+    assert.equal(inner.message, 'Batch request failed.');
+    const response = inner.response;
+    assert.deepEqual(Object.keys(response), ['data', 'message', 'status', 'code'], "the request's own error, in PocketBase's order");
+    assert.equal(response.status, response.code);
+    return response as { code: number; status: number; message: string; data: any };
   }
 
   before(async () => {
@@ -179,6 +184,28 @@ describe('batch writes', () => {
     const notes = await all('notes');
     assert.deepEqual(notes.map((n) => n.title).sort(), ['also fine', 'fine', 'frozen']);
     assert.equal(JSON.stringify(JSON.parse(before)[1]), JSON.stringify(await all('books')));
+  });
+
+  test('_superusers in a batch: 403 for anyone but an administrator (as PocketBase), and nothing is written', async () => {
+    const admins = async () => (await server.admin('GET', '/api/collections/_superusers/records')).body.totalItems as number;
+    const count = await admins();
+    const before = await state();
+    const ok: Req = { method: 'POST', url: '/api/collections/authors/records', body: { name: 'Not with a superuser' } };
+    const create = { method: 'POST', url: '/api/collections/_superusers/records', body: { email: 'batch-admin@example.com', password: '1234567890', passwordConfirm: '1234567890' } };
+    for (const token of [user.token, null]) {
+      const inner = failure(await batch([ok, create], { token }), 1);
+      assert.equal(inner.status, 403);
+      assert.equal(inner.message, 'Only superusers can perform this action.');
+    }
+    // By its id too, and for the other writes.
+    const byId = failure(await batch([{ method: 'DELETE', url: `/api/collections/pbc_3142635823/records/${user.id}` }], { token: user.token }), 0);
+    assert.equal(byId.status, 403);
+    // Administrators live outside the batch's database: an administrator's write there is refused, not made apart.
+    const own = failure(await batch([ok, create]), 1);
+    assert.equal(own.status, 400);
+    assert.match(own.message, /_superusers/);
+    assert.equal(await admins(), count);
+    assert.equal(await state(), before);
   });
 
   test('auth records: passwords are hashed and work; an admin-only field from a user fails the batch', async () => {
@@ -435,7 +462,7 @@ describe('batch writes', () => {
 
     await assert.rejects(
       pb.send('/api/batch', { method: 'POST', body: { requests: [{ method: 'POST', url: '/api/collections/notes/records', body: { title: 'forbidden' }, headers: { 'x-client': 'app' } }] } }),
-      (err: unknown) => err instanceof ClientResponseError && err.status === 400 && err.response.data.requests['0'].code === 400,
+      (err: unknown) => err instanceof ClientResponseError && err.status === 400 && err.response.data.requests['0'].code === 'batch_request_failed' && err.response.data.requests['0'].response.status === 400,
     );
   });
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+// Dates as PocketBase writes them (API contract §23).
+const ISO = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('records: create, view, update, delete, expand, fields', () => {
   let server: TestServer;
@@ -60,6 +61,71 @@ describe('records: create, view, update, delete, expand, fields', () => {
       assert.equal(res.status, 400);
       assert.equal(res.body.data.id.code, code, id);
     }
+  });
+
+  test("a collection whose id field takes other ids keeps them, as PocketBase's id field does", async () => {
+    // The ≥ 0.23 fields list, id field included, as a PocketBase schema describes it.
+    const idField = (min: number, max: number, pattern: string) => ({ name: 'id', type: 'text', system: true, primaryKey: true, required: true, min, max, pattern, autogeneratePattern: '[a-z0-9]{15}', hidden: false, presentable: false, id: 'text3208210256' });
+    await createCollection(server, {
+      name: 'chapters',
+      listRule: '',
+      viewRule: '',
+      fields: [idField(1, 40, '^[\\w-]+$'), { name: 'title', type: 'text' }, { name: 'scan', type: 'file', maxSelect: 1, maxSize: 10000 }],
+    });
+    await createCollection(server, { name: 'notes_short', fields: [idField(3, 20, '^[a-z0-9]+$'), { name: 'text', type: 'text' }] });
+    await createCollection(server, { name: 'marks', fields: [{ name: 'chapter', type: 'relation', options: { toCollection: 'chapters', maxSelect: 1 } }] });
+
+    for (const id of ['Chapter_1', 'part-two', 'x', '7']) {
+      const res = await server.admin('POST', '/api/collections/chapters/records', { body: { id, title: id } });
+      assert.equal(res.status, 200, `${id}: ${res.text}`);
+      assert.equal(res.body.id, id);
+      assert.equal((await server.request('GET', `/api/collections/chapters/records/${id}`)).body.title, id);
+    }
+    for (const [id, code] of [
+      ['a.b', 'validation_invalid_format'],
+      ['a'.repeat(41), 'validation_max_text_constraint'],
+      ['con', 'validation_reserved_pk'],
+      ['Chapter_1', 'validation_not_unique'],
+    ]) {
+      const res = await server.admin('POST', '/api/collections/chapters/records', { body: { id, title: 'x' } });
+      assert.equal(res.status, 400, id);
+      assert.equal(res.body.data.id?.code, code, `${id}: ${res.text}`);
+    }
+    // Without an id the record gets one of Cairn's.
+    assert.match((await server.admin('POST', '/api/collections/chapters/records', { body: { title: 'auto' } })).body.id, /^[a-z0-9]{15}$/);
+
+    // PocketBase's pattern with other lengths.
+    assert.equal((await server.admin('POST', '/api/collections/notes_short/records', { body: { id: 'abc', text: 'x' } })).body.id, 'abc');
+    for (const [id, code] of [['ab', 'validation_min_text_constraint'], ['ABC', 'validation_invalid_format'], ['a_b', 'validation_invalid_format']]) {
+      assert.equal((await server.admin('POST', '/api/collections/notes_short/records', { body: { id, text: 'x' } })).body.data.id?.code, code, id);
+    }
+    // A collection of PocketBase's default id field still takes 15 lower-case letters and digits only.
+    assert.equal((await server.admin('POST', '/api/collections/books/records', { body: { id: 'Chapter_1', title: 'x' } })).body.data.id?.code, 'validation_min_text_constraint');
+
+    // Such a record is a relation's target, and its files are stored and served under its id.
+    const mark = await server.admin('POST', '/api/collections/marks/records', { body: { chapter: 'part-two' }, headers: {} });
+    assert.equal(mark.status, 200, mark.text);
+    assert.equal(mark.body.chapter, 'part-two');
+    for (const chapter of ['no-such-one', 'a.b']) {
+      const missing = await server.admin('POST', '/api/collections/marks/records', { body: { chapter } });
+      assert.equal(missing.body.data?.chapter?.code, 'validation_missing_rel_records', `${chapter}: ${missing.text}`);
+    }
+    // An id no record of the target can have is reported with the other fields' problems, as PocketBase does.
+    const both = await server.admin('POST', '/api/collections/reviews/records', { body: { book: 'Chapter_1', stars: 'many' } });
+    assert.equal(both.status, 400);
+    assert.deepEqual(Object.keys(both.body.data).sort(), ['book', 'stars'], both.text);
+    assert.equal(both.body.data.book.code, 'validation_missing_rel_records');
+    const expanded = await server.admin('GET', `/api/collections/marks/records/${mark.body.id}?expand=chapter`);
+    assert.equal(expanded.body.expand.chapter.id, 'part-two');
+    const form = new FormData();
+    form.append('id', 'with-scan_1');
+    form.append('scan', new Blob(['page one'], { type: 'text/plain' }), 'page.txt');
+    const withScan = await server.admin('POST', '/api/collections/chapters/records', { raw: form });
+    assert.equal(withScan.status, 200, withScan.text);
+    const file = await fetch(`${server.url}/api/files/chapters/with-scan_1/${withScan.body.scan}`);
+    assert.equal(file.status, 200);
+    assert.equal(await file.text(), 'page one');
+    assert.equal((await server.admin('DELETE', '/api/collections/chapters/records/with-scan_1')).status, 204);
   });
 
   test('view by id; unknown ids and collections are 404', async () => {

@@ -69,7 +69,7 @@ describe('the access-rule resource, injection attempts and auth results', () => 
 
   test('owner fields of rules are indexed with created, and the index goes with the rule', async () => {
     const db = await databaseOf(server);
-    const indexes = async () => (await indexesOf(db, 'items')).filter((name) => name.includes('owner'));
+    const indexes = async () => (await indexesOf(db, 'items')).filter((name) => name.endsWith('_owner_idx'));
     // The create rule of the test before compares owner with the caller's id.
     assert.deepEqual(await indexes(), ['_items_owner_owner_idx']);
     await server.admin('PUT', '/api/collections/items/rules', { body: { create: null } });
@@ -90,6 +90,36 @@ describe('the access-rule resource, injection attempts and auth results', () => 
     assert.ok(plan.some((p) => p.includes('_items_owner_owner_idx')), JSON.stringify(plan));
     await server.admin('PUT', '/api/collections/items/rules', { body: { view: '' } });
     assert.deepEqual(await indexes(), []);
+  });
+
+  test('single relation fields are indexed by default; an owner rule (also through .id) indexes them with created instead', async () => {
+    const db = await databaseOf(server);
+    const indexes = async () => (await indexesOf(db, 'items')).filter((name) => name.includes('owner'));
+    assert.deepEqual(await indexes(), ['_items_owner_rel_idx']);
+    await server.admin('PUT', '/api/collections/items/rules', { body: { list: 'owner.id = @request.auth.id' } });
+    assert.deepEqual(await indexes(), ['_items_owner_owner_idx']);
+    await server.admin('PUT', '/api/collections/items/rules', { body: { list: '' } });
+    assert.deepEqual(await indexes(), ['_items_owner_rel_idx']);
+    const multi = await server.admin('POST', '/api/collections', {
+      body: { name: 'tagged', fields: [{ name: 'items', type: 'relation', options: { toCollection: 'items', maxSelect: null } }] },
+    });
+    assert.equal(multi.status, 200, multi.text);
+    assert.deepEqual((await indexesOf(db, 'tagged')).filter((n) => n.includes('items')), [], 'a multiple relation is a JSON array: no plain index serves it');
+    // PostgreSQL lists in the order of its insertion column: an index keeps the first page from sorting the table.
+    if (onPostgres) assert.ok((await indexesOf(db, 'items')).includes('_items_order_idx'));
+  });
+
+  test("PocketBase's index statements (backticks, COLLATE NOCASE) work on both engines, case-insensitively", async () => {
+    const statement = 'CREATE UNIQUE INDEX `idx_items_title_nocase` ON `items` (`title` COLLATE NOCASE)';
+    const patched = await server.admin('PATCH', '/api/collections/items', { body: { indexes: [statement] } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.indexes, [statement], 'kept as written');
+    const clash = await server.admin('POST', '/api/collections/items/records', { body: { title: 'ALPHA', owner: user.id } });
+    assert.equal(clash.status, 400, `"ALPHA" beside "alpha" under a NOCASE unique index: ${clash.text}`);
+    const other = await server.admin('POST', '/api/collections/items/records', { body: { title: 'delta', owner: user.id } });
+    assert.equal(other.status, 200, other.text);
+    await server.admin('DELETE', `/api/collections/items/records/${other.body.id}`);
+    assert.equal((await server.admin('PATCH', '/api/collections/items', { body: { indexes: [] } })).status, 200);
   });
 
   test('an invalid rule is a 400 naming the rule and the position, and nothing changes', async () => {

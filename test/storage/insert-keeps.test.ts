@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { sqliteDialect } from '../../src/storage/sqlite/dialect.ts';
 
-// A create skips RETURNING when the dialect says every value reads back as bound (records/write.ts).
+// A create skips RETURNING when the dialect says every value reads back as bound (records/write/statement.ts).
 // This holds the SQLite dialect's answer against SQLite itself: wherever it says "kept", it must be.
 // The declared types are Cairn's own and the kinds an adopted table may have.
 const DECLARED = ['TEXT', 'TEXT COLLATE NOCASE', 'NUMERIC', 'BOOLEAN', 'JSON', 'INTEGER', 'REAL', 'DOUBLE', 'VARCHAR(20)', 'BLOB', '', 'DATETIME'];

@@ -28,6 +28,36 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
     await dropDatabaseFor(dir);
   });
 
+  test('requests beyond the pool wait their turn; past the queue limit one is a 503 at once', async () => {
+    const small = new PgServer({ url, poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 60_000, queueLimit: 4 });
+    try {
+      const db = small.database('t', 't');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // Both connections busy until released.
+      const holders = [0, 1].map(() => small.transactionAcross([db], async ([tx]) => {
+        await tx.get('SELECT 1 AS one');
+        await held;
+      }));
+      const deadline = Date.now() + 10_000;
+      while (small.pool.totalCount < 2 || small.pool.idleCount > 0) {
+        assert.ok(Date.now() < deadline, 'the holders took both connections');
+        await new Promise((r) => setImmediate(r));
+      }
+      const waiting = [1, 2, 3, 4].map((n) => db.get<{ n: number }>('SELECT ?::int AS n', [n]));
+      while (small.pool.waitingCount < 4) {
+        assert.ok(Date.now() < deadline, 'four requests queued');
+        await new Promise((r) => setImmediate(r));
+      }
+      await assert.rejects(db.get('SELECT 1'), (err: unknown) => isApiError(err) && err.status === 503 && /waiting/.test(err.message));
+      release();
+      await Promise.all(holders);
+      assert.deepEqual((await Promise.all(waiting)).map((r) => r?.n), [1, 2, 3, 4], 'the queued requests are served, none failed');
+    } finally {
+      await small.close();
+    }
+  });
+
   test('placeholders are numbered outside quotes; mixed-case names keep their case', () => {
     assert.equal(toPostgres(`SELECT passwordHash, 'a?b' AS "q?", x FROM t WHERE a = ? AND b = ?`, true), `SELECT "passwordHash", 'a?b' AS "q?", x FROM t WHERE a = $1 AND b = $2`);
     assert.equal(toPostgres('SELECT data ? \'key\' FROM t', false), `SELECT data ? 'key' FROM t`);

@@ -5,7 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
+import { registerFieldType } from '../../src/collections/fields/registry.ts';
+import { fileField } from '../../src/files/field.ts';
 import { databaseSteps, systemSteps } from '../../src/internal-schema.ts';
+
+// Every database's default users has PocketBase's file avatar; the app registers the file type (app.ts).
+registerFieldType(fileField);
 import { uuidv7 } from '../../src/lib/ids.ts';
 import { silentLogger } from '../../src/lib/logger.ts';
 import { DatabaseRegistry } from '../../src/storage/registry.ts';

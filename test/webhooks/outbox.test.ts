@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { registerFieldType } from '../../src/collections/fields/registry.ts';
+import { fileField } from '../../src/files/field.ts';
 import { databaseSteps } from '../../src/internal-schema.ts';
 import { applySchemaSteps } from '../../src/storage/schema-steps.ts';
 import { SqliteDatabase } from '../../src/storage/sqlite/driver.ts';
@@ -10,6 +12,9 @@ import { advanceLow, eventsBySeq, hasUnfinished, insertEvent, loadPending, outbo
 import { sqliteOutbox } from '../../src/webhooks/sqlite/store.ts';
 import { triggerBody } from '../../src/webhooks/types.ts';
 import { skipOn } from '../helpers/postgres.ts';
+
+// Every database's default users has PocketBase's file avatar; the app registers the file type (app.ts).
+registerFieldType(fileField);
 
 const SQLITE_STEPS = databaseSteps(sqliteOutbox());
 

@@ -517,10 +517,28 @@ function Editor({ collection, scaffold }: { collection?: Collection; scaffold?: 
             hint="One CREATE [UNIQUE] INDEX statement per line. Unique fields and owner fields are indexed by Cairn already."
             error={allFieldErrors(save.error).filter((e) => e.startsWith('indexes')).join(' ') || undefined}
           />
+          <p class="muted" data-testid="auto-indexes">
+            Indexed by Cairn: created{autoIndexed(collection).map((f) => `, ${f}`).join('')}.
+          </p>
         </section>
       )}
     </Form>
   );
+}
+
+/** The fields Cairn indexes by itself (src/collections/table-sync.ts): unique fields and single
+ * relation fields, as saved. */
+function autoIndexed(collection: Collection | undefined): string[] {
+  if (!collection || collection.type === 'view') return [];
+  const single = (f: FieldDef) => {
+    const max = f.options.maxSelect;
+    return max !== null && (max === undefined || max <= 1);
+  };
+  const own = collection.fields.flatMap((f) => {
+    if (f.type === 'relation' && single(f)) return [`${f.name} (relation)`];
+    return f.unique ? [`${f.name} (unique)`] : [];
+  });
+  return collection.type === 'auth' ? ['email (unique)', ...own] : own;
 }
 
 function newSecret(): string {

@@ -1,16 +1,22 @@
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 
+/** A date as the API writes it (PocketBase's `2024-05-01 09:30:00.000Z`), which not every browser's
+ * `Date` reads, or ISO 8601. */
+function parseDate(text: string): Date {
+  return new Date(/^\d{4}-\d{2}-\d{2} /.test(text) ? `${text.slice(0, 10)}T${text.slice(11)}` : text);
+}
+
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '—';
-  const d = new Date(iso);
+  const d = parseDate(iso);
   return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
 }
 
 /** "in 5 minutes", "3 hours ago". */
 export function fromNow(iso: string | null | undefined): string {
   if (!iso) return '—';
-  const diff = (new Date(iso).getTime() - Date.now()) / 1000;
+  const diff = (parseDate(iso).getTime() - Date.now()) / 1000;
   if (Number.isNaN(diff)) return iso;
   const units: Array<[Intl.RelativeTimeFormatUnit, number]> = [
     ['day', 86400],

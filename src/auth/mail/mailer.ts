@@ -2,19 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Transporter } from 'nodemailer';
 import { randomId } from '../../lib/ids.ts';
+import { addressesOf, handToSendmail, sendmailMessage } from './sendmail.ts';
+import type { Mail } from './mail.ts';
 import type { SmtpSettings } from './smtp-settings.ts';
 
-export interface Mail {
-  from: { name: string; address: string };
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-  cc?: string;
-  bcc?: string;
-  replyTo?: string;
-  headers?: Record<string, string>;
-}
+export type { Mail } from './mail.ts';
 
 /** What an auth flow's mail is about, for the hooks that see it before it leaves (pb_hooks' onMailerRecord*Send). */
 export interface MailAbout {
@@ -35,10 +27,11 @@ export interface MailLog {
 
 /**
  * Sends mail through CAIRN_SMTP_URL; without it, through the SMTP server of the `smtp` settings
- * section when that is enabled (an imported PocketBase's, or one set through `/api/settings`); else
- * writes each message as an `.eml` file under `<dir>/mail/` (mode 0600: the messages carry single-use
- * tokens). nodemailer (some 10 MB resident) is imported with the first mail: most instances send none
- * for hours.
+ * section when that is enabled (an imported PocketBase's, or one set through `/api/settings`); else,
+ * as PocketBase, hands it to the system's `sendmail` when there is one (and CAIRN_MAIL_DIR is not
+ * set); else writes each message as an `.eml` file under the mail folder (mode 0600: the messages
+ * carry single-use tokens). nodemailer (some 10 MB resident) is imported with the first mail: most
+ * instances send none for hours.
  */
 export class Mailer {
   /** The transport in use and the settings it was made from (a changed section makes a new one). */
@@ -54,17 +47,20 @@ export class Mailer {
     private readonly mailDir: string,
     /** The `smtp` settings section, read for each mail (cached by the settings service). */
     private readonly stored?: () => Promise<SmtpSettings>,
+    /** The system's `sendmail` (sendmail.ts), for mail when no SMTP server is set. */
+    private readonly sendmail?: string,
   ) {}
 
   /** The transport for the next mail, and whether it writes files. */
-  private async transporter(): Promise<{ transport: Transporter; toFiles: boolean }> {
+  private async transporter(): Promise<{ transport: Transporter; toFiles: boolean; toSendmail: boolean }> {
     const stored = this.smtpUrl ? undefined : await this.stored?.();
     const settings = stored?.enabled && stored.host !== '' ? stored : undefined;
-    const key = this.smtpUrl ? 'url' : settings ? JSON.stringify(settings) : 'files';
+    const key = this.smtpUrl ? 'url' : settings ? JSON.stringify(settings) : this.sendmail ? 'sendmail' : 'files';
     if (this.transport?.key !== key) {
       const previous = this.transport?.transport;
       const transport = import('nodemailer').then(({ default: nodemailer }) => {
         if (this.smtpUrl) return nodemailer.createTransport(this.smtpUrl);
+        // Files take the message as built here; sendmail gets PocketBase's own (in `send`).
         if (!settings) return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
         return nodemailer.createTransport({
           host: settings.host,
@@ -79,13 +75,18 @@ export class Mailer {
       // Mails already handed to the old transport finish there; it closes once idle.
       void previous?.then((t) => t.close()).catch(() => undefined);
     }
-    return { transport: await this.transport.transport, toFiles: key === 'files' };
+    return { transport: await this.transport.transport, toFiles: key === 'files', toSendmail: key === 'sendmail' };
   }
 
   async send(given: Mail, about?: MailAbout): Promise<void> {
     const mail = this.hook ? await this.hook(given, about) : given;
     if (!mail) return;
-    const { transport, toFiles } = await this.transporter();
+    const { transport, toFiles, toSendmail } = await this.transporter();
+    if (toSendmail && this.sendmail) {
+      // As PocketBase: its own plain message, the recipients (Bcc included) as the argument.
+      const recipients = [mail.to, mail.cc, mail.bcc].flatMap(addressesOf);
+      return handToSendmail(this.sendmail, recipients, sendmailMessage(mail));
+    }
     const info = await transport.sendMail({
       from: mail.from,
       to: mail.to,

@@ -32,15 +32,19 @@ function escapeHtml(text: string): string {
 export type MailAccount = { kind: 'record'; database: string; collection: string } | { kind: 'admin' };
 
 /**
- * The dashboard page that completes a flow. Users' links follow PocketBase's
- * (`<appUrl>/_/#/auth/confirm-…/<token>`) and add the database and collection, since Cairn's tokens
- * are opaque and the page must know where to confirm them; administrators' follow PocketBase's admin
- * page (`<appUrl>/_/#/confirm-password-reset/<token>`).
+ * The dashboard page that completes a flow. Users' links are PocketBase's
+ * (`<appUrl>/_/#/auth/confirm-…/<token>`), with the database and collection added when they are not
+ * the page's defaults (`main`, `users`), since Cairn's tokens are opaque and the page must know where
+ * to confirm them; a `users` account of `main` gets PocketBase's link exactly (clients' suites cut
+ * the token from it). Administrators' follow PocketBase's admin page
+ * (`<appUrl>/_/#/confirm-password-reset/<token>`).
  */
 export function flowLink(purpose: MailPurpose, appUrl: string, token: string, account: MailAccount): string {
   if (account.kind === 'admin') return `${appUrl}/_/#/confirm-${purpose}/${token}`;
-  const query = new URLSearchParams({ db: account.database, collection: account.collection });
-  return `${appUrl}/_/#/auth/confirm-${purpose}/${token}?${query}`;
+  const query = new URLSearchParams();
+  if (account.database !== 'main') query.set('db', account.database);
+  if (account.collection !== 'users') query.set('collection', account.collection);
+  return `${appUrl}/_/#/auth/confirm-${purpose}/${token}${query.size > 0 ? `?${query}` : ''}`;
 }
 
 /** The mail for a flow: a link to the page that completes it, and the token on its own, for apps that

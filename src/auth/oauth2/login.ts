@@ -11,6 +11,9 @@ import { shapeOf } from '../../records/shape.ts';
 import type { SchemaStep } from '../../storage/index.ts';
 import type { SettingsService } from '../../settings/service.ts';
 import type { AuthResult, RecordAuthService } from '../record-auth.ts';
+import type { StagedFile } from '../../files/staged.ts';
+import type { OutboundPolicy } from '../../lib/outbound.ts';
+import { type AvatarStaging, downloadAvatar } from './avatar.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
 import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
@@ -68,11 +71,17 @@ function optionalText(v: unknown, max = 2048): string {
  * account, else the signed-in record, else the record with the same email when the provider vouches
  * for it, else a new record.
  */
+/** PocketBase's default avatar limit (5 MB), for a file field without its own. */
+const AVATAR_MAX_BYTES = 5 * 1024 * 1024;
+
 export class OAuth2Service {
   constructor(
     private readonly settings: SettingsService,
     private readonly records: RecordService,
     private readonly recordAuth: RecordAuthService,
+    /** For an avatar field that is a file field: downloads go to the file store's staging. */
+    private readonly files?: AvatarStaging<StagedFile> & { discardStaged(staged: StagedFile[]): Promise<void> },
+    private readonly outbound?: OutboundPolicy,
   ) {}
 
   /**
@@ -188,11 +197,26 @@ export class OAuth2Service {
 
     const password = randomSecret(32);
     const data: Record<string, unknown> = { email: profile.email, emailVisibility: false, verified: profile.verified, password, passwordConfirm: password };
+    const staged: StagedFile[] = [];
     for (const [field, value] of [['name', profile.name], ['avatar', profile.avatarUrl]] as const) {
       const def = collection.fields.find((f) => f.name === field);
-      if (def && value !== undefined && typeOf(def).prepare(value, def).ok) data[field] = value;
+      if (!def || value === undefined || value === '') continue;
+      if (def.type === 'file') {
+        // PocketBase's default users keep the avatar as a file: the provider's picture is downloaded.
+        if (!this.files) continue;
+        const file = await downloadAvatar(value, Number(def.options.maxSize) || AVATAR_MAX_BYTES, this.files, this.outbound);
+        if (file) {
+          staged.push(file);
+          data[field] = file;
+        }
+      } else if (typeOf(def).prepare(value, def).ok) data[field] = value;
     }
-    const created = (await this.records.create(systemContext(ctx.dbName, db), collection, data)) as RecordJson;
+    let created: RecordJson;
+    try {
+      created = (await this.records.create(systemContext(ctx.dbName, db), collection, data)) as RecordJson;
+    } finally {
+      if (staged.length > 0) await this.files!.discardStaged(staged);
+    }
     await this.link(ctx, collection, created.id, provider, profile.id);
     return { id: created.id, isNew: true };
   }

@@ -24,7 +24,7 @@ export const jsonField: FieldType = {
   multiple: () => false,
 
   normalizeOptions(raw, problems) {
-    return { maxSize: readInt(raw, 'maxSize', problems, { min: 1, fallback: DEFAULT_MAX_SIZE }) };
+    return { maxSize: readInt(raw, 'maxSize', problems, { min: 0, fallback: DEFAULT_MAX_SIZE }) };
   },
 
   prepare(value, field) {
@@ -32,7 +32,8 @@ export const jsonField: FieldType = {
     if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return invalid('validation_invalid_json', `Must be nested no deeper than ${MAX_JSON_DEPTH} levels.`);
     const text = JSON.stringify(value);
     if (text === undefined) return invalid('validation_invalid_json', 'Must be a valid json value.');
-    const maxSize = (field.options.maxSize as number | null) ?? DEFAULT_MAX_SIZE;
+    // 0 is PocketBase's "the default".
+    const maxSize = (field.options.maxSize as number | null) || DEFAULT_MAX_SIZE;
     if (Buffer.byteLength(text) > maxSize) return invalid('validation_json_size_limit', `Must be no more than ${maxSize} bytes.`);
     return ok(value);
   },

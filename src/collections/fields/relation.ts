@@ -1,4 +1,4 @@
-import { isRecordId } from '../../lib/ids.ts';
+import { isRecordKey } from '../../lib/ids.ts';
 import type { FieldDef } from '../model.ts';
 import { readBool, readInt, readString, readStringList } from './options.ts';
 import { isMultiSelect, listFromDb, singleFromDb, toStringList } from './multi.ts';
@@ -35,7 +35,7 @@ export const relationField: FieldType = {
   prepare(value, field) {
     const ids = toStringList(value);
     if (ids === undefined) return invalid('validation_invalid_value', 'Must be a record id or a list of record ids.');
-    if (ids.some((id) => !isRecordId(id))) {
+    if (ids.some((id) => !isRecordKey(id))) {
       return invalid('validation_missing_rel_records', 'Failed to find all relation records with the provided ids.');
     }
     if (!isMultiSelect(field)) {

@@ -17,13 +17,13 @@ export interface StoredS3 {
 
 /**
  * PocketBase's `POST /api/settings/test/s3 {filesystem}`: whether the S3 bucket of uploaded files
- * (`storage`) or of backups (`backups`) answers. When CAIRN_STORAGE is S3 that bucket is what Cairn
- * uses for both, and it is checked; otherwise the bucket of the stored settings section (`s3`, or
- * `backups.s3`) is, so settings can be tried before the environment switches to them. The check reads
- * an object's metadata, which needs the credentials to work.
+ * (`storage`) or of backups (`backups`) answers. While the files are in CAIRN_STORAGE's bucket (no
+ * `s3` section saved) that bucket is checked; otherwise the bucket of the stored settings section
+ * (`s3`, or `backups.s3`), which is the one in use once enabled (switch.ts). The check reads an
+ * object's metadata, which needs the credentials to work.
  */
 export async function testS3(
-  files: { storage: FileStorage; onS3: boolean },
+  files: { readonly onEnvironmentS3: boolean } & FileStorage,
   stored: () => Promise<{ storage: StoredS3; backups: StoredS3 }>,
   input: unknown,
 ): Promise<void> {
@@ -34,7 +34,7 @@ export async function testS3(
   if (problem) throw validationFailed({ filesystem: problem }, 'Failed to test the S3 filesystem.');
   const key = `cairn-s3-test/${Date.now()}`;
   // A failure to reach the bucket Cairn uses is a 503 from the storage itself.
-  if (files.onS3) return void (await files.storage.stat(key));
+  if (files.onEnvironmentS3) return void (await files.stat(key));
   const settings = (await stored())[filesystem as (typeof FILESYSTEMS)[number]];
   if (!settings.enabled) throw badRequest('S3 storage filesystem is not enabled.');
   const probe = new S3FileStorage({

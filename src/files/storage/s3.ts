@@ -107,6 +107,22 @@ export class S3FileStorage implements FileStorage {
     }
   }
 
+  /** The objects whose keys start with `prefix` (the whole bucket for ''), page by page. */
+  async list(prefix = ''): Promise<Array<{ key: string; size: number; modified: Date }>> {
+    const out: Array<{ key: string; size: number; modified: Date }> = [];
+    try {
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix || undefined, ContinuationToken }));
+        for (const o of page.Contents ?? []) if (o.Key) out.push({ key: o.Key, size: o.Size ?? 0, modified: o.LastModified ?? new Date(0) });
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (ContinuationToken);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    return out;
+  }
+
   /** Lists the objects under `<prefix>/` page by page (1000 at most each) and deletes each page in one request. */
   async deletePrefix(prefix: string): Promise<void> {
     const Prefix = `${prefix}/`;

@@ -61,7 +61,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   socket.destroy(err);
 }
 
-/** Every error leaves as `{code, message, data}`; 5xx details stay in the log. */
+/** Every error leaves as `{data, message, status, code}`; 5xx details stay in the log. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     let apiError: ApiError | undefined;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { tooManyRequests } from '../../errors.ts';
 import type { RateCounters } from '../../ratelimit/counters.ts';
 import { memoryCounters } from './rate-limit-stores.ts';
+import { excludedMatcher, findRule, type RateLimitSettings, ruleRequest } from './rate-limit-rules.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -40,6 +41,10 @@ export interface RateLimitOptions {
   shareGlobal: boolean;
   /** Called when the shared counters fail (the hit is then counted in memory). */
   onSharedError(err: unknown): void;
+  /** The `rateLimits` settings once saved: they replace the global limit (undefined: it holds). */
+  saved?: () => RateLimitSettings | undefined;
+  /** While true, nothing is counted (the start's warm-up requests, http/warm-up.ts). */
+  paused?: () => boolean;
 }
 
 function identityOf(req: FastifyRequest): string | undefined {
@@ -83,26 +88,52 @@ class Limit {
 }
 
 /**
- * Rate limits, off with CAIRN_RATE_LIMIT=off. The client address is `req.ip`, which reads
- * X-Forwarded-For only when CAIRN_TRUST_PROXY names the proxy it came from. Register before the
- * request context, so a flood is refused before any token is checked.
+ * Rate limits. The general limit is CAIRN_RATE_LIMIT_GLOBAL per IP until the `rateLimits` settings
+ * are saved; from then on their rules apply instead (on every node: the counters are shared where
+ * the nodes share any), `enabled: false` lifting them. The sign-in limits (per IP and per identity)
+ * stay as CAIRN_RATE_LIMIT says. The client address is `req.ip` (trusted-proxy.ts). Register before
+ * the request context, so a flood is refused before any token is checked.
  */
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
-  if (!options.enabled) return;
   const { shared, onSharedError } = options;
-  const global = new Limit('global', options.globalMax, RATE_LIMITS.global.timeWindow, options.shareGlobal ? shared : undefined, onSharedError);
+  if (shared) app.addHook('onClose', () => shared.close());
+  const global = options.enabled ? new Limit('global', options.globalMax, RATE_LIMITS.global.timeWindow, options.shareGlobal ? shared : undefined, onSharedError) : undefined;
+  // One limit per rule in force, made when first needed (a changed rule is a new limit).
+  const ruleLimits = new Map<string, Limit>();
+  const excluded = excludedMatcher();
+  const byRules = async (req: FastifyRequest, settings: RateLimitSettings) => {
+    if (excluded(settings.excludedIPs, req.ip)) return;
+    const rule = findRule(settings.rules, ruleRequest(req));
+    if (!rule) return;
+    const key = `${rule.label}\n${rule.audience}\n${rule.duration}\n${rule.maxRequests}`;
+    let limit = ruleLimits.get(key);
+    if (!limit) {
+      if (ruleLimits.size > 1000) ruleLimits.clear();
+      limit = new Limit(`rule:${createHash('sha256').update(key).digest('base64url').slice(0, 16)}`, rule.maxRequests, rule.duration * 1000, shared, onSharedError);
+      ruleLimits.set(key, limit);
+    }
+    await limit.enforce(req.ip);
+  };
+  app.addHook('onRequest', async (req) => {
+    if (options.paused?.()) return;
+    const saved = options.saved?.();
+    if (saved) {
+      if (saved.enabled) await byRules(req, saved);
+      return;
+    }
+    await global?.enforce(req.ip);
+  });
+  if (!options.enabled) return;
   const perIp = new Limit('ip', RATE_LIMITS.sensitivePerIp.max, RATE_LIMITS.sensitivePerIp.timeWindow, shared, onSharedError);
   const perIdentity = new Limit('identity', RATE_LIMITS.perIdentity.max, RATE_LIMITS.perIdentity.timeWindow, shared, onSharedError);
 
-  app.addHook('onRequest', async (req) => global.enforce(req.ip));
   // preHandler: the body, which names the identity, is parsed by then, and no password is hashed yet.
   app.addHook('preHandler', async (req) => {
-    if (req.routeOptions.config?.identityLimit !== true) return;
+    if (req.routeOptions.config?.identityLimit !== true || options.paused?.()) return;
     await perIp.enforce(req.ip);
     const identity = identityOf(req);
     if (identity === undefined) return;
     // Hashed: the counters (a table, Redis) hold no addresses of accounts.
     await perIdentity.enforce(createHash('sha256').update(`${req.routeOptions.url}\n${identity}`).digest('base64url'));
   });
-  if (shared) app.addHook('onClose', () => shared.close());
 }

@@ -54,7 +54,9 @@ export function adminRoutes(admins: AdminService, tokens: TokenService, password
       return admins.list(req.query as Record<string, unknown>);
     });
 
-    app.post('/api/admins', noDb, async (req) => {
+    // v0.22 lets anyone create the first administrator here while there is none (its installer did).
+    app.post('/api/admins', noDbLimited, async (req) => {
+      if (req.ctx.auth.type === 'guest') return adminJson(await admins.createFirst(req.body ?? {}));
       requireAdmin(req.ctx);
       return adminJson(await admins.create(req.body ?? {}));
     });

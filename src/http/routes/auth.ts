@@ -1,3 +1,4 @@
+import { bodyValues } from '../form-fields.ts';
 import type { FastifyInstance } from 'fastify';
 import { authMethodsJson } from '../../auth/auth-methods.ts';
 import type { EmailFlows } from '../../auth/email-flows.ts';
@@ -58,7 +59,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-with-password', identityLimited, async (req) => {
-      const body = (req.body ?? {}) as Body;
+      const body = (await bodyValues(req)) as Body;
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
       return recordAuth.authWithPassword(req.ctx, collection, body?.identity ?? body?.email, body?.password, body?.identityField);
     });

@@ -25,7 +25,7 @@ export function backupRoutes(backups: BackupService, fileTokens: FileTokens) {
       return reply.status(204).send();
     });
 
-    app.post('/api/backups/upload', noDb, async (req, reply) => {
+    app.post('/api/backups/upload', { config: { database: false, multipart: true } }, async (req, reply) => {
       requireAdmin(req.ctx);
       if (!req.isMultipart()) throw badRequest('Send the backup as multipart/form-data, in the field "file".', { file: { code: 'validation_required', message: 'Missing file.' } });
       let part: Awaited<ReturnType<typeof req.file>>;
@@ -52,7 +52,7 @@ export function backupRoutes(backups: BackupService, fileTokens: FileTokens) {
         if (!KEY.test(req.params.key)) throw notFound();
         const token = Array.isArray(req.query.token) ? req.query.token[0] : req.query.token;
         if (!token || !(await fileTokens.admin(token))) throw forbidden('Insufficient permissions to access the resource.');
-        const { stream, size } = backups.open(req.params.key);
+        const { stream, size } = await backups.open(req.params.key);
         return reply
           .header('content-type', 'application/zip')
           .header('content-disposition', `attachment; filename="${req.params.key}"`)
@@ -64,7 +64,7 @@ export function backupRoutes(backups: BackupService, fileTokens: FileTokens) {
 
     app.delete<KeyParams>('/api/backups/:key', noDb, async (req, reply) => {
       requireAdmin(req.ctx);
-      backups.delete(req.params.key);
+      await backups.delete(req.params.key);
       return reply.status(204).send();
     });
 

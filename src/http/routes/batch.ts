@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type Readable, Transform } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors.ts';
 import type { BatchResult, BatchService } from '../../batch/service.ts';
 import { batchFileLimit } from '../../batch/form.ts';
 import type { FileStore } from '../../files/store.ts';
@@ -15,10 +17,40 @@ function answer(reply: FastifyReply, results: BatchResult[]): string {
   return `[${results.map((r) => `{"status":${r.status},"body":${madeJson(r.body) ?? JSON.stringify(r.body)}}`).join(',')}]`;
 }
 
-/** `POST /api/batch` (API contract §11): a JSON batch, or a multipart one with files. Thin: parse, run, answer. */
-export function batchRoutes(batch: BatchService, files: FileStore) {
+/** The most a JSON batch may ever be; the `batch.maxBodySize` setting in force is checked as it streams in. */
+const BATCH_BODY_CEILING = 1024 * 1024 * 1024;
+
+/** Counts a body's bytes as it streams to the parser: 413 past `limit`. */
+function limited(payload: Readable, limit: number): Readable {
+  let size = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > limit) done(tooLarge(limit));
+      else done(null, chunk);
+    },
+  });
+  payload.on('error', (err) => meter.destroy(err));
+  return payload.pipe(meter);
+}
+
+const tooLarge = (limit: number) => new ApiError(413, `The batch is larger than the limit of ${limit} bytes.`, {}, { connection: 'close' });
+
+/**
+ * `POST /api/batch` (API contract §11): a JSON batch, or a multipart one with files. Thin: parse, run,
+ * answer. The `batch` settings act on each batch (service.ts); a JSON body is held to `maxBodySize`
+ * (0: CAIRN_BODY_LIMIT) here, a multipart one's files to the upload limit as record uploads are.
+ */
+export function batchRoutes(batch: BatchService, files: FileStore, bodyLimit: number) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post('/api/batch', async (req, reply) => {
+    const preParsing = async (req: FastifyRequest, _reply: FastifyReply, payload: Readable) => {
+      const limits = await batch.limits();
+      if (req.isMultipart()) return payload;
+      const limit = limits.maxBodySize > 0 ? limits.maxBodySize : bodyLimit;
+      if ((declaredLength(req) ?? 0) > limit) throw tooLarge(limit);
+      return limited(payload, limit);
+    };
+    app.post('/api/batch', { config: { multipart: true }, bodyLimit: BATCH_BODY_CEILING, preParsing }, async (req, reply) => {
       if (!req.isMultipart()) return answer(reply, await batch.run(req.ctx, req.body));
       // As for record uploads: sizes are checked while streaming, busboy's own file limit raised past them.
       const parts = req.parts({ limits: { fileSize: files.requestLimit + 1 } });

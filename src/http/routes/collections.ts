@@ -2,7 +2,7 @@ import { filterCollections, sortCollections } from '../../collections/list-query
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_AUTH_SETTINGS } from '../../collections/auth-settings.ts';
 import { blankCollection, type Collection, type CollectionType } from '../../collections/model.ts';
-import { collectionJson, type CollectionJsonDefaults, fieldJson, pocketBaseSystemFields } from '../../collections/pocketbase-shapes.ts';
+import { asPocketBaseCreate, collectionJson, type CollectionJsonDefaults, fieldJson, pocketBaseSystemFields } from '../../collections/pocketbase-shapes.ts';
 import { dryRunView } from '../../migrations/views.ts';
 import { importCollections } from '../../migrations/collections-import.ts';
 import { knownOAuth2Providers } from '../../auth/auth-methods.ts';
@@ -60,7 +60,10 @@ export function collectionRoutes(collections: CollectionService, records: Record
     app.post('/api/collections', async (req) => {
       requireAdmin(req.ctx);
       // No body is an empty one (SDKs send bodiless requests): every required field is then named.
-      return json(await collections.create(req.ctx.db, req.body ?? {}));
+      const body = req.body ?? {};
+      // A client signed in as PocketBase ≥ 0.23's (`_superusers`) gets its collection as that makes it.
+      const superuser = req.ctx.auth.type === 'admin' && req.ctx.auth.superuser === true;
+      return json(await collections.create(req.ctx.db, superuser ? asPocketBaseCreate(body) : body));
     });
 
     app.get('/api/collections/meta/scaffolds', async (req) => {
@@ -68,7 +71,7 @@ export function collectionRoutes(collections: CollectionService, records: Record
       // A template lists the system fields a new collection of its type has, as PocketBase's do.
       const template = (type: CollectionType) => {
         const fields = pocketBaseSystemFields(type);
-        return { ...json(scaffold(type)), fields, schema: fields };
+        return { ...json(scaffold(type)), fields };
       };
       return { base: template('base'), auth: template('auth'), view: template('view') };
     });

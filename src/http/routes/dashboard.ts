@@ -11,17 +11,17 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/** The administration dashboard (API contract §14) at `/_/`, built into `dashboard/dist` by `npm install`. */
 /**
- * A pb_hooks app's own `GET /` (or a catch-all covering it): when `answers('/')`, `handle` serves `/`
- * instead of the redirect to the console.
+ * What may answer `GET /` before the redirect to the console: a pb_hooks app's own `GET /` (or a
+ * catch-all covering it), then the app's public folder; the first whose `answers('/')` serves it.
  */
 export interface RootRoute {
-  answers(path: string): boolean;
+  answers(path: string): boolean | Promise<boolean>;
   handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
 }
 
-export function dashboardRoutes(assets: DashboardAssets, root?: RootRoute) {
+/** The administration dashboard (API contract §14) at `/_/`, built into `dashboard/dist` by `npm install`. */
+export function dashboardRoutes(assets: DashboardAssets, roots: readonly RootRoute[] = []) {
   const serve = async (req: FastifyRequest, reply: FastifyReply) => {
     const urlPath = req.url.split('?')[0].slice('/_/'.length);
     const found = await assets.find(urlPath);
@@ -47,7 +47,10 @@ export function dashboardRoutes(assets: DashboardAssets, root?: RootRoute) {
   };
 
   return async (app: FastifyInstance): Promise<void> => {
-    app.get('/', STATIC, async (req, reply) => (root?.answers('/') ? root.handle(req, reply) : reply.redirect('/_/', 302)));
+    app.get('/', STATIC, async (req, reply) => {
+      for (const root of roots) if (await root.answers('/')) return root.handle(req, reply);
+      return reply.redirect('/_/', 302);
+    });
     app.get('/_', STATIC, async (_req, reply) => reply.redirect('/_/', 302));
     // PocketBase v0.39's admin UI loads its UI extensions' main.js files from here, concatenated; Cairn's
     // dashboard has no extensions, so it is PocketBase's answer without any: an empty script.

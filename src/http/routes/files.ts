@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { isInlineType } from '../../files/content-type.ts';
 import type { FileDownload, FileService } from '../../files/download.ts';
 import { ApiError, badRequest, isApiError, notFound } from '../../errors.ts';
+import { notModified, rangeOf, weakEtag } from '../conditional.ts';
 import { type Database, DEFAULT_DATABASE, type DatabaseRegistry } from '../../storage/index.ts';
 
 type FileParams = {
@@ -39,32 +40,8 @@ async function databaseOf(req: FastifyRequest<FileParams>, registry: DatabaseReg
   }
 }
 
-/** A single `bytes=` range within `size`, undefined to send everything, or 'unsatisfiable'. */
-function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
-  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  let start: number;
-  let end: number;
-  if (m[1] === '') {
-    start = Math.max(0, size - Number(m[2]));
-    end = size - 1;
-  } else {
-    start = Number(m[1]);
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  }
-  if (start > end || start >= size) return 'unsatisfiable';
-  return { start, end };
-}
-
 function etagOf(file: FileDownload): string {
-  return `"${file.size.toString(16)}-${file.modified.getTime().toString(16)}"`;
-}
-
-function notModified(req: FastifyRequest, etag: string, modified: Date): boolean {
-  const ifNoneMatch = req.headers['if-none-match'];
-  if (ifNoneMatch !== undefined) return ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}` || t.trim() === '*');
-  const since = Date.parse(req.headers['if-modified-since'] ?? '');
-  return Number.isFinite(since) && Math.floor(modified.getTime() / 1000) <= Math.floor(since / 1000);
+  return weakEtag(file.size, file.modified);
 }
 
 async function send(req: FastifyRequest<FileParams>, reply: FastifyReply, file: FileDownload): Promise<FastifyReply> {

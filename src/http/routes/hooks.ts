@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
-import { parse as parseQuery } from 'node:querystring';
 import type { RequestContext } from '../../context.ts';
 import { ApiError, badRequest, notFound } from '../../errors.ts';
 import { type Bound, runChain } from '../../lib/chain.ts';
@@ -192,7 +191,7 @@ function routerOf(set: HookSet): HookRouter {
  * as the context plugin does for Cairn's routes; CORS, rate limits and the request log apply as to
  * every route.
  */
-export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveRoutes: boolean) {
+export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveRoutes: boolean, unmatched?: UnmatchedHandler) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/api/hooks', { config: { database: false } }, async (req) => {
       requireAdmin(req.ctx);
@@ -205,17 +204,13 @@ export function hookRoutes(runtime: HookRuntime, context: ContextOptions, serveR
     });
     if (!serveRoutes) return;
 
-    // Forms for hook routes only (Cairn's own routes take JSON and multipart).
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-      done(null, parseQuery(body as string));
-    });
     app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
     app.route({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       url: '/*',
-      config: { database: false, authenticate: false },
-      handler: hookRouteHandler(runtime, context),
+      config: { database: false, authenticate: false, multipart: true },
+      handler: hookRouteHandler(runtime, context, unmatched),
     });
   };
 }
@@ -225,15 +220,24 @@ export function hookRouteAnswers(runtime: HookRuntime, path: string): boolean {
   return routerOf(runtime.current).find('GET', path) !== undefined;
 }
 
-/** What answers a request with the hook route its method and path match (404 for none). */
-export function hookRouteHandler(runtime: HookRuntime, context: ContextOptions) {
+/** What answers a request no hook route matches, where it wants to (the public folder); else the 404. */
+export interface UnmatchedHandler {
+  serves(method: string, path: string): boolean;
+  handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+}
+
+/** What answers a request with the hook route its method and path match (`unmatched`, or 404, for none). */
+export function hookRouteHandler(runtime: HookRuntime, context: ContextOptions, unmatched?: UnmatchedHandler) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const raw = req.url;
     const q = raw.indexOf('?');
     const path = q < 0 ? raw : raw.slice(0, q);
     // HEAD is GET without the body (Fastify leaves the body out).
     const match: RouteMatch | undefined = routerOf(runtime.current).find(req.method === 'HEAD' ? 'GET' : req.method, path);
-    if (!match) throw notFound();
+    if (!match) {
+      if (unmatched?.serves(req.method, path)) return unmatched.handle(req, reply);
+      throw notFound();
+    }
     const ctx = await fullContext(context, req);
     let decoded = path;
     try {

@@ -9,6 +9,8 @@ type VersionParams = { Params: { version: string } };
 type Query = Record<string, unknown>;
 
 const noDb = { config: { database: false } } as const;
+/** Routes that read their multipart body themselves (plugins/form-body.ts). */
+const noDbUpload = { config: { database: false, multipart: true } } as const;
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
 
@@ -53,7 +55,7 @@ export function migrationRoutes(migrations: MigrationService) {
 
     app.get('/api/migrations/load', noDb, async (req) => migrations.load((req.query as Query).version));
 
-    app.post('/api/migrations/upload', noDb, async (req) => {
+    app.post('/api/migrations/upload', noDbUpload, async (req) => {
       const file = await uploadedFile(req, 'migration');
       return migrations.upload(file.toString('utf8'));
     });
@@ -63,7 +65,7 @@ export function migrationRoutes(migrations: MigrationService) {
       return reply.header('content-type', 'application/zip').header('content-disposition', 'attachment; filename="migrations.zip"').send(zip);
     });
 
-    app.post('/api/migrations/import', noDb, async (req) => migrations.importArchive(await uploadedFile(req, 'archive')));
+    app.post('/api/migrations/import', noDbUpload, async (req) => migrations.importArchive(await uploadedFile(req, 'archive')));
 
     app.post('/api/migrations/apply-pending', noDb, async () => migrations.applyPending());
 

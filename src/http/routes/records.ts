@@ -8,6 +8,8 @@ import { withRecordBody } from '../record-body.ts';
 
 type CollectionParams = { Params: { collection: string } };
 type RecordParams = { Params: { collection: string; id: string } };
+/** Record writes read their multipart body themselves, files streamed (plugins/form-body.ts). */
+const uploads = { config: { multipart: true } } as const;
 
 /** A written record, as the JSON text its write already made for a webhook event when there is one. */
 function answer(reply: FastifyReply, record: unknown): unknown {
@@ -48,12 +50,12 @@ export function recordRoutes(collections: CollectionService, records: RecordServ
       return sent(reply, await records.viewAnswer(req.ctx, collection, req.params.id, req.query as Record<string, unknown>));
     });
 
-    app.post<CollectionParams>('/api/collections/:collection/records', async (req, reply) => {
+    app.post<CollectionParams>('/api/collections/:collection/records', uploads, async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
       return answer(reply, await withRecordBody(req, files, collection, (input) => records.create(req.ctx, collection, input, req.query as Record<string, unknown>)));
     });
 
-    app.patch<RecordParams>('/api/collections/:collection/records/:id', async (req, reply) => {
+    app.patch<RecordParams>('/api/collections/:collection/records/:id', uploads, async (req, reply) => {
       const collection = await collections.get(req.ctx.db, req.params.collection);
       return answer(reply, await withRecordBody(req, files, collection, (input) => records.update(req.ctx, collection, req.params.id, input, req.query as Record<string, unknown>)));
     });

@@ -10,7 +10,7 @@ import { requireAdmin, requireSuperuser } from '../guards.ts';
 const noDb = { config: { database: false } } as const;
 
 /** Instance settings (system.db); secrets are accepted but never returned. */
-export function settingsRoutes(settings: SettingsService, mailer: Mailer, files: { storage: FileStorage; onS3: boolean }) {
+export function settingsRoutes(settings: SettingsService, mailer: Mailer, files: { readonly onEnvironmentS3: boolean } & FileStorage) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/api/settings', noDb, async (req) => {
       requireAdmin(req.ctx);

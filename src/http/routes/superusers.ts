@@ -1,3 +1,4 @@
+import { bodyValues } from '../form-fields.ts';
 import type { FastifyInstance } from 'fastify';
 import type { AdminPasswordReset } from '../../auth/admin-flows.ts';
 import { authMethodsJson } from '../../auth/auth-methods.ts';
@@ -24,7 +25,7 @@ const noDbLimited = { config: { database: false, ...identityLimited.config } } a
  */
 export function superuserRoutes(superusers: SuperuserService, passwordReset: AdminPasswordReset) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post(`${BASE}/auth-with-password`, noDbLimited, async (req) => superusers.authWithPassword(req.ctx, req.body ?? {}));
+    app.post(`${BASE}/auth-with-password`, noDbLimited, async (req) => superusers.authWithPassword(req.ctx, await bodyValues(req)));
 
     app.post(`${BASE}/auth-refresh`, noDb, async (req) => superusers.refresh(req.ctx));
 

@@ -5,7 +5,7 @@ import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
 import type { Queryable } from '../../storage/index.ts';
 import { list, raw, sql } from '../../storage/sql.ts';
 import { RuleProgram } from './program.ts';
-import { scopeOf } from './rule-access.ts';
+import { scopeOf } from './scope.ts';
 
 const programs = new WeakMap<Collection, Map<string, RuleProgram>>();
 

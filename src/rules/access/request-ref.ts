@@ -77,7 +77,8 @@ export function parseRequestRef(name: string, position: number, scope: NameScope
   if (source === 'body') {
     field = scope.collection.fields.find((f) => f.name === key);
     systemKey = key === 'id' || (scope.collection.type === 'auth' && AUTH_BODY_KEYS.has(key));
-    if (!field && !systemKey) fail(`unknown field ${JSON.stringify(key)} in ${JSON.stringify(name)}: "${scope.collection.name}" has no such field`);
+    // A key that names no field is the body's value as sent, a JSON path below it included (as
+    // PocketBase reads `@request.body.*`: a rule may check what a hook or the client sends beside the fields).
   } else {
     systemKey = AUTH_KEYS.has(key);
     const candidates = scope.authCollections.flatMap((c) => c.fields.filter((f) => f.name === key));
@@ -91,7 +92,7 @@ export function parseRequestRef(name: string, position: number, scope: NameScope
       if (modifier === 'isset') fail(`":isset" does not apply to the relation path ${JSON.stringify(name)}`);
       return ref;
     }
-    if (field?.type === 'json' && source === 'body') {
+    if (source === 'body' && (field?.type === 'json' || (!field && !systemKey))) {
       if (modifier === 'length' || modifier === 'each') fail(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(name)}`);
       return ref;
     }

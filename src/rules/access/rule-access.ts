@@ -15,6 +15,7 @@ import { RuleProgram, ruleResolver } from './program.ts';
 import { RefusedSpecialNames } from './request-names.ts';
 import type { NameScope } from './request-ref.ts';
 import { describe, RequestInputs } from './request-values.ts';
+import { scopeOf } from './scope.ts';
 
 export const RULE_OF: Record<RecordAction, RuleName> = {
   list: 'listRule',
@@ -24,14 +25,8 @@ export const RULE_OF: Record<RecordAction, RuleName> = {
   delete: 'deleteRule',
 };
 
-/** The names rules and filters are checked against, for a collection of `collections`. */
-export function scopeOf(collection: Collection, collections: CollectionSet): NameScope {
-  return {
-    collection,
-    authCollections: collections.list.filter((c) => c.type === 'auth'),
-    lookup: (name) => collections.find(name),
-  };
-}
+// Below both this file and record-match.ts, which compile rules in the same scope.
+export { scopeOf } from './scope.ts';
 
 type Compiled = RuleProgram | FilterError;
 
@@ -84,7 +79,8 @@ export class RuleAccess implements RecordAccess {
   condition(ctx: RequestContext, collection: Collection, action: RecordAction, collections: CollectionSet): Sql | null {
     if (isPrivileged(ctx.auth)) return null;
     const rule = collection[RULE_OF[action]];
-    if (rule === null) throw forbidden('Only administrators can perform this action.');
+    // PocketBase's message for a superusers-only rule (API contract §23).
+    if (rule === null) throw forbidden('Only superusers can perform this action.');
     if (rule.trim() === '') return null;
     const program = this.program(collection, action, rule, collections, ctx);
     try {

@@ -80,7 +80,7 @@ export class PostgresBackend implements StorageBackend {
   async applySteps(db: Database, steps: readonly SchemaStep[]): Promise<void> {
     const schema = (db as PgDatabase).schema;
     await db.transaction(async (tx) => {
-      await tx.get('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [`cairn.schema.${schema}`]);
+      await this.lockInTransaction(tx, `cairn.schema.${schema}`);
       await tx.exec('CREATE TABLE IF NOT EXISTS _cairn_schema (id TEXT PRIMARY KEY NOT NULL, applied TEXT NOT NULL)');
       const done = new Set((await tx.all<{ id: string }>('SELECT id FROM _cairn_schema')).map((r) => r.id));
       for (const step of steps) {
@@ -89,6 +89,10 @@ export class PostgresBackend implements StorageBackend {
         await tx.run('INSERT INTO _cairn_schema (id, applied) VALUES (?, ?)', [step.id, nowIso()]);
       }
     });
+  }
+
+  async lockInTransaction(tx: Transaction, key: string): Promise<void> {
+    await tx.get('SELECT pg_advisory_xact_lock(hashtext(?)) AS locked', [key]);
   }
 
   transactionAcross<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T> {

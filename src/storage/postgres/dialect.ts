@@ -171,6 +171,24 @@ export const postgresDialect: Dialect = {
     return `${alias}."_seq"`;
   },
 
+  indexSql(statement) {
+    // Backticks (SQLite's MySQL-style quoting) become double quotes, outside string literals.
+    let out = '';
+    let quoted: string | undefined;
+    for (const ch of statement) {
+      if (quoted) {
+        if (ch === quoted) quoted = undefined;
+        out += quoted === undefined && ch === '`' ? '"' : ch;
+      } else if (ch === "'" || ch === '"' || ch === '`') {
+        quoted = ch;
+        out += ch === '`' ? '"' : ch;
+      } else out += ch;
+    }
+    // A case-insensitive column (`COLLATE NOCASE`, SQLite's ASCII case folding) is indexed on its
+    // lower-case value, so a unique index still refuses "A" beside "a".
+    return out.replace(/("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)\s+COLLATE\s+"?nocase"?/gi, 'lower($1)');
+  },
+
   splitStatements(script: string): string[] {
     return (splitQuery(script, postgreSplitterOptions) as unknown[]).map((s) => (typeof s === 'string' ? s : String((s as { text: string }).text)).trim()).filter(Boolean);
   },
@@ -219,11 +237,15 @@ export const postgresDialect: Dialect = {
         JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace
         JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
         JOIN pg_class c ON c.oid = d.refobjid JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE vn.nspname = current_schema() AND v.relname = ? AND n.nspname <> current_schema()`,
+        WHERE vn.nspname = current_schema() AND v.relname = ? AND n.nspname <> current_schema()
+          AND NOT (n.nspname = '${FN}' AND c.relname = '_superusers')`,
       [view],
     );
     return rows.map((r) => r.nspname);
   },
+
+  // The view of `_admins` in the instance schema (superusersViewStep).
+  superusersRelation: `${FN}._superusers`,
 
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {
     const row = await db.get<{ tablename: string }>('SELECT tablename FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?', [index]);

@@ -22,8 +22,14 @@ export interface PgOptions {
   poolSize: number;
   /** A statement running longer is cancelled, so a runaway filter cannot hold a connection. */
   statementTimeoutMs: number;
-  /** How long a request waits for a free connection before it is answered 503. */
+  /**
+   * How long a request waits for a free connection before it is answered 503 (CAIRN_PG_POOL_WAIT_MS):
+   * a burst of more requests than connections queues and is served in turn, instead of failing.
+   */
   connectTimeoutMs: number;
+  /** Requests waiting for a connection at once (CAIRN_PG_POOL_QUEUE): past that a request is answered
+   * 503 at once, so a flood cannot pile up unbounded memory and latency. Unbounded when absent. */
+  queueLimit?: number;
   /** This node (CAIRN_NODE_ID), set on each connection as `cairn.node` so triggers can name it. */
   node?: string;
 }
@@ -174,6 +180,10 @@ export class PgServer {
   async connect(schema: string): Promise<pg.PoolClient> {
     if (this.closed) throw new ApiError(503, 'The server is shutting down.');
     if (DEBUG && inTransaction.getStore()) process.emitWarning(`a second connection taken inside a transaction:\n${new Error().stack}`);
+    const limit = this.options.queueLimit;
+    if (limit !== undefined && this.pool.waitingCount >= limit) {
+      throw new ApiError(503, 'Too many requests are waiting for the database; try again shortly.');
+    }
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();

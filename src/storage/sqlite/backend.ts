@@ -5,13 +5,19 @@ import { applySchemaSteps, type SchemaStep } from '../schema-steps.ts';
 import type { Database, Queryable } from '../types.ts';
 import { sqliteDialect } from './dialect.ts';
 import { peekSqlite, SqliteDatabase } from './driver.ts';
+import { SqliteSuperusers } from './superusers.ts';
 
 /** Databases as files: `<dir>/system.db` and `<dir>/databases/<name>.db`. */
 export class SqliteBackend implements StorageBackend {
   readonly dialect = sqliteDialect;
   readonly shared = false;
 
-  constructor(private readonly dir: string) {}
+  /** What data databases' views read as `_superusers`. */
+  private readonly superusers: SqliteSuperusers;
+
+  constructor(private readonly dir: string) {
+    this.superusers = new SqliteSuperusers(path.join(dir, 'system.db'));
+  }
 
   get location(): string {
     return this.dir;
@@ -28,7 +34,7 @@ export class SqliteBackend implements StorageBackend {
 
   async open(name: string): Promise<Database | undefined> {
     const file = this.fileOf(name);
-    return existsSync(file) ? new SqliteDatabase(name, file) : undefined;
+    return existsSync(file) ? new SqliteDatabase(name, file, this.superusers.rows) : undefined;
   }
 
   async peek<T>(name: string, fn: (q: Queryable) => Promise<T>): Promise<T | undefined> {
@@ -37,7 +43,7 @@ export class SqliteBackend implements StorageBackend {
   }
 
   async create(name: string): Promise<Database> {
-    return new SqliteDatabase(name, this.fileOf(name));
+    return new SqliteDatabase(name, this.fileOf(name), this.superusers.rows);
   }
 
   async remove(name: string, db: Database | undefined): Promise<void> {
@@ -49,7 +55,9 @@ export class SqliteBackend implements StorageBackend {
     return applySchemaSteps(db, steps);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.superusers.close();
+  }
 
   private fileOf(name: string): string {
     // The name passed isValidDatabaseName, so it cannot leave the directory.

@@ -213,6 +213,8 @@ export const sqliteDialect: Dialect = {
     return [];
   },
 
+  superusersRelation: '_superusers',
+
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {
     const row = await db.get<{ tbl_name: string }>("SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE", [index]);
     return row?.tbl_name;

@@ -5,6 +5,7 @@ import { allInOrder } from '../within.ts';
 import { checkpointsSettled, FALLBACK_AUTOCHECKPOINT, unwatchCheckpoints, watchCheckpoints } from './checkpointer.ts';
 import { sqliteDialect } from './dialect.ts';
 import { bindable } from '../bind.ts';
+import { registerSuperusers } from './superusers.ts';
 
 type Connection = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;
@@ -156,12 +157,18 @@ export class SqliteDatabase implements Database {
   private closed = false;
   private readonly checkpointed: boolean;
 
+  /** `superusers`: the administrators, for a data database's `_superusers` (sqlite/superusers.ts). */
   constructor(
     readonly name: string,
     readonly file: string,
+    superusers?: () => unknown[][],
   ) {
     this.writer = openConnection(file, false);
     this.reader = openConnection(file, true);
+    if (superusers !== undefined) {
+      registerSuperusers(this.writer, superusers);
+      registerSuperusers(this.reader, superusers);
+    }
     // Checkpoints run in a thread (checkpointer.ts), not inside some request's commit.
     this.checkpointed = watchCheckpoints(file);
     if (this.checkpointed) this.writer.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);

@@ -2,11 +2,13 @@ import type { Database } from '../../storage/index.ts';
 import { DELIVERY, OutcomeBatches, settle, shutdownGrace } from '../attempt.ts';
 import { requestFor, Sender } from '../deliver.ts';
 import type { Deliverer, WorkerOptions } from '../store.ts';
-import type { OutboxRow, PendingRow } from '../types.ts';
+import type { OutboxRow, PendingRow, Settlement } from '../types.ts';
 import { claimEvents, isLeased, OUTBOX_CHANNEL, releaseLeases, renewLeases, saveOutcomes } from './outbox.ts';
 
 // Besides notices: picks up retries whose backoff ended and events whose lease expired on a dead node.
 const POLL_MS = 1000;
+/** How long after a failed write of outcomes it is tried again. */
+const OUTCOME_RETRY_MS = 500;
 
 /** The lease a node takes on the events it is about to attempt: long enough for a slow receiver. */
 export function leaseMs(timeoutMs: number): number {
@@ -42,6 +44,7 @@ export class LeaseWorker implements Deliverer {
   private readonly held = new Map<string, Set<number>>();
   private readonly outcomes: OutcomeBatches;
   private timers: NodeJS.Timeout[] = [];
+  private readonly retries = new Set<NodeJS.Timeout>();
   private unlisten: Array<() => void> = [];
 
   constructor(private readonly o: WorkerOptions) {
@@ -49,10 +52,15 @@ export class LeaseWorker implements Deliverer {
     this.lease = o.leaseMs ?? leaseMs(o.timeoutMs);
     this.outcomes = new OutcomeBatches({
       write: (db, items) => saveOutcomes(db, items, o.node),
-      written: (name, items, ok) => {
-        // Not written: the events stay held (their leases renewed) until this node stops and hands
-        // them back, when they are attempted again.
-        if (!ok) return;
+      written: (name, items, ok, db) => {
+        // Not written (a deadlock with another node's or this node's lease update, a lost
+        // connection): the events stay held, their leases renewed, and the write is tried again
+        // shortly, since each record's next event waits behind its outcome. A node that stops first
+        // hands them back, and they are attempted again.
+        if (!ok) {
+          if (this.running) this.retryOutcomes(name, db, items);
+          return;
+        }
         const held = this.heldOf(name);
         for (const item of items) held.delete(item.seq);
         // The next event of each record may go now.
@@ -177,6 +185,15 @@ export class LeaseWorker implements Deliverer {
     this.outcomes.add(c.database, c.db, settle(c.row, c.row.attempts, result, this.o));
   }
 
+  private retryOutcomes(database: string, db: Database, items: Settlement[]): void {
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      if (this.running) for (const item of items) this.outcomes.add(database, db, item);
+    }, OUTCOME_RETRY_MS);
+    timer.unref();
+    this.retries.add(timer);
+  }
+
   save(database?: string): Promise<void> {
     return this.outcomes.save(database);
   }
@@ -202,6 +219,8 @@ export class LeaseWorker implements Deliverer {
     if (!this.running) return;
     this.running = false;
     for (const t of this.timers) clearInterval(t);
+    for (const t of this.retries) clearTimeout(t);
+    this.retries.clear();
     for (const off of this.unlisten.splice(0)) off();
     await Promise.allSettled([...this.passes.values()]);
     const attempts = [...this.inFlight.values()];

@@ -1,0 +1,308 @@
+// `npm run bench -- pocketbase [--full] [--sqlite|--postgres] [--reseed] [--only=TEXT]`: PocketBase's
+// own benchmark (bench/pocketbase/scenarios.ts) against Cairn on SQLite and on PostgreSQL, beside
+// PocketBase's published times for a 2-vCPU Hetzner CAX11 (published.ts). See docs/performance.md.
+//
+// The data is seeded once by the create scenarios (through the API, as PocketBase's benchmark does)
+// and kept in a cache keyed by Cairn's version and this bench's seed: SQLite's data directory under
+// <tmp>/cairn-pbbench-cache/, PostgreSQL's as a template database cloned for each run. Every run works
+// on a copy, so deletes and updates never reach the cache; --reseed measures the creates again.
+// Default: posts10k only (a few minutes); --full: 10k, 25k, 50k and 100k posts (seeding takes long).
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { ADMIN, ROOT, startPgCairn } from '../postgres/run.ts';
+import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { burst, type Outcome, send } from './client.ts';
+import { PUBLISHED_CAX11_MS } from './published.ts';
+import { createId, createSteps, DESCRIPTION, indexStatement, listSteps, POSTS_FULL, POSTS_QUICK, schema } from './scenarios.ts';
+
+type Engine = 'sqlite' | 'postgres';
+
+interface Options {
+  full: boolean;
+  engines: Engine[];
+  reseed: boolean;
+  only?: string;
+}
+
+export function parseArgs(args: string[]): Options {
+  const sqlite = args.includes('--sqlite');
+  const postgres = args.includes('--postgres');
+  return {
+    full: args.includes('--full'),
+    engines: sqlite === postgres ? ['sqlite', 'postgres'] : sqlite ? ['sqlite'] : ['postgres'],
+    reseed: args.includes('--reseed'),
+    only: args.find((a) => a.startsWith('--only='))?.slice('--only='.length),
+  };
+}
+
+/** Bumped when seed() below changes what it writes (scenarios.ts is hashed into the key as well). */
+const SEED_VERSION = '1';
+
+const PG_SERVER = () => process.env.BENCH_POSTGRES || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function cacheKey(full: boolean): string {
+  const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const seed = createHash('sha1')
+    .update(readFileSync(new URL('./scenarios.ts', import.meta.url)))
+    .update(SEED_VERSION)
+    .digest('hex')
+    .slice(0, 10);
+  return `v${version.replace(/\W/g, '_')}_${full ? 'full' : 'quick'}_${seed}`;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function startSqliteCairn(dir: string): Promise<RunningServer> {
+  return startProcess(
+    [path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
+    { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn', CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN.identity, CAIRN_ADMIN_PASSWORD: ADMIN.password, NODE_ENV: 'production' },
+    '/api/health',
+  );
+}
+
+/** Cairn as one engine, on a copy of the seeded data. */
+interface Instance {
+  server: RunningServer;
+  admin: string;
+  close(): Promise<void>;
+}
+
+async function adminToken(url: string): Promise<string> {
+  const res = await send(url, 'POST', '/api/admins/auth-with-password', { body: ADMIN });
+  if (res.status !== 200) throw new Error(`admin login answered ${res.status}: ${res.text}`);
+  return (JSON.parse(res.text) as { token: string }).token;
+}
+
+async function call<T = any>(url: string, token: string, method: string, p: string, body?: unknown): Promise<T> {
+  const res = await send(url, method, p, { body, token });
+  if (res.status < 200 || res.status >= 300) throw new Error(`${method} ${p} answered ${res.status}: ${res.text.slice(0, 300)}`);
+  return (res.text === '' ? undefined : JSON.parse(res.text)) as T;
+}
+
+async function randomIds(url: string, token: string, collection: string, count: number): Promise<string[]> {
+  const page = await call<{ items: Array<{ id: string }> }>(url, token, 'GET', `/api/collections/${collection}/records?perPage=${count}&sort=@random&fields=id&skipTotal=1`);
+  return page.items.map((r) => r.id);
+}
+
+async function userToken(url: string): Promise<{ id: string; token: string }> {
+  const res = await send(url, 'POST', '/api/collections/users/auth-with-password', { body: { identity: 'users7@example.com', password: '1234567890' } });
+  if (res.status !== 200) throw new Error(`user login answered ${res.status}: ${res.text}`);
+  const body = JSON.parse(res.text) as { token: string; record: { id: string } };
+  return { id: body.record.id, token: body.token };
+}
+
+const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
+
+/** Creates the schema and runs the create scenarios, which seed the data; returns their outcomes. */
+async function seed(server: RunningServer, posts: readonly string[]): Promise<Record<string, Outcome>> {
+  const url = server.url;
+  const admin = await adminToken(url);
+  const s = schema(posts);
+  for (const c of s.create.slice(0, 2)) await call(url, admin, 'POST', '/api/collections', c);
+  const users = await call<{ fields: unknown[] }>(url, admin, 'GET', '/api/collections/users');
+  await call(url, admin, 'PATCH', '/api/collections/users', s.users(users));
+  for (const c of s.create.slice(2)) await call(url, admin, 'POST', '/api/collections', c);
+  const out: Record<string, Outcome> = {};
+  let user: { token: string } | undefined;
+  for (const step of createSteps(posts)) {
+    await call(url, admin, 'PATCH', `/api/collections/${step.collection}`, { createRule: step.rule });
+    const total = (await call<{ totalItems: number }>(url, admin, 'GET', `/api/collections/${step.collection}/records?perPage=1`)).totalItems;
+    const orgs = step.collection === 'users' ? await randomIds(url, admin, 'organizations', 999) : [];
+    const perms = step.collection === 'users' ? await randomIds(url, admin, 'permissions', 999) : [];
+    const authors = step.collection.startsWith('posts') ? await randomIds(url, admin, 'users', 999) : [];
+    if (step.asUser) user ??= await userToken(url);
+    process.stderr.write(`  ${createId(step)}: ${step.count} at ${step.concurrency}…\n`);
+    const body = (i: number): Record<string, unknown> => {
+      const name = `${step.collection}${i + total}`;
+      if (step.collection === 'organizations') return { name };
+      if (step.collection === 'permissions') return { name, active: i % 2 === 0 };
+      if (step.collection === 'users') {
+        return { email: `${name}@example.com`, username: name, name, organization: pick(orgs), permissions: [pick(perms), pick(perms), pick(perms)], password: '1234567890', passwordConfirm: '1234567890' };
+      }
+      return { title: name, description: DESCRIPTION, public: i % 2 !== 0, type: [pick(['a', 'b', 'c', 'd']), pick(['a', 'b', 'c', 'd'])], author: pick(authors) };
+    };
+    const token = step.asUser ? user!.token : undefined;
+    out[createId(step)] = await burst(step.count, step.concurrency, (i) => send(url, 'POST', `/api/collections/${step.collection}/records`, { body: body(i), token }), server.cpuSeconds);
+  }
+  for (const step of createSteps(posts)) await call(url, admin, 'PATCH', `/api/collections/${step.collection}`, { createRule: '' });
+  return out;
+}
+
+/** The seeded data for `engine`, from the cache or seeded now; returns an instance on a copy of it. */
+async function instance(engine: Engine, options: Options, creates: Record<string, Outcome>): Promise<Instance> {
+  const posts = options.full ? POSTS_FULL : POSTS_QUICK;
+  const key = cacheKey(options.full);
+  const cacheRoot = path.join(os.tmpdir(), 'cairn-pbbench-cache');
+  mkdirSync(cacheRoot, { recursive: true });
+  const metaFile = path.join(cacheRoot, `${engine}-${key}.json`);
+  const work = mkdtempSync(path.join(os.tmpdir(), 'cairn-pbbench-'));
+  if (engine === 'sqlite') {
+    const cached = path.join(cacheRoot, `sqlite-${key}`);
+    if (options.reseed || !existsSync(metaFile) || !existsSync(cached)) {
+      rmSync(cached, { recursive: true, force: true });
+      process.stderr.write(`seeding SQLite (${posts.join(', ')})…\n`);
+      const server = await startSqliteCairn(cached);
+      try {
+        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts) }));
+      } finally {
+        await server.stop();
+      }
+    }
+    Object.assign(creates, (JSON.parse(readFileSync(metaFile, 'utf8')) as { creates: Record<string, Outcome> }).creates);
+    cpSync(cached, path.join(work, 'data'), { recursive: true });
+    const server = await startSqliteCairn(path.join(work, 'data'));
+    return { server, admin: await adminToken(server.url), close: async () => (await server.stop(), rmSync(work, { recursive: true, force: true })) };
+  }
+  const serverUrl = PG_SERVER();
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  const template = `cairn_pbbench_${key}`.toLowerCase().slice(0, 60);
+  const dbUrl = (name: string) => Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString();
+  try {
+    const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template])).rowCount === 1;
+    if (options.reseed || !exists || !existsSync(metaFile)) {
+      await admin.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE "${template}"`);
+      process.stderr.write(`seeding PostgreSQL (${posts.join(', ')})…\n`);
+      const seedDir = path.join(work, 'seed');
+      const server = await startPgCairn(ROOT, seedDir, dbUrl(template), { CAIRN_LOG_LEVEL: 'warn' });
+      try {
+        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts) }));
+      } finally {
+        await server.stop();
+      }
+      const data = new pg.Client({ connectionString: dbUrl(template) });
+      await data.connect();
+      await data.query('VACUUM ANALYZE');
+      await data.end();
+    }
+    Object.assign(creates, (JSON.parse(readFileSync(metaFile, 'utf8')) as { creates: Record<string, Outcome> }).creates);
+    const copy = `cairn_pbbench_run_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${copy}" TEMPLATE "${template}"`);
+    const server = await startPgCairn(ROOT, path.join(work, 'data'), dbUrl(copy), { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn' });
+    return {
+      server,
+      admin: await adminToken(server.url),
+      async close() {
+        await server.stop();
+        rmSync(work, { recursive: true, force: true });
+        const a = new pg.Client({ connectionString: serverUrl });
+        await a.connect();
+        await a.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`).catch(() => undefined);
+        await a.end();
+      },
+    };
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Runs the read, auth and delete scenarios on `inst`; returns their outcomes by id. */
+async function scenarios(inst: Instance, options: Options): Promise<Record<string, Outcome>> {
+  const { server, admin } = inst;
+  const url = server.url;
+  const out: Record<string, Outcome> = {};
+  const wanted = (id: string) => !options.only || id.includes(options.only);
+  const cool = () => pause(Number(process.env.BENCH_PB_COOLDOWN_MS ?? 1000));
+  const run = async (id: string, iterations: number, concurrency: number, one: (i: number) => ReturnType<typeof send>, beside?: () => Promise<unknown>) => {
+    if (!wanted(id)) return;
+    await cool();
+    process.stderr.write(`  ${id}: ${iterations} at ${concurrency}…\n`);
+    const [outcome] = await Promise.all([burst(iterations, concurrency, one, server.cpuSeconds), beside?.()]);
+    out[id] = outcome;
+  };
+  const user = await userToken(url);
+  const patch = (collection: string, body: unknown) => call(url, admin, 'PATCH', `/api/collections/${collection}`, body);
+
+  await run('auth-password high', 250, 250, () => send(url, 'POST', '/api/collections/users/auth-with-password', { body: { identity: 'users0@example.com', password: '1234567890' } }));
+  await run('auth-password small', 250, 10, () => send(url, 'POST', '/api/collections/users/auth-with-password', { body: { identity: 'users0@example.com', password: '1234567890' } }));
+  await run('auth-refresh high', 1000, 1000, () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: user.token }));
+  await run('auth-refresh medium', 1000, 100, () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: user.token }));
+  await run('view-user medium', 1000, 100, () => send(url, 'GET', `/api/collections/users/records/${user.id}`, { token: user.token }));
+  await run('view-user high', 1000, 1000, () => send(url, 'GET', `/api/collections/users/records/${user.id}`, { token: user.token }));
+
+  const posts = options.full ? POSTS_FULL : POSTS_QUICK;
+  for (const col of posts) {
+    for (const step of listSteps()) {
+      const id = `${step.id} ${col}`;
+      if (!wanted(id)) continue;
+      await patch(col, { listRule: step.rule, indexes: indexStatement(col, step.index) });
+      const updates = step.updates ? await randomIds(url, admin, col, step.updates) : [];
+      const beside = step.updates
+        ? () => Promise.all(updates.map((rid) => send(url, 'PATCH', `/api/collections/${col}/records/${rid}`, { body: { title: `update${rid}` }, token: user.token })))
+        : undefined;
+      await run(id, step.iterations, step.concurrency, () => send(url, 'GET', `/api/collections/${col}/records${step.query}`, { token: user.token }), beside);
+    }
+    await patch(col, { listRule: '', indexes: [] });
+  }
+
+  const deletes: Array<[string, string]> = [...posts.flatMap((c): Array<[string, string]> => [[c, ''], [c, "@request.auth.id != ''"]]), ['users', ''], ['organizations', '']];
+  for (const [col, rule] of deletes) {
+    const id = `delete ${col}${rule ? ' rule' : ''}`;
+    if (!wanted(id)) continue;
+    await patch(col, { deleteRule: rule });
+    const ids = await randomIds(url, admin, col, 100);
+    // A cascade may delete the signed-in user (and with it the token's validity): those run as the
+    // superuser, under the same open rule.
+    const token = col === 'users' || col === 'organizations' ? admin : user.token;
+    await run(id, ids.length, 10, (i) => send(url, 'DELETE', `/api/collections/${col}/records/${ids[i]}`, { token }));
+  }
+  return out;
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function cell(o: Outcome | undefined): string[] {
+  if (!o) return ['', '', '', ''];
+  const errors = o.errors > 0 ? ` (**${o.errors} failed**: ${Object.entries(o.failures).map(([s, f]) => `${s}×${f.count}`).join(', ')})` : '';
+  return [`${fmt(o.completedMs, o.completedMs < 100 ? 1 : 0)}${errors}`, fmt(o.rps), `${fmt(o.p50Ms, 1)} / ${fmt(o.p99Ms, 1)}`, o.cpuUs === undefined ? '?' : fmt(o.cpuUs)];
+}
+
+function ratio(o: Outcome | undefined, published: number | undefined): string {
+  if (!o || published === undefined) return '';
+  const r = o.completedMs / published;
+  return `${fmt(r, 2)}×`;
+}
+
+export async function runPocketBaseBench(args: string[]): Promise<void> {
+  const options = parseArgs(args);
+  const started = Date.now();
+  const load = os.loadavg()[0];
+  const results = new Map<Engine, Record<string, Outcome>>();
+  for (const engine of options.engines) {
+    const creates: Record<string, Outcome> = {};
+    process.stderr.write(`${engine}: preparing…\n`);
+    const inst = await instance(engine, options, creates);
+    try {
+      process.stderr.write(`${engine}: measuring…\n`);
+      results.set(engine, { ...creates, ...(await scenarios(inst, options)) });
+    } finally {
+      await inst.close();
+    }
+  }
+  const ids = [...new Set([...results.values()].flatMap((r) => Object.keys(r)))];
+  const head = ['scenario', 'reqs / conc'];
+  for (const e of options.engines) head.push(`${e} total ms`, `${e} req/s`, `${e} p50 / p99 ms`, `${e} CPU µs/req`, `${e} / PocketBase`);
+  head.push('PocketBase CAX11 ms');
+  const lines = [`| ${head.join(' | ')} |`, `| --- | --- |${' ---: |'.repeat(head.length - 2)}`];
+  for (const id of ids) {
+    const any = [...results.values()].map((r) => r[id]).find(Boolean)!;
+    const row = [id, `${any.iterations} / ${any.concurrency}`];
+    for (const e of options.engines) row.push(...cell(results.get(e)![id]), ratio(results.get(e)![id], PUBLISHED_CAX11_MS[id]));
+    row.push(PUBLISHED_CAX11_MS[id] === undefined ? '' : fmt(PUBLISHED_CAX11_MS[id], PUBLISHED_CAX11_MS[id] < 100 ? 1 : 0));
+    lines.push(`| ${row.join(' | ')} |`);
+  }
+  const cpus = os.cpus();
+  const failed = [...results.values()].reduce((n, r) => n + Object.values(r).reduce((m, o) => m + o.errors, 0), 0);
+  lines.push(
+    '',
+    `Each request on a new connection, as PocketBase's benchmark sends them; "total" is PocketBase's "Completed" (wall time of all the scenario's requests); ` +
+      `CPU is the Cairn process's per request (not PostgreSQL's). Create scenarios were measured when the data was seeded (cached; --reseed measures them again). ` +
+      `Failed requests: ${failed}. Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? '?'}, load average ${fmt(load, 1)} at the start; ${fmt((Date.now() - started) / 1000)} s.`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,63 @@
+/**
+ * The files `cairn migrate create` and `cairn migrate collections` write, as PocketBase's migratecmd
+ * writes them for JavaScript (plugins/migratecmd/templates.go): the ≥ 0.23 form, `migrate((app) => …)`,
+ * with the reference line its editors read types from.
+ */
+
+const TYPES_DIRECTIVE = '/// <reference path="../pb_data/types.d.ts" />\n';
+
+/** PocketBase's `inflector.Snakecase`: words split at non-word characters, camel humps joined by `_`. */
+export function snakecase(name: string): string {
+  const words = name.split(/[\W_]+/).filter((w) => w !== '');
+  return words.map((w) => w.replace(/(?<=[^A-Z])([A-Z])/g, '_$1')).join('_').toLowerCase();
+}
+
+/** `<unix seconds>_<name>.js`, PocketBase's migration file name. */
+export function migrationFileName(name: string, now = new Date()): string {
+  return `${Math.floor(now.getTime() / 1000)}_${snakecase(name)}.js`;
+}
+
+export function blankMigration(): string {
+  return `${TYPES_DIRECTIVE}migrate((app) => {
+  // add up queries...
+}, (app) => {
+  // add down queries...
+})
+`;
+}
+
+/** Keys sorted at every level, as Go's encoding/json writes a map. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+/**
+ * A snapshot of `collections` (≥ 0.23's JSON of each) that `app.importCollections` brings back:
+ * without `created`, `updated` and OAuth2 providers (their secrets stay out of files), as PocketBase.
+ */
+export function snapshotMigration(collections: ReadonlyArray<Record<string, unknown>>): string {
+  const data = collections.map((c) => {
+    const copy: Record<string, unknown> = { ...c };
+    delete copy.created;
+    delete copy.updated;
+    if (copy.oauth2 && typeof copy.oauth2 === 'object') {
+      const oauth2 = { ...(copy.oauth2 as Record<string, unknown>) };
+      delete oauth2.providers;
+      copy.oauth2 = oauth2;
+    }
+    return sortedKeys(copy);
+  });
+  const json = JSON.stringify(data, null, 2).replace(/\n/g, '\n  ');
+  return `${TYPES_DIRECTIVE}migrate((app) => {
+  const snapshot = ${json};
+
+  return app.importCollections(snapshot, false);
+}, (app) => {
+  return null;
+})
+`;
+}

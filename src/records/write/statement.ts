@@ -1,0 +1,137 @@
+import { relationTarget } from '../../collections/fields/relation.ts';
+import type { Collection } from '../../collections/model.ts';
+import type { CollectionSet } from '../../collections/service.ts';
+import { isSuperusers } from '../../collections/superusers.ts';
+import { badRequest, type FieldError, validationFailed } from '../../errors.ts';
+import { quoteIdent } from '../../lib/identifiers.ts';
+import { nowIso } from '../../lib/time.ts';
+import { list, raw, type Row, sql, type Transaction } from '../../storage/index.ts';
+import { passwordErrorsFirst } from '../auth-fields.ts';
+import { selectById } from '../read.ts';
+import { serializeRecord } from '../serialize.ts';
+import { insertSql, type RecordShape, shapeOf } from '../shape.ts';
+import { PRIVILEGED_VIEWER } from '../viewer.ts';
+import { Change, emit } from './change.ts';
+import { enter, txOf, type WritePlan } from './plan.ts';
+import { canonical, columnValues } from './values.ts';
+
+/**
+ * Step 7, the write itself (the last link of the hooks' chain): related ids checked, the INSERT or
+ * UPDATE, the files stored, a create's rule checked against the new row, and the change handed to the
+ * change hooks (webhooks, realtime, files), all in the write's transaction.
+ */
+export async function statement(plan: WritePlan): Promise<WritePlan> {
+  enter(plan, 'statement');
+  return plan.action === 'create' ? insert(plan) : update(plan);
+}
+
+async function insert(plan: WritePlan): Promise<WritePlan> {
+  const { deps, ctx, collection, collections, shape, privileged } = plan.scope;
+  const tx = txOf(plan);
+  if (shape.hasRelations) {
+    const relationErrors: Record<string, FieldError> = {};
+    await checkRelations(tx, collections, shape, plan.values, relationErrors);
+    if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
+  }
+  if (collection.type === 'auth') await checkAuthIdFree(tx, collections, collection, plan.id);
+  const columns = columnValues(shape, plan.values, plan.auth);
+  const names = ['id', 'created', 'updated', ...columns.keys()];
+  const now = nowIso();
+  const params = [plan.id, now, now, ...columns.values()];
+  const declared = plan.declared;
+  let inserted: Row;
+  if (declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]))) {
+    await tx.run(insertSql(shape, names, false), params);
+    inserted = rowOf(names, params);
+  } else {
+    inserted = (await tx.get<Row>(insertSql(shape, names, true), params))!;
+  }
+  if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values);
+  // As in PocketBase, the create rule is checked against the new record, before commit.
+  if (plan.rule && !(await selectById(tx, shape, plan.id, plan.rule))) {
+    // PocketBase's message for any failed create (API contract §23).
+    throw badRequest('Failed to create record.');
+  }
+  if (!privileged && plan.mayManage && plan.auth?.columns.get('verified') === true && !(await deps.access.manages(ctx, collection, collections, plan.id, tx))) {
+    throw validationFailed({ verified: { code: 'validation_admin_only', message: 'Only administrators can set this field.' } }, 'Failed to create record.');
+  }
+  const change = new Change('create', ctx, collection, serializeRecord(inserted, shape, PRIVILEGED_VIEWER));
+  await emit(deps, tx, change);
+  plan.row = inserted;
+  plan.change = change;
+  return plan;
+}
+
+async function update(plan: WritePlan): Promise<WritePlan> {
+  const { deps, ctx, collection, collections, shape } = plan.scope;
+  const tx = txOf(plan);
+  const before = plan.before!;
+  const errors = plan.errors;
+  if (!plan.derived) await checkRelations(tx, collections, shape, plan.values, errors);
+  if (Object.keys(errors).length > 0) throw validationFailed(passwordErrorsFirst(errors), 'Failed to update record.');
+  const columns = columnValues(shape, plan.values, plan.auth);
+  columns.set('updated', nowIso());
+  const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
+  const row = (await tx.get<Row>(`UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`, [...columns.values(), plan.id]))!;
+  await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values, canonical(shape, before));
+  const change = new Change('update', ctx, collection, serializeRecord(row, shape, PRIVILEGED_VIEWER), serializeRecord(before, shape, PRIVILEGED_VIEWER));
+  await emit(deps, tx, change);
+  plan.row = row;
+  plan.change = change;
+  return plan;
+}
+
+/** The row an INSERT of `params` into `names` made, when every value reads back as bound. */
+function rowOf(names: readonly string[], params: readonly unknown[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < names.length; i++) row[names[i]] = params[i];
+  return row;
+}
+
+/** Checks that every related id exists; inside the write's transaction so the check holds at commit. */
+async function checkRelations(tx: Transaction, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
+  for (const f of shape.fields) {
+    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
+    const value = values.get(f.name);
+    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
+    if (ids.length === 0) continue;
+    const target = collections.find(relationTarget(f.field));
+    if (!target) {
+      errors[f.name] = { code: 'validation_missing_rel_collection', message: 'The related collection no longer exists.' };
+      continue;
+    }
+    const q = sql`SELECT COUNT(*) AS n FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})`;
+    const found = await tx.get<{ n: number }>(q.text, q.params);
+    if (Number(found?.n ?? 0) !== ids.length) {
+      errors[f.name] = { code: 'validation_missing_rel_records', message: 'Failed to find all relation records with the provided ids.' };
+    }
+  }
+}
+
+/**
+ * As PocketBase (v0.23+): an auth record's id may not be one a record of another auth collection of
+ * the database has, so that a rule comparing `@request.auth.id` with an id cannot mistake one
+ * collection's user for another's. Checked in the write's transaction, after the values validate.
+ */
+async function checkAuthIdFree(tx: Transaction, collections: CollectionSet, collection: Collection, id: string): Promise<void> {
+  for (const other of collections.list) {
+    if (other.type !== 'auth' || other.id === collection.id || isSuperusers(other.id)) continue;
+    if (await tx.get(`SELECT 1 AS taken FROM ${shapeOf(other).table} WHERE id = ?`, [id])) {
+      throw validationFailed({ id: { code: 'validation_invalid_auth_id', message: 'Invalid or duplicated auth record id.' } }, 'Failed to create record.');
+    }
+  }
+}
+
+/**
+ * Turns a unique-constraint failure into the 400 PocketBase gives, naming the field, with its message
+ * for the write (`Failed to create record.`, `Failed to update record.`: API contract §23).
+ */
+export function uniqueViolation(err: unknown, message: string, dialect: Transaction['dialect']): unknown {
+  const kind = dialect.classifyError(err);
+  if (kind.kind !== 'unique') return err;
+  const data: Record<string, FieldError> = {};
+  for (const column of kind.columns.length > 0 ? kind.columns : ['id']) {
+    data[column] = { code: 'validation_not_unique', message: 'Value must be unique.' };
+  }
+  return validationFailed(data, message);
+}

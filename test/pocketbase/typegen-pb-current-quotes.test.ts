@@ -1,0 +1,3 @@
+import { typegenSuite } from './typegen-suite.ts';
+
+typegenSuite((s) => s.name === 'pb-current-quotes');
