@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Transporter } from 'nodemailer';
 import { randomId } from '../../lib/ids.ts';
@@ -101,7 +101,11 @@ export class Mailer {
     if (toFiles) {
       mkdirSync(this.mailDir, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomId(6)}.eml`;
-      writeFileSync(path.join(this.mailDir, name), info.message as Buffer, { mode: 0o600 });
+      // Written under a name no reader looks for, then renamed: whoever watches the folder for
+      // `.eml` files never reads one half-written.
+      const partial = path.join(this.mailDir, `.${name}.partial`);
+      writeFileSync(partial, info.message as Buffer, { mode: 0o600 });
+      renameSync(partial, path.join(this.mailDir, name));
     }
   }
 
