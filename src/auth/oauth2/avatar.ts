@@ -1,4 +1,3 @@
-import { Agent, request } from 'undici';
 import type { OutboundPolicy } from '../../lib/outbound.ts';
 
 /** Where a downloaded avatar goes: the file store's staging, as an upload of application code. */
@@ -22,6 +21,8 @@ export async function downloadAvatar<F>(url: string, maxBytes: number, staging: 
     return undefined;
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') return undefined;
+  // undici is loaded on the first sign-in that brings an avatar, not when the server starts.
+  const { Agent, request } = await import('undici');
   const dispatcher = new Agent({ connect: outbound ? { lookup: outbound.lookup } : undefined, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
   try {
     const res = await request(target, { method: 'GET', dispatcher, maxRedirections: 0, signal: AbortSignal.timeout(TIMEOUT_MS) } as Parameters<typeof request>[1]);

@@ -1,5 +1,4 @@
 import { ApiError, badRequest, type FieldError, validationFailed } from '../../errors.ts';
-import { S3FileStorage } from './s3.ts';
 import type { FileStorage } from './types.ts';
 
 const FILESYSTEMS = ['storage', 'backups'] as const;
@@ -37,6 +36,8 @@ export async function testS3(
   if (files.onEnvironmentS3) return void (await files.stat(key));
   const settings = (await stored())[filesystem as (typeof FILESYSTEMS)[number]];
   if (!settings.enabled) throw badRequest('S3 storage filesystem is not enabled.');
+  // Loaded here, not at start: the AWS SDK is the largest thing a start would otherwise compile.
+  const { S3FileStorage } = await import('./s3.ts');
   const probe = new S3FileStorage({
     endpoint: settings.endpoint || undefined,
     bucket: settings.bucket,
