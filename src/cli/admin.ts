@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { buildServices } from '../app.ts';
 import type { AdminService } from '../auth/admins.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { isEmail } from '../collections/fields/email.ts';
@@ -15,6 +14,7 @@ type Out = (line: string) => void;
 
 async function withAdmins(config: Config, fn: (admins: AdminService, out: Out) => Promise<void>): Promise<void> {
   refusePocketBaseDataDir(config.dir);
+  const { buildServices } = await import('../app.ts');
   const services = await buildServices(config);
   try {
     await fn(services.admins, (line) => process.stdout.write(`${line}\n`));

@@ -1,9 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildServices, type Services } from '../app.ts';
+import type { Services } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { type ImportDeps, importPocketBase } from '../import/service.ts';
-import { formatReport } from '../import/report.ts';
+import type { ImportDeps } from '../import/service.ts';
 import { checkRule } from '../rules/access/rule-access.ts';
 
 /**
@@ -37,6 +36,7 @@ export function registerImportCommands(program: Command): void {
     .action(async (source: string, _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ db: string; dir?: string; databaseUrl?: string; dryRun?: boolean; json?: boolean }>();
       const config = loadConfig({ dir: opts.dir, databaseUrl: opts.databaseUrl });
+      const [{ buildServices }, { importPocketBase }, { formatReport }] = await Promise.all([import('../app.ts'), import('../import/service.ts'), import('../import/report.ts')]);
       const services = await buildServices(config);
       try {
         const report = await importPocketBase(importDeps(services, config.dir), { path: source, database: opts.db, dryRun: opts.dryRun === true });

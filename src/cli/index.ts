@@ -2,15 +2,13 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { addPocketBaseGlobals, describePocketBaseFlags, httpAddress, originList, type PocketBaseGlobals, refusePocketBaseDataDir } from './pocketbase-flags.ts';
 import { isApiError } from '../errors.ts';
-import { StorageStartError } from '../storage/index.ts';
-import { HookLoadError } from '../hooks/loader.ts';
+import { StorageStartError } from '../storage/backend.ts';
+import { HookLoadError } from '../hooks/load-error.ts';
 import { VERSION } from '../version.ts';
 import { registerAdminCommands } from './admin.ts';
 import { registerImportCommands } from './import.ts';
 import { type MigrateOptions, registerMigrateCommands } from './migrate.ts';
 import { PbMigrationError } from '../pbmigrations/errors.ts';
-import { serve } from './serve.ts';
-import { typegen } from './typegen.ts';
 
 function port(value: string): string {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number (0-65535).');
@@ -28,7 +26,11 @@ interface ServeFlags extends PocketBaseGlobals {
   pbHooks?: string;
 }
 
-/** Builds the `cairn` command line. Commands call domain code directly, never over HTTP. */
+/**
+ * Builds the `cairn` command line. Commands call domain code directly, never over HTTP. What a command
+ * runs is imported when it runs: parsing, `--version`, `--help` and a refused flag load none of the
+ * server (every start, and every test that spawns one, would pay for compiling all of it).
+ */
 export function buildCli(options: MigrateOptions = {}): Command {
   const program = new Command('cairn').description('Cairn: collections, records, auth, rules, webhooks and schema migrations over HTTP.').version(VERSION);
 
@@ -69,6 +71,7 @@ export function buildCli(options: MigrateOptions = {}): Command {
       dev: opts.dev,
     });
     refusePocketBaseDataDir(config.dir);
+    const { serve } = await import('./serve.ts');
     await serve(config);
   });
 
@@ -85,6 +88,7 @@ export function buildCli(options: MigrateOptions = {}): Command {
     .option('--no-hooks', "leave the hooks' types out")
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ db?: string; out?: string; dir?: string; from?: string; hooks?: boolean }>();
+      const { typegen } = await import('./typegen.ts');
       await typegen(loadConfig({ dir: opts.dir }), opts);
     });
 

@@ -1,16 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildServices, type Services } from '../app.ts';
+import type { Services } from '../app.ts';
 import { collectionJson } from '../collections/pocketbase-shapes.ts';
 import { SUPERUSERS_COLLECTION } from '../collections/superusers.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
-import { processLogger } from '../http/logging.ts';
 import type { MigrationItem, MigrationService } from '../migrations/service.ts';
-import { PbMigrationRunner, type PbStep } from '../pbmigrations/runner.ts';
-import { pbMigrationRuntime, type PbMigrationRuntime } from '../pbmigrations/runtime.ts';
+import type { PbMigrationRunner, PbStep } from '../pbmigrations/runner.ts';
+import type { PbMigrationRuntime } from '../pbmigrations/runtime.ts';
 import { blankMigration, migrationFileName, snapshotMigration } from '../pbmigrations/templates.ts';
-import { DEFAULT_DATABASE } from '../storage/index.ts';
+import { DEFAULT_DATABASE } from '../storage/registry.ts';
 import { refusePocketBaseDataDir } from './pocketbase-flags.ts';
 
 /**
@@ -59,6 +58,13 @@ function configOf(cmd: Command): Config {
 async function withKit(cmd: Command, options: MigrateOptions, fn: (kit: Kit) => Promise<void>): Promise<void> {
   const config = configOf(cmd);
   refusePocketBaseDataDir(config.dir);
+  // The server's modules are loaded by the command that uses them (see buildCli).
+  const [{ buildServices }, { processLogger }, { PbMigrationRunner }, { pbMigrationRuntime }] = await Promise.all([
+    import('../app.ts'),
+    import('../http/logging.ts'),
+    import('../pbmigrations/runner.ts'),
+    import('../pbmigrations/runtime.ts'),
+  ]);
   const services = await buildServices(config);
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   try {
