@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 // Issue 46: every room of src/ depends downward only, and no source file outgrows what one reader
 // holds in mind. Both checks read the files as they are, so they fail the suite the moment a change
 // closes an import cycle or pushes a file past the limit.

@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 // Issue 46: a record write is one plan passed forward through step files (src/records/write/), and the
 // records room is handed what lies above it (password hashing, the hooks runtime) instead of importing
 // it. These read the import graph; test/records/write-plan.test.ts runs the steps.

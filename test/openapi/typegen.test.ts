@@ -1,3 +1,4 @@
+// storage-independent: the generated types depend only on the collections' definitions, which every other file reads on both drivers; run in the first pass only (scripts/run-tests.mjs).
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isRecordId, newRecordId } from '../../src/lib/ids.ts';

@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 // Record, Collection, $app (reads, save, delete, db queries, recordQuery) against a host that
 // answers from a table: what each asks the host and what it makes of the answer.
 import assert from 'node:assert/strict';

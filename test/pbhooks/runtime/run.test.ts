@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 // Loading hook files and running what they registered: registrations, event objects, deferred
 // e.next(), routes with middlewares, request parts, mail, $os, $template, the logger, migrate().
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 // Pure modules of the pb_hooks runtime: DateTime, dbx expressions, models, errors, $security, toString.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
