@@ -11,14 +11,19 @@ export function pocketbaseVersion(bin: string): string {
   return /(\d+\.\d+\.\d+\S*)/.exec(out)?.[1] ?? out.trim();
 }
 
+// By default PocketBase writes a migration file beside its data directory for every change of a
+// collection and runs those it finds there at start: a seed would then replay the previous seed's.
+// Migrations and hooks are looked for inside the data directory instead, where there are none.
+const quiet = (dir: string) => [`--dir=${dir}`, '--automigrate=false', `--migrationsDir=${dir}/no_migrations`, `--hooksDir=${dir}/no_hooks`];
+
 /** Makes (or updates) the superuser the bench signs in as, with PocketBase's own command. */
 export function upsertSuperuser(bin: string, dir: string, admin: { identity: string; password: string }): void {
-  execFileSync(bin, ['superuser', 'upsert', admin.identity, admin.password, `--dir=${dir}`], { stdio: 'ignore' });
+  execFileSync(bin, ['superuser', 'upsert', admin.identity, admin.password, ...quiet(dir)], { stdio: 'ignore' });
 }
 
 export async function startPocketBase(bin: string, dir: string): Promise<RunningServer> {
   const port = await freePort();
-  return startCommand(bin, ['serve', `--http=127.0.0.1:${port}`, `--dir=${dir}`], {}, port, '/api/health');
+  return startCommand(bin, ['serve', `--http=127.0.0.1:${port}`, ...quiet(dir)], {}, port, '/api/health');
 }
 
 type Json = Record<string, unknown>;
