@@ -70,7 +70,12 @@ function residentOf(pid: number | undefined): ResidentMemory | undefined {
  */
 export async function startProcess(args: string[], env: Record<string, string>, healthPath: string): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...args, '--port', String(port)], {
+  return startCommand(process.execPath, [...args, '--port', String(port)], env, port, healthPath);
+}
+
+/** Starts `command` (any executable, such as a PocketBase binary) that will serve on `port`. */
+export async function startCommand(command: string, args: string[], env: Record<string, string>, port: number, healthPath: string): Promise<RunningServer> {
+  const child = spawn(command, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore', 'inherit'],
   });

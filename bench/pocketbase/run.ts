@@ -1,6 +1,9 @@
-// `npm run bench -- pocketbase [--full] [--sqlite|--postgres] [--reseed] [--only=TEXT]`: PocketBase's
-// own benchmark (bench/pocketbase/scenarios.ts) against Cairn on SQLite and on PostgreSQL, beside
-// PocketBase's published times for a 2-vCPU Hetzner CAX11 (published.ts). See docs/performance.md.
+// `npm run bench -- pocketbase [--full] [--sqlite|--postgres] [--reseed] [--only=TEXT]
+// [--pocketbase-bin=PATH]`: PocketBase's own benchmark (bench/pocketbase/scenarios.ts) against Cairn on
+// SQLite and on PostgreSQL, beside PocketBase's published times for a 2-vCPU Hetzner CAX11
+// (published.ts) and, given a PocketBase binary (or BENCH_POCKETBASE_BIN), beside that PocketBase run
+// on this machine in the same run: each scenario runs on every target in turn before the next
+// scenario starts, so a change in the machine's load falls on all of them. See docs/performance.md.
 //
 // The data is seeded once by the create scenarios (through the API, as PocketBase's benchmark does)
 // and kept in a cache keyed by Cairn's version and this bench's seed: SQLite's data directory under
@@ -15,16 +18,21 @@ import pg from 'pg';
 import { ADMIN, ROOT, startPgCairn } from '../postgres/run.ts';
 import { type RunningServer, startProcess } from '../lib/servers.ts';
 import { burst, type Outcome, send } from './client.ts';
+import { pocketbaseVersion, startPocketBase, toPocketBase, upsertSuperuser } from './pocketbase.ts';
 import { PUBLISHED_CAX11_MS } from './published.ts';
 import { createId, createSteps, DESCRIPTION, indexStatement, listSteps, POSTS_FULL, POSTS_QUICK, schema } from './scenarios.ts';
 
 type Engine = 'sqlite' | 'postgres';
+/** Cairn on one engine, or the real PocketBase. */
+type Target = Engine | 'pocketbase';
 
 interface Options {
   full: boolean;
   engines: Engine[];
   reseed: boolean;
   only?: string;
+  /** A PocketBase executable to run the same scenarios against. */
+  pocketbaseBin?: string;
 }
 
 export function parseArgs(args: string[]): Options {
@@ -35,6 +43,7 @@ export function parseArgs(args: string[]): Options {
     engines: sqlite === postgres ? ['sqlite', 'postgres'] : sqlite ? ['sqlite'] : ['postgres'],
     reseed: args.includes('--reseed'),
     only: args.find((a) => a.startsWith('--only='))?.slice('--only='.length),
+    pocketbaseBin: args.find((a) => a.startsWith('--pocketbase-bin='))?.slice('--pocketbase-bin='.length) || process.env.BENCH_POCKETBASE_BIN || undefined,
   };
 }
 
@@ -43,8 +52,8 @@ const SEED_VERSION = '1';
 
 const PG_SERVER = () => process.env.BENCH_POSTGRES || 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function cacheKey(full: boolean): string {
-  const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+function cacheKey(full: boolean, server?: string): string {
+  const version = server ?? (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const seed = createHash('sha1')
     .update(readFileSync(new URL('./scenarios.ts', import.meta.url)))
     .update(SEED_VERSION)
@@ -63,15 +72,18 @@ function startSqliteCairn(dir: string): Promise<RunningServer> {
   );
 }
 
-/** Cairn as one engine, on a copy of the seeded data. */
+/** A target on a copy of the seeded data. */
 interface Instance {
   server: RunningServer;
   admin: string;
   close(): Promise<void>;
 }
 
-async function adminToken(url: string): Promise<string> {
-  const res = await send(url, 'POST', '/api/admins/auth-with-password', { body: ADMIN });
+// Cairn answers both; PocketBase ≥ 0.23 only the second.
+const adminLogin = (target: Target) => (target === 'pocketbase' ? '/api/collections/_superusers/auth-with-password' : '/api/admins/auth-with-password');
+
+async function adminToken(url: string, target: Target = 'sqlite'): Promise<string> {
+  const res = await send(url, 'POST', adminLogin(target), { body: ADMIN });
   if (res.status !== 200) throw new Error(`admin login answered ${res.status}: ${res.text}`);
   return (JSON.parse(res.text) as { token: string }).token;
 }
@@ -97,14 +109,16 @@ async function userToken(url: string): Promise<{ id: string; token: string }> {
 const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
 
 /** Creates the schema and runs the create scenarios, which seed the data; returns their outcomes. */
-async function seed(server: RunningServer, posts: readonly string[]): Promise<Record<string, Outcome>> {
+async function seed(server: RunningServer, posts: readonly string[], target: Target): Promise<Record<string, Outcome>> {
   const url = server.url;
-  const admin = await adminToken(url);
+  const admin = await adminToken(url, target);
   const s = schema(posts);
-  for (const c of s.create.slice(0, 2)) await call(url, admin, 'POST', '/api/collections', c);
+  const idOf = async (name: string) => (await call<{ id: string }>(url, admin, 'GET', `/api/collections/${name}`)).id;
+  const shape = (c: Record<string, unknown>) => (target === 'pocketbase' ? toPocketBase(c, idOf) : Promise.resolve(c));
+  for (const c of s.create.slice(0, 2)) await call(url, admin, 'POST', '/api/collections', await shape(c));
   const users = await call<{ fields: unknown[] }>(url, admin, 'GET', '/api/collections/users');
-  await call(url, admin, 'PATCH', '/api/collections/users', s.users(users));
-  for (const c of s.create.slice(2)) await call(url, admin, 'POST', '/api/collections', c);
+  await call(url, admin, 'PATCH', '/api/collections/users', await shape(s.users(users)));
+  for (const c of s.create.slice(2)) await call(url, admin, 'POST', '/api/collections', await shape(c));
   const out: Record<string, Outcome> = {};
   let user: { token: string } | undefined;
   for (const step of createSteps(posts)) {
@@ -132,13 +146,14 @@ async function seed(server: RunningServer, posts: readonly string[]): Promise<Re
 }
 
 /** The seeded data for `engine`, from the cache or seeded now; returns an instance on a copy of it. */
-async function instance(engine: Engine, options: Options, creates: Record<string, Outcome>): Promise<Instance> {
+async function instance(engine: Target, options: Options, creates: Record<string, Outcome>): Promise<Instance> {
   const posts = options.full ? POSTS_FULL : POSTS_QUICK;
-  const key = cacheKey(options.full);
   const cacheRoot = path.join(os.tmpdir(), 'cairn-pbbench-cache');
   mkdirSync(cacheRoot, { recursive: true });
-  const metaFile = path.join(cacheRoot, `${engine}-${key}.json`);
   const work = mkdtempSync(path.join(os.tmpdir(), 'cairn-pbbench-'));
+  if (engine === 'pocketbase') return pocketbaseInstance(options, cacheRoot, work, creates);
+  const key = cacheKey(options.full);
+  const metaFile = path.join(cacheRoot, `${engine}-${key}.json`);
   if (engine === 'sqlite') {
     const cached = path.join(cacheRoot, `sqlite-${key}`);
     if (options.reseed || !existsSync(metaFile) || !existsSync(cached)) {
@@ -146,7 +161,7 @@ async function instance(engine: Engine, options: Options, creates: Record<string
       process.stderr.write(`seeding SQLite (${posts.join(', ')})…\n`);
       const server = await startSqliteCairn(cached);
       try {
-        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts) }));
+        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts, engine) }));
       } finally {
         await server.stop();
       }
@@ -170,7 +185,7 @@ async function instance(engine: Engine, options: Options, creates: Record<string
       const seedDir = path.join(work, 'seed');
       const server = await startPgCairn(ROOT, seedDir, dbUrl(template), { CAIRN_LOG_LEVEL: 'warn' });
       try {
-        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts) }));
+        writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts, engine) }));
       } finally {
         await server.stop();
       }
@@ -201,57 +216,104 @@ async function instance(engine: Engine, options: Options, creates: Record<string
   }
 }
 
-/** Runs the read, auth and delete scenarios on `inst`; returns their outcomes by id. */
-async function scenarios(inst: Instance, options: Options): Promise<Record<string, Outcome>> {
-  const { server, admin } = inst;
-  const url = server.url;
-  const out: Record<string, Outcome> = {};
+/** PocketBase on a copy of its seeded data directory (cached as Cairn's SQLite one is). */
+async function pocketbaseInstance(options: Options, cacheRoot: string, work: string, creates: Record<string, Outcome>): Promise<Instance> {
+  const bin = path.resolve(options.pocketbaseBin!);
+  const posts = options.full ? POSTS_FULL : POSTS_QUICK;
+  const key = cacheKey(options.full, pocketbaseVersion(bin));
+  const metaFile = path.join(cacheRoot, `pocketbase-${key}.json`);
+  const cached = path.join(cacheRoot, `pocketbase-${key}`);
+  if (options.reseed || !existsSync(metaFile) || !existsSync(cached)) {
+    rmSync(cached, { recursive: true, force: true });
+    mkdirSync(cached, { recursive: true });
+    process.stderr.write(`seeding PocketBase ${pocketbaseVersion(bin)} (${posts.join(', ')})…\n`);
+    upsertSuperuser(bin, cached, ADMIN);
+    const server = await startPocketBase(bin, cached);
+    try {
+      writeFileSync(metaFile, JSON.stringify({ seeded: new Date().toISOString(), creates: await seed(server, posts, 'pocketbase') }));
+    } finally {
+      await server.stop();
+    }
+  }
+  Object.assign(creates, (JSON.parse(readFileSync(metaFile, 'utf8')) as { creates: Record<string, Outcome> }).creates);
+  cpSync(cached, path.join(work, 'data'), { recursive: true });
+  const server = await startPocketBase(bin, path.join(work, 'data'));
+  return { server, admin: await adminToken(server.url, 'pocketbase'), close: async () => (await server.stop(), rmSync(work, { recursive: true, force: true })) };
+}
+
+/** One target while the scenarios run: its instance, a signed-in user, and its outcomes by id. */
+interface Running {
+  target: Target;
+  inst: Instance;
+  user: { id: string; token: string };
+  out: Record<string, Outcome>;
+}
+
+/** What one scenario sends to one target (prepared on it first: rules, indexes, ids). */
+interface Requests {
+  iterations: number;
+  concurrency: number;
+  one: (i: number) => ReturnType<typeof send>;
+  beside?: () => Promise<unknown>;
+}
+
+/**
+ * Runs the read, auth and delete scenarios; each one on every target in turn before the next, so the
+ * targets share whatever the machine's load does meanwhile.
+ */
+async function scenarios(targets: Running[], options: Options): Promise<void> {
   const wanted = (id: string) => !options.only || id.includes(options.only);
   const cool = () => pause(Number(process.env.BENCH_PB_COOLDOWN_MS ?? 1000));
-  const run = async (id: string, iterations: number, concurrency: number, one: (i: number) => ReturnType<typeof send>, beside?: () => Promise<unknown>) => {
+  const run = async (id: string, prepare: (t: Running, url: string) => Promise<Requests> | Requests) => {
     if (!wanted(id)) return;
-    await cool();
-    process.stderr.write(`  ${id}: ${iterations} at ${concurrency}…\n`);
-    const [outcome] = await Promise.all([burst(iterations, concurrency, one, server.cpuSeconds), beside?.()]);
-    out[id] = outcome;
+    for (const t of targets) {
+      const r = await prepare(t, t.inst.server.url);
+      await cool();
+      process.stderr.write(`  ${id} on ${t.target}: ${r.iterations} at ${r.concurrency}…\n`);
+      const [outcome] = await Promise.all([burst(r.iterations, r.concurrency, r.one, t.inst.server.cpuSeconds), r.beside?.()]);
+      t.out[id] = outcome;
+    }
   };
-  const user = await userToken(url);
-  const patch = (collection: string, body: unknown) => call(url, admin, 'PATCH', `/api/collections/${collection}`, body);
+  const patch = (t: Running, collection: string, body: unknown) => call(t.inst.server.url, t.inst.admin, 'PATCH', `/api/collections/${collection}`, body);
+  const password = { body: { identity: 'users0@example.com', password: '1234567890' } };
 
-  await run('auth-password high', 250, 250, () => send(url, 'POST', '/api/collections/users/auth-with-password', { body: { identity: 'users0@example.com', password: '1234567890' } }));
-  await run('auth-password small', 250, 10, () => send(url, 'POST', '/api/collections/users/auth-with-password', { body: { identity: 'users0@example.com', password: '1234567890' } }));
-  await run('auth-refresh high', 1000, 1000, () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: user.token }));
-  await run('auth-refresh medium', 1000, 100, () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: user.token }));
-  await run('view-user medium', 1000, 100, () => send(url, 'GET', `/api/collections/users/records/${user.id}`, { token: user.token }));
-  await run('view-user high', 1000, 1000, () => send(url, 'GET', `/api/collections/users/records/${user.id}`, { token: user.token }));
+  await run('auth-password high', (t, url) => ({ iterations: 250, concurrency: 250, one: () => send(url, 'POST', '/api/collections/users/auth-with-password', password) }));
+  await run('auth-password small', (t, url) => ({ iterations: 250, concurrency: 10, one: () => send(url, 'POST', '/api/collections/users/auth-with-password', password) }));
+  await run('auth-refresh high', (t, url) => ({ iterations: 1000, concurrency: 1000, one: () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: t.user.token }) }));
+  await run('auth-refresh medium', (t, url) => ({ iterations: 1000, concurrency: 100, one: () => send(url, 'POST', '/api/collections/users/auth-refresh', { token: t.user.token }) }));
+  await run('view-user medium', (t, url) => ({ iterations: 1000, concurrency: 100, one: () => send(url, 'GET', `/api/collections/users/records/${t.user.id}`, { token: t.user.token }) }));
+  await run('view-user high', (t, url) => ({ iterations: 1000, concurrency: 1000, one: () => send(url, 'GET', `/api/collections/users/records/${t.user.id}`, { token: t.user.token }) }));
 
   const posts = options.full ? POSTS_FULL : POSTS_QUICK;
   for (const col of posts) {
     for (const step of listSteps()) {
-      const id = `${step.id} ${col}`;
-      if (!wanted(id)) continue;
-      await patch(col, { listRule: step.rule, indexes: indexStatement(col, step.index) });
-      const updates = step.updates ? await randomIds(url, admin, col, step.updates) : [];
-      const beside = step.updates
-        ? () => Promise.all(updates.map((rid) => send(url, 'PATCH', `/api/collections/${col}/records/${rid}`, { body: { title: `update${rid}` }, token: user.token })))
-        : undefined;
-      await run(id, step.iterations, step.concurrency, () => send(url, 'GET', `/api/collections/${col}/records${step.query}`, { token: user.token }), beside);
+      await run(`${step.id} ${col}`, async (t, url) => {
+        await patch(t, col, { listRule: step.rule, indexes: indexStatement(col, step.index) });
+        const updates = step.updates ? await randomIds(url, t.inst.admin, col, step.updates) : [];
+        return {
+          iterations: step.iterations,
+          concurrency: step.concurrency,
+          one: () => send(url, 'GET', `/api/collections/${col}/records${step.query}`, { token: t.user.token }),
+          beside: step.updates
+            ? () => Promise.all(updates.map((rid) => send(url, 'PATCH', `/api/collections/${col}/records/${rid}`, { body: { title: `update${rid}` }, token: t.user.token })))
+            : undefined,
+        };
+      });
     }
-    await patch(col, { listRule: '', indexes: [] });
+    for (const t of targets) await patch(t, col, { listRule: '', indexes: [] });
   }
 
   const deletes: Array<[string, string]> = [...posts.flatMap((c): Array<[string, string]> => [[c, ''], [c, "@request.auth.id != ''"]]), ['users', ''], ['organizations', '']];
   for (const [col, rule] of deletes) {
-    const id = `delete ${col}${rule ? ' rule' : ''}`;
-    if (!wanted(id)) continue;
-    await patch(col, { deleteRule: rule });
-    const ids = await randomIds(url, admin, col, 100);
-    // A cascade may delete the signed-in user (and with it the token's validity): those run as the
-    // superuser, under the same open rule.
-    const token = col === 'users' || col === 'organizations' ? admin : user.token;
-    await run(id, ids.length, 10, (i) => send(url, 'DELETE', `/api/collections/${col}/records/${ids[i]}`, { token }));
+    await run(`delete ${col}${rule ? ' rule' : ''}`, async (t, url) => {
+      await patch(t, col, { deleteRule: rule });
+      const ids = await randomIds(url, t.inst.admin, col, 100);
+      // A cascade may delete the signed-in user (and with it the token's validity): those run as the
+      // superuser, under the same open rule.
+      const token = col === 'users' || col === 'organizations' ? t.inst.admin : t.user.token;
+      return { iterations: ids.length, concurrency: 10, one: (i) => send(url, 'DELETE', `/api/collections/${col}/records/${ids[i]}`, { token }) };
+    });
   }
-  return out;
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -272,27 +334,38 @@ export async function runPocketBaseBench(args: string[]): Promise<void> {
   const options = parseArgs(args);
   const started = Date.now();
   const load = os.loadavg()[0];
-  const results = new Map<Engine, Record<string, Outcome>>();
-  for (const engine of options.engines) {
-    const creates: Record<string, Outcome> = {};
-    process.stderr.write(`${engine}: preparing…\n`);
-    const inst = await instance(engine, options, creates);
-    try {
-      process.stderr.write(`${engine}: measuring…\n`);
-      results.set(engine, { ...creates, ...(await scenarios(inst, options)) });
-    } finally {
-      await inst.close();
+  const targets: Running[] = [];
+  const order: Target[] = [...options.engines, ...(options.pocketbaseBin ? (['pocketbase'] as const) : [])];
+  try {
+    // Every target is prepared (seeded or copied) before any is measured; they then idle while
+    // another one answers.
+    for (const target of order) {
+      const out: Record<string, Outcome> = {};
+      process.stderr.write(`${target}: preparing…\n`);
+      const inst = await instance(target, options, out);
+      targets.push({ target, inst, out, user: { id: '', token: '' } });
+      targets.at(-1)!.user = await userToken(inst.server.url);
     }
+    process.stderr.write(`measuring on ${order.join(', ')}…\n`);
+    await scenarios(targets, options);
+  } finally {
+    for (const t of targets) await t.inst.close();
   }
+  const results = new Map<Target, Record<string, Outcome>>(targets.map((t) => [t.target, t.out]));
+  const pb = results.get('pocketbase');
   const ids = [...new Set([...results.values()].flatMap((r) => Object.keys(r)))];
+  const against = pb ? 'PocketBase here' : 'PocketBase CAX11';
   const head = ['scenario', 'reqs / conc'];
-  for (const e of options.engines) head.push(`${e} total ms`, `${e} req/s`, `${e} p50 / p99 ms`, `${e} CPU µs/req`, `${e} / PocketBase`);
+  for (const e of options.engines) head.push(`${e} total ms`, `${e} req/s`, `${e} p50 / p99 ms`, `${e} CPU µs/req`, `${e} / ${against}`);
+  if (pb) head.push('PocketBase (this machine) total ms', 'req/s', 'p50 / p99 ms', 'CPU µs/req');
   head.push('PocketBase CAX11 ms');
   const lines = [`| ${head.join(' | ')} |`, `| --- | --- |${' ---: |'.repeat(head.length - 2)}`];
   for (const id of ids) {
     const any = [...results.values()].map((r) => r[id]).find(Boolean)!;
     const row = [id, `${any.iterations} / ${any.concurrency}`];
-    for (const e of options.engines) row.push(...cell(results.get(e)![id]), ratio(results.get(e)![id], PUBLISHED_CAX11_MS[id]));
+    const reference = pb ? pb[id]?.completedMs : PUBLISHED_CAX11_MS[id];
+    for (const e of options.engines) row.push(...cell(results.get(e)![id]), ratio(results.get(e)![id], reference));
+    if (pb) row.push(...cell(pb[id]));
     row.push(PUBLISHED_CAX11_MS[id] === undefined ? '' : fmt(PUBLISHED_CAX11_MS[id], PUBLISHED_CAX11_MS[id] < 100 ? 1 : 0));
     lines.push(`| ${row.join(' | ')} |`);
   }
@@ -301,8 +374,9 @@ export async function runPocketBaseBench(args: string[]): Promise<void> {
   lines.push(
     '',
     `Each request on a new connection, as PocketBase's benchmark sends them; "total" is PocketBase's "Completed" (wall time of all the scenario's requests); ` +
-      `CPU is the Cairn process's per request (not PostgreSQL's). Create scenarios were measured when the data was seeded (cached; --reseed measures them again). ` +
-      `Failed requests: ${failed}. Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? '?'}, load average ${fmt(load, 1)} at the start; ${fmt((Date.now() - started) / 1000)} s.`,
+      `CPU is the server process's per request (Cairn's or PocketBase's; not PostgreSQL's). Create scenarios were measured when the data was seeded (cached; --reseed measures them again). ` +
+      (pb ? `Ratios are Cairn's total over PocketBase's on this machine, the scenario run on each target in turn. ` : `Ratios are against PocketBase's published CAX11 times. `) +
+      `Failed requests: ${failed}. Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? '?'}, load average ${fmt(load, 1)} at the start, ${fmt(os.loadavg()[0], 1)} at the end; ${fmt((Date.now() - started) / 1000)} s.`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
 }

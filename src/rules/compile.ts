@@ -18,7 +18,9 @@ export interface ResolvedOperand {
   valueType?: ValueType;
   /** Whether the value can be NULL (a path through a relation, a JSON value): sorts say where NULLs go. */
   nullable?: boolean;
-  /** For sets: every element must match, even under an any-of operator (`:each`). */
+  /** A set named with `:each` (a multiple field or a request list). It is quantified as any other
+   * set: PocketBase 0.39 answers `type:each ?!= 'c'` with the records where one value is not "c"
+   * and `type:each != 'c'` with those where none is (measured on its binary, issue 48). */
   each?: boolean;
   /**
    * For a scalar read from a joined row (a path through a multiple relation, `@collection.*`): a
@@ -159,28 +161,30 @@ function semiJoin(left: ResolvedOperand, right: ResolvedOperand, cond: Condition
  * for every joined row.
  */
 function assemble(left: ResolvedOperand, right: ResolvedOperand, cond: Condition, anyOf: boolean): Sql {
-  const main = sources(left, right, false);
+  // Under an any-of operator PocketBase reads an empty `:each` list as one NULL value (`type:each ?!=
+  // 'c'` holds for a record without types); the plain operators keep needing a value.
+  const main = sources(left, right, false, anyOf);
   let out: Sql;
   if (main.from.length === 0) out = cond(main.l, main.r);
   else {
     const from = join(main.from, ', ');
     const c = cond(main.l, main.r);
-    out =
-      anyOf && !left.each && !right.each
-        ? sql`EXISTS (SELECT 1 FROM ${from} WHERE ${c})`
-        : sql`(EXISTS (SELECT 1 FROM ${from}) AND NOT EXISTS (SELECT 1 FROM ${from} WHERE NOT COALESCE(${c}, FALSE)))`;
+    out = anyOf
+      ? sql`EXISTS (SELECT 1 FROM ${from} WHERE ${c})`
+      : sql`(EXISTS (SELECT 1 FROM ${from}) AND NOT EXISTS (SELECT 1 FROM ${from} WHERE NOT COALESCE(${c}, FALSE)))`;
   }
   if (anyOf || (left.every === undefined && right.every === undefined)) return out;
   const all = sources(left, right, true);
   return sql`(${out} AND NOT EXISTS (SELECT 1 FROM ${join(all.from, ', ')} WHERE NOT COALESCE(${cond(all.l, all.r)}, FALSE)))`;
 }
 
-function sources(left: ResolvedOperand, right: ResolvedOperand, useEvery: boolean): { from: Sql[]; l: Sql; r: Sql } {
+function sources(left: ResolvedOperand, right: ResolvedOperand, useEvery: boolean, emptyEachAsNull = false): { from: Sql[]; l: Sql; r: Sql } {
   const from: Sql[] = [];
   const pick = (op: ResolvedOperand, alias: string): Sql => {
     const set = useEvery && op.every !== undefined ? op.every : op.kind === 'set' ? op.sql : undefined;
     if (set === undefined) return op.sql;
-    from.push(sql`(${set}) ${raw(alias)}`);
+    if (emptyEachAsNull && op.each && set === op.sql) from.push(sql`(SELECT 1 AS one) ${raw(`${alias}0`)} LEFT JOIN (${set}) ${raw(alias)} ON TRUE`);
+    else from.push(sql`(${set}) ${raw(alias)}`);
     return sql`${raw(alias)}.v`;
   };
   return { l: pick(left, 'sa'), r: pick(right, 'sb'), from };
