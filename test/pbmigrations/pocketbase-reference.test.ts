@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { HookServices } from '../../src/hooks/facade.ts';
+import { migrationHost, type MigrationHost } from '../../src/pbmigrations/host.ts';
+import type { Database } from '../../src/storage/index.ts';
+import { databaseOf } from '../helpers/inspect.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * What PocketBase itself does with a folder (measured by running its 0.22 and 0.39 binaries on the
+ * corpus of docs/pocketbase.md) where Cairn did otherwise, each in a file of our own.
+ */
+
+let server: TestServer;
+let db: Database;
+
+before(async () => {
+  server = await startServer();
+  db = await databaseOf(server);
+});
+after(async () => {
+  await server?.close();
+});
+
+/** Runs `fn` as one file would: a migration host in a transaction of `main`, committed at the end. */
+async function inMigration<T>(fn: (host: MigrationHost) => Promise<T>): Promise<T> {
+  let out!: T;
+  try {
+    await db.transaction(async (tx) => {
+      const host = await migrationHost(server.services as unknown as HookServices, { db: 'main', tx });
+      try {
+        out = await fn(host);
+        await host.finish();
+      } finally {
+        host.close();
+      }
+    });
+  } finally {
+    await server.services.collections.invalidate(db);
+  }
+  return out;
+}
+
+const call = (host: MigrationHost, op: string, ...args: unknown[]) => host.ops(op, args) as Promise<any>;
+
+describe('as PocketBase does it', () => {
+  test('an index names its columns bare, one of them a keyword of SQL (group) and one a function of PostgreSQL (user): both are the columns', async () => {
+    await inMigration(async (host) => {
+      await call(host, 'saveCollection', { name: 'teams', type: 'base', fields: [{ name: 'title', type: 'text' }] }, false);
+      await call(host, 'saveCollection', {
+        name: 'team_members',
+        type: 'base',
+        fields: [{ name: 'group', type: 'text' }, { name: 'user', type: 'text' }, { name: 'Rank', type: 'number' }],
+        indexes: ['CREATE UNIQUE INDEX idx_team_member ON team_members (group, user)', 'CREATE INDEX idx_team_rank ON team_members (`Rank` DESC, user COLLATE NOCASE)'],
+      }, false);
+      await call(host, 'create', 'team_members', { group: 'g1', user: 'u1', Rank: 2 });
+    });
+    await assert.rejects(inMigration((host) => call(host, 'create', 'team_members', { group: 'g1', user: 'u1' })));
+    assert.equal((await db.all('SELECT id FROM team_members')).length, 1);
+  });
+
+  test('an index on a quoted name that is no column is refused (no index on a constant string)', async () => {
+    await assert.rejects(
+      inMigration((host) => call(host, 'saveCollection', { name: 'bots', type: 'base', fields: [{ name: 'owner', type: 'text' }], indexes: ['CREATE INDEX idx_bots_ref ON bots ("owner_ref")'] }, false)),
+      /idx_bots_ref/,
+    );
+  });
+});
