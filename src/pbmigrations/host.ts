@@ -7,6 +7,7 @@ import type { AdminService } from '../auth/admins.ts';
 import { superuserJson } from '../auth/superusers.ts';
 import { CollectionTransaction } from '../collections/transaction.ts';
 import { badRequest } from '../errors.ts';
+import { pocketBaseCollectionId } from '../lib/ids.ts';
 import type { HookServices } from '../hooks/facade.ts';
 import { NotFoundError } from '../hooks/errors.ts';
 import { HookRecords } from '../hooks/records-api.ts';
@@ -84,7 +85,13 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
     const found = stored && typeof sent.id === 'string' && sent.id !== '' ? collections.find(sent.id) : undefined;
     const body = unsetMissingMappedFields(asCairnBody(sent), found);
     const existing = found;
-    return existing ? collections.update(existing.id, body, pocketBase) : collections.create(body, pocketBase);
+    if (existing) return collections.update(existing.id, body, pocketBase);
+    if ((body.id ?? '') === '' && typeof body.name === 'string') {
+      const id = pocketBaseCollectionId(String(body.type ?? 'base'), body.name);
+      // Taken by a collection renamed since (PocketBase would refuse the save): Cairn's own id then.
+      if (!collections.find(id)) body.id = id;
+    }
+    return collections.create(body, pocketBase);
   }
 
   /**

@@ -65,4 +65,12 @@ describe('as PocketBase does it', () => {
       /idx_bots_ref/,
     );
   });
+
+  test('a collection saved without an id gets pbc_ and the CRC-32 of its type and name, which a later file finds it by', async () => {
+    const made = await inMigration((host) => call(host, 'saveCollection', { name: 'cfp_entries', type: 'base', fields: [{ name: 'title', type: 'text' }] }, false));
+    // crc32("basecfp_entries"), as PocketBase 0.39 names it.
+    assert.equal(made.id, 'pbc_1116231826');
+    const found = await inMigration((host) => call(host, 'collection', 'pbc_1116231826'));
+    assert.equal(found.name, 'cfp_entries');
+  });
 });
