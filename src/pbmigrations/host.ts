@@ -6,7 +6,7 @@ import { isSuperusers, SUPERUSERS_COLLECTION } from '../collections/superusers.t
 import type { AdminService } from '../auth/admins.ts';
 import { superuserJson } from '../auth/superusers.ts';
 import { CollectionTransaction } from '../collections/transaction.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, isApiError } from '../errors.ts';
 import { pocketBaseCollectionId } from '../lib/ids.ts';
 import type { HookServices } from '../hooks/facade.ts';
 import { NotFoundError } from '../hooks/errors.ts';
@@ -53,6 +53,7 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
   const records = new HookRecords(() => services, run.db, { db: run.db, tx: run.tx });
   const pocketBase = { pocketBase: true };
   let settings: Record<string, unknown> | undefined;
+  let settingsChecked = true;
   /** Superusers saved or deleted by the file, by email (null: deleted), written when it ran to its end. */
   const superusers = new Map<string, { email: string; password?: string } | null>();
 
@@ -230,6 +231,8 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
       case 'saveSettings':
         if (!isObject(args[0])) throw badRequest('The settings are an object.');
         settings = args[0];
+        // v0.22's `dao.saveSettings` writes the settings as they are, unvalidated (its forms check them).
+        settingsChecked = args[1] !== false;
         return settings;
       case 'dataDir':
         return process.cwd();
@@ -255,7 +258,23 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
       // Only the sections this instance has (a PocketBase settings object carries others, e.g. `batch`).
       const known = await services.settings.view();
       const changed = Object.fromEntries(Object.entries(settings).filter(([k, v]) => k in known && JSON.stringify(v) !== JSON.stringify(known[k])));
-      if (Object.keys(changed).length > 0) await services.settings.patch(changed);
+      if (Object.keys(changed).length === 0) return;
+      if (settingsChecked) {
+        await services.settings.patch(changed);
+        return;
+      }
+      // Unvalidated (v0.22's dao): Cairn's settings are always valid, so a value it refuses (a blank
+      // `meta.appName`, an `appUrl` without its scheme) stays as it was and the rest is saved.
+      for (const [section, value] of Object.entries(changed)) {
+        try {
+          await services.settings.patch({ [section]: value });
+        } catch (err) {
+          const refused = isApiError(err) && isObject(err.data) && isObject(err.data[section]) ? Object.keys(err.data[section]) : [];
+          if (!isObject(value) || refused.length === 0) continue;
+          const rest = Object.fromEntries(Object.entries(value).filter(([k]) => !refused.includes(k)));
+          await services.settings.patch({ [section]: rest }).catch(() => undefined);
+        }
+      }
     },
     close: () => collections.close(),
   };

@@ -73,4 +73,28 @@ describe('as PocketBase does it', () => {
     const found = await inMigration((host) => call(host, 'collection', 'pbc_1116231826'));
     assert.equal(found.name, 'cfp_entries');
   });
+
+  test("v0.22's dao.saveSettings keeps what Cairn can take and leaves a blank app name and a URL without scheme as they were", async () => {
+    const before = (await server.services.settings.view()) as any;
+    await inMigration(async (host) => {
+      const settings = await call(host, 'settings');
+      settings.meta = { ...settings.meta, appName: '', appUrl: 'localhost:8080', senderName: 'Dashboard' };
+      await call(host, 'saveSettings', settings, false);
+    });
+    const after = (await server.services.settings.view()) as any;
+    assert.equal(after.meta.appName, before.meta.appName);
+    assert.equal(after.meta.appUrl, before.meta.appUrl);
+    assert.equal(after.meta.senderName, 'Dashboard');
+  });
+
+  test('the same settings saved as ≥ 0.23 saves them ($app.save) are refused, as PocketBase refuses them', async () => {
+    await assert.rejects(
+      inMigration(async (host) => {
+        const settings = await call(host, 'settings');
+        settings.meta = { ...settings.meta, appName: '' };
+        await call(host, 'saveSettings', settings);
+      }),
+      /Failed to save the settings/,
+    );
+  });
 });
