@@ -168,3 +168,8 @@ function crc32(text: string): number {
 export function pocketBaseCollectionId(type: string, name: string): string {
   return `pbc_${crc32(type + name)}`;
 }
+
+/** The id PocketBase ≥ 0.23 gives a field added without one: its type and the CRC-32 of its name. */
+export function pocketBaseFieldId(type: string, name: string): string {
+  return `${type}${crc32(name)}`;
+}

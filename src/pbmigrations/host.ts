@@ -7,7 +7,7 @@ import type { AdminService } from '../auth/admins.ts';
 import { superuserJson } from '../auth/superusers.ts';
 import { CollectionTransaction } from '../collections/transaction.ts';
 import { badRequest, isApiError } from '../errors.ts';
-import { pocketBaseCollectionId } from '../lib/ids.ts';
+import { pocketBaseCollectionId, pocketBaseFieldId } from '../lib/ids.ts';
 import type { HookServices } from '../hooks/facade.ts';
 import { NotFoundError } from '../hooks/errors.ts';
 import { HookRecords } from '../hooks/records-api.ts';
@@ -281,7 +281,8 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
 }
 
 /**
- * A collection as PocketBase ≥ 0.23 writes it, in the values Cairn's collections API takes: `0` for
+ * A collection as PocketBase ≥ 0.23 writes it, in the values Cairn's collections API takes: a field
+ * without an id gets PocketBase's (its type and the CRC-32 of its name), `0` for
  * "the default" in `maxSize`, `maxSelect` (one value) and the like is left out, and the indexes
  * PocketBase makes itself (named `_…`, on `created` and the like; Cairn has its own) are not carried.
  */
@@ -292,6 +293,8 @@ export function asCairnBody(body: Record<string, any>): Record<string, any> {
     out[key] = body[key].map((f: any) => {
       if (!isObject(f)) return f;
       const field = { ...f };
+      // PocketBase's id for a field given none: later files find the field by it (`fields.getById`).
+      if ((field.id === undefined || field.id === '') && typeof f.name === 'string' && f.name !== '' && typeof f.type === 'string') field.id = pocketBaseFieldId(f.type, f.name);
       const options = isObject(f.options) ? (field.options = { ...f.options }) : undefined;
       for (const target of [field, options]) {
         if (!target) continue;

@@ -97,4 +97,16 @@ describe('as PocketBase does it', () => {
       /Failed to save the settings/,
     );
   });
+
+  test('a field added without an id gets its type and the CRC-32 of its name, which a later file finds it by', async () => {
+    const made = await inMigration((host) => call(host, 'saveCollection', { name: 'applicants', type: 'base', fields: [{ name: 'affiliation_note', type: 'text', required: true }] }, false));
+    const field = made.fields.find((f: any) => f.name === 'affiliation_note');
+    assert.equal(field.id, 'text2811900540');
+    await inMigration(async (host) => {
+      const applicants = await call(host, 'collection', made.id);
+      applicants.fields.find((f: any) => f.id === 'text2811900540').required = false;
+      await call(host, 'saveCollection', applicants, true);
+    });
+    assert.equal((await server.services.collections.all(db)).find('applicants')!.fields.find((f) => f.name === 'affiliation_note')!.required, false);
+  });
 });
