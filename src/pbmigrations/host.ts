@@ -11,6 +11,7 @@ import { pocketBaseCollectionId, pocketBaseFieldId } from '../lib/ids.ts';
 import type { HookServices } from '../hooks/facade.ts';
 import { NotFoundError } from '../hooks/errors.ts';
 import { HookRecords } from '../hooks/records-api.ts';
+import { withFiles } from '../pbhooks/ops.ts';
 import type { Transaction } from '../storage/index.ts';
 
 /**
@@ -52,6 +53,7 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
   const collections = await CollectionTransaction.open(services.collections, database, run.tx);
   const records = new HookRecords(() => services, run.db, { db: run.db, tx: run.tx });
   const pocketBase = { pocketBase: true };
+  const slot = { current: services };
   let settings: Record<string, unknown> | undefined;
   let settingsChecked = true;
   /** Superusers saved or deleted by the file, by email (null: deleted), written when it ran to its end. */
@@ -213,10 +215,11 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
         return records.find(args[0], clean(args[1]));
       case 'count':
         return records.count(args[0], args[1] ?? undefined, args[2] ?? undefined);
+      // Files a file made (`$filesystem.fileFromPath` of an asset beside it) are stored as uploads are.
       case 'create':
-        return records.create(args[0], withConfirm(args[1]));
+        return withFiles(slot, withConfirm(args[1]), (data) => records.create(args[0], data ?? {}));
       case 'update':
-        return records.update(args[0], args[1], withConfirm(args[2]));
+        return withFiles(slot, withConfirm(args[2]), (data) => records.update(args[0], args[1], data ?? {}));
       case 'delete':
         await records.delete(args[0], args[1]);
         return null;

@@ -109,4 +109,16 @@ describe('as PocketBase does it', () => {
     });
     assert.equal((await server.services.collections.all(db)).find('applicants')!.fields.find((f) => f.name === 'affiliation_note')!.required, false);
   });
+
+  test('a record a file creates with a file it read beside it ($filesystem.fileFromPath) keeps the file', async () => {
+    const logo = { __file: 'bytes', name: 'logo.png', bytes: Buffer.from('not really a png').toString('base64'), size: 16 };
+    const record = await inMigration(async (host) => {
+      await call(host, 'saveCollection', { name: 'partners', type: 'base', fields: [{ name: 'title', type: 'text' }, { name: 'logo', type: 'file', maxSelect: 1 }] }, false);
+      return call(host, 'create', 'partners', { title: 'Ada', logo });
+    });
+    assert.match(record.logo, /^logo_\w+\.png$/);
+    const res = await fetch(`${server.url}/api/files/partners/${record.id}/${record.logo}`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'not really a png');
+  });
 });
