@@ -121,4 +121,22 @@ describe('as PocketBase does it', () => {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), 'not really a png');
   });
+
+  test('a rule names an @request.auth field a later file adds to users: accepted, and in force once the field is there', async () => {
+    await inMigration((host) => call(host, 'saveCollection', { name: 'audit_events', type: 'base', fields: [{ name: 'what', type: 'text' }], listRule: '@request.auth.isStaff = true' }, false));
+    await inMigration(async (host) => {
+      const users = await call(host, 'collection', 'users');
+      users.fields.push({ name: 'isStaff', type: 'bool' });
+      await call(host, 'saveCollection', users, true);
+    });
+    assert.equal((await server.services.collections.all(db)).find('audit_events')!.listRule, '@request.auth.isStaff = true');
+    const res = await fetch(`${server.url}/api/collections/audit_events/records`);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).totalItems, 0);
+  });
+
+  test('the collections API still refuses such a rule', async () => {
+    const res = await server.admin('POST', '/api/collections', { body: { name: 'audit_more', type: 'base', fields: [{ name: 'what', type: 'text' }], listRule: '@request.auth.isNobody = true' } });
+    assert.equal(res.status, 400);
+  });
 });
