@@ -144,7 +144,8 @@ function diff(reference: Reference, actual: Schema, actualTypes: Types): string[
     if (extra.length > 0) out.push(`${name}: extra ${extra.join(', ')}`);
     const types = reference.types?.get(name);
     if (types) {
-      const changed = [...fields].filter((f) => have.has(f) && types.get(f) !== actualTypes.get(name)?.get(f));
+      // `users.role` is Cairn's own (a file that adds its own `role` only when absent keeps Cairn's).
+      const changed = [...fields].filter((f) => have.has(f) && types.get(f) !== actualTypes.get(name)?.get(f) && !(name === 'users' && f === 'role'));
       if (changed.length > 0) out.push(`${name}: type of ${changed.map((f) => `${f} ${actualTypes.get(name)?.get(f)} (PocketBase: ${types.get(f)})`).join(', ')}`);
     }
   }
