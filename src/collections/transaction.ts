@@ -7,6 +7,7 @@ import { relationTarget } from './fields/relation.ts';
 import type { Collection, FieldDef } from './model.ts';
 import { checkViewCollectionRules, type NormalizeContext, normalizeCollection } from './normalize.ts';
 import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemCollection } from './pocketbase-system.ts';
+import { pocketBaseViewFields } from './view-sources.ts';
 import { type CollectionService, CollectionSet, createCollectionIn } from './service.ts';
 import { deleteCollectionRow, loadCollections, updateCollection } from './store.ts';
 import { syncTable, uniqueIndexName } from './table-sync.ts';
@@ -154,6 +155,8 @@ export class CollectionTransaction {
       const viewQuery: FieldError = { code: 'validation_invalid_view_query', message: `Invalid query - ${err.message}` };
       throw validationFailed({ viewQuery }, updating ? 'Failed to update collection.' : 'Failed to create collection.');
     }
+    // PocketBase's own save types a view's fields by where each column comes from.
+    if (pocketBase) fields = pocketBaseViewFields(String(collection.options.query), fields, (n) => this.find(n));
     const result = { ...collection, fields };
     checkViewCollectionRules(result, this.context(pocketBase), updating);
     return result;

@@ -139,4 +139,32 @@ describe('as PocketBase does it', () => {
     const res = await server.admin('POST', '/api/collections', { body: { name: 'audit_more', type: 'base', fields: [{ name: 'what', type: 'text' }], listRule: '@request.auth.isNobody = true' } });
     assert.equal(res.status, 400);
   });
+
+  test("a view's fields are typed by where each column comes from: a relation, a select, a date, another collection's id, created, count()", async () => {
+    await inMigration(async (host) => {
+      await call(host, 'saveCollection', { name: 'series', type: 'base', viewRule: '', fields: [{ name: 'title', type: 'text' }, { name: 'kind', type: 'select', values: ['manga', 'novel'], maxSelect: 1 }, { name: 'released', type: 'date' }] }, false);
+      const series = await call(host, 'collection', 'series');
+      await call(host, 'saveCollection', { name: 'volumes', type: 'base', fields: [{ name: 'series', type: 'relation', collectionId: series.id, maxSelect: 1 }, { name: 'shop', type: 'url' }] }, false);
+      const s = await call(host, 'create', 'series', { title: 'Dune', kind: 'novel', released: '1965-08-01 00:00:00.000Z' });
+      await call(host, 'create', 'volumes', { series: s.id, shop: 'https://example.com/dune' });
+      await call(host, 'saveCollection', {
+        name: 'volume_list',
+        type: 'view',
+        listRule: '',
+        viewQuery: "SELECT v.id, v.series, s.kind, s.released AS releasedOn, s.id AS seriesRef, v.created AS addedAt, v.shop || '' AS shopText FROM volumes v JOIN series s ON s.id = v.series",
+      }, false);
+      await call(host, 'saveCollection', { name: 'series_counts', type: 'view', viewQuery: 'SELECT s.id, count(v.id) AS volumes FROM series s LEFT JOIN volumes v ON v.series = s.id GROUP BY s.id' }, false);
+    });
+    const set = await server.services.collections.all(db);
+    const types = (name: string) => Object.fromEntries(set.find(name)!.fields.map((f) => [f.name, f.type]));
+    const list = types('volume_list');
+    assert.deepEqual({ series: list.series, kind: list.kind, releasedOn: list.releasedOn, seriesRef: list.seriesRef, addedAt: list.addedAt }, { series: 'relation', kind: 'select', releasedOn: 'date', seriesRef: 'relation', addedAt: 'autodate' });
+    assert.notEqual(list.shopText, 'url');
+    assert.deepEqual(set.find('volume_list')!.fields.find((f) => f.name === 'kind')!.options.values, ['manga', 'novel']);
+    assert.equal(types('series_counts').volumes, 'number');
+    const res = await fetch(`${server.url}/api/collections/volume_list/records?expand=seriesRef`);
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.items[0].expand.seriesRef.title, 'Dune');
+  });
 });
