@@ -6,8 +6,9 @@ import type { Collection, FieldDef } from './model.ts';
  * type the database gives it. A column read as it is from a collection (`s.series`, `title AS t`) is
  * that field under the column's name (a relation stays a relation, a date a date, a select keeps its
  * values); another collection's `id` is a relation to it, its `created`/`updated` an autodate;
- * `count(…)`/`total(…)` and a cast to a number are numbers. Any other column keeps the type the
- * database gave it. A query this does not read (a `WITH`, a compound SELECT) is left as it is.
+ * `count(…)`/`total(…)` and a cast to a number are numbers, any other expression json. A column
+ * of a table this does not know, `*`, and a query this does not read (a `WITH`, a compound SELECT)
+ * keep the type the database gave them.
  */
 
 type Lookup = (nameOrId: string) => Collection | undefined;
@@ -127,11 +128,13 @@ function sourceOf(expr: string, tables: Map<string, Collection>, first: Collecti
     const field = table.fields.find((f) => f.name === column);
     return field && { type: field.type, options: { ...field.options } };
   }
-  if (/^(count|total)\s*\(/i.test(expr)) return { type: 'number', options: fieldType('number')!.normalizeOptions({}, new Map()) };
+  if (/^(count|total)\s*\([^()]*\)$/i.test(expr)) return { type: 'number', options: fieldType('number')!.normalizeOptions({}, new Map()) };
   const cast = /^cast\s*\([\s\S]*\bAS\s+(\w+)\s*\)$/i.exec(expr)?.[1]?.toLowerCase();
   if (cast && ['real', 'integer', 'int', 'numeric', 'decimal', 'float', 'double'].includes(cast)) return { type: 'number', options: fieldType('number')!.normalizeOptions({}, new Map()) };
   if (cast && ['bool', 'boolean'].includes(cast)) return { type: 'bool', options: fieldType('bool')!.normalizeOptions({}, new Map()) };
-  return undefined;
+  // Any other expression is json to PocketBase, whatever the engine makes of it (PostgreSQL types
+  // `a + b` a number where SQLite gives no type): the same field on both engines.
+  return { type: 'json', options: fieldType('json')!.normalizeOptions({}, new Map()) };
 }
 
 export function pocketBaseViewFields(query: string, inferred: FieldDef[], lookup: Lookup): FieldDef[] {

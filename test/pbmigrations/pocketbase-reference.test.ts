@@ -153,15 +153,19 @@ describe('as PocketBase does it', () => {
         listRule: '',
         viewQuery: "SELECT v.id, v.series, s.kind, s.released AS releasedOn, s.id AS seriesRef, v.created AS addedAt, v.shop || '' AS shopText FROM volumes v JOIN series s ON s.id = v.series",
       }, false);
-      await call(host, 'saveCollection', { name: 'series_counts', type: 'view', viewQuery: 'SELECT s.id, count(v.id) AS volumes FROM series s LEFT JOIN volumes v ON v.series = s.id GROUP BY s.id' }, false);
+      await call(host, 'saveCollection', { name: 'series_counts', type: 'view', listRule: '', viewQuery: 'SELECT s.id, count(v.id) AS volumes, count(v.id) * 2 AS doubled FROM series s LEFT JOIN volumes v ON v.series = s.id GROUP BY s.id' }, false);
     });
     const set = await server.services.collections.all(db);
     const types = (name: string) => Object.fromEntries(set.find(name)!.fields.map((f) => [f.name, f.type]));
     const list = types('volume_list');
     assert.deepEqual({ series: list.series, kind: list.kind, releasedOn: list.releasedOn, seriesRef: list.seriesRef, addedAt: list.addedAt }, { series: 'relation', kind: 'select', releasedOn: 'date', seriesRef: 'relation', addedAt: 'autodate' });
-    assert.notEqual(list.shopText, 'url');
+    assert.equal(list.shopText, 'json');
     assert.deepEqual(set.find('volume_list')!.fields.find((f) => f.name === 'kind')!.options.values, ['manga', 'novel']);
     assert.equal(types('series_counts').volumes, 'number');
+    // An expression is json on both engines (PostgreSQL's view types it a number), and reads as its value.
+    assert.equal(types('series_counts').doubled, 'json');
+    const counts = await (await fetch(`${server.url}/api/collections/series_counts/records`)).json();
+    assert.deepEqual([counts.items[0].volumes, Number(counts.items[0].doubled)], [1, 2]);
     const res = await fetch(`${server.url}/api/collections/volume_list/records?expand=seriesRef`);
     assert.equal(res.status, 200);
     const body = await res.json();
