@@ -6,9 +6,8 @@ import type { Collection, FieldDef } from './model.ts';
  * type the database gives it. A column read as it is from a collection (`s.series`, `title AS t`) is
  * that field under the column's name (a relation stays a relation, a date a date, a select keeps its
  * values); another collection's `id` is a relation to it, its `created`/`updated` an autodate;
- * `count(…)`/`total(…)` and a cast to a number are numbers, any other expression json. A column
- * of a table this does not know, `*`, and a query this does not read (a `WITH`, a compound SELECT)
- * keep the type the database gave them.
+ * `count(…)`/`total(…)` and a cast to a number are numbers, any other expression, or a column of
+ * a subquery or a WITH table, json. `*` and a compound SELECT keep the types the database gives.
  */
 
 type Lookup = (nameOrId: string) => Collection | undefined;
@@ -70,7 +69,9 @@ function splitTopLevel(text: string): string[] {
 /** The select list and the tables (by alias, lower-case) of a plain SELECT; undefined otherwise. */
 function readQuery(query: string, lookup: Lookup): { items: string[]; tables: Map<string, Collection>; first?: Collection } | undefined {
   const sql = query.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ');
-  const words = topLevelWords(sql);
+  let words = topLevelWords(sql);
+  // WITH's tables are in parentheses: the main SELECT is the first at the top level.
+  if (words[0]?.word.toUpperCase() === 'WITH') words = words.slice(words.findIndex((w) => w.word.toUpperCase() === 'SELECT'));
   if (words[0]?.word.toUpperCase() !== 'SELECT') return undefined;
   if (words.some((w) => /^(UNION|EXCEPT|INTERSECT)$/i.test(w.word))) return undefined;
   const from = words.findIndex((w) => w.word.toUpperCase() === 'FROM');
@@ -98,12 +99,13 @@ function readQuery(query: string, lookup: Lookup): { items: string[]; tables: Ma
       }
     }
   }
-  for (const piece of sources) {
+  for (const [i, piece] of sources.entries()) {
     const m = SOURCE.exec(piece);
     if (!m) continue;
     const collection = lookup(unquote(m[1]));
     if (!collection) continue;
-    first ??= collection;
+    // An unqualified column is the first source's: none when that is a subquery or a WITH table.
+    if (i === 0) first = collection;
     tables.set(unquote(m[2] ?? m[1]).toLowerCase(), collection);
     tables.set(unquote(m[1]).toLowerCase(), collection);
   }
@@ -120,7 +122,8 @@ function sourceOf(expr: string, tables: Map<string, Collection>, first: Collecti
   if (ref) {
     const table = ref[1] ? tables.get(unquote(ref[1]).toLowerCase()) : first;
     const column = unquote(ref[2]);
-    if (!table) return undefined;
+    // Read from a subquery or a WITH table: PocketBase does not follow it, json.
+    if (!table) return { type: 'json', options: fieldType('json')!.normalizeOptions({}, new Map()) };
     if (column.toLowerCase() === 'id') return isId ? undefined : { type: 'relation', options: relationTo(table) };
     if (column === 'created' || column === 'updated') {
       return { type: 'autodate', options: fieldType('autodate')!.normalizeOptions({ onCreate: true, onUpdate: column === 'updated' }, new Map()) };

@@ -171,4 +171,16 @@ describe('as PocketBase does it', () => {
     const body = await res.json();
     assert.equal(body.items[0].expand.seriesRef.title, 'Dune');
   });
+
+  test('a view over a WITH table: its columns are json, a collection joined to it keeps its fields\' types', async () => {
+    const made = await inMigration((host) =>
+      call(host, 'saveCollection', {
+        name: 'volume_shops',
+        type: 'view',
+        viewQuery: 'WITH picked AS (SELECT id AS vid, series AS sid FROM volumes) SELECT picked.vid AS id, picked.sid, s.kind, s.id AS seriesRef FROM picked JOIN series s ON s.id = picked.sid',
+      }, false),
+    );
+    const types = Object.fromEntries(made.fields.map((f: any) => [f.name, f.type]));
+    assert.deepEqual({ sid: types.sid, kind: types.kind, seriesRef: types.seriesRef }, { sid: 'json', kind: 'select', seriesRef: 'relation' });
+  });
 });
