@@ -129,7 +129,8 @@ function sourceOf(expr: string, tables: Map<string, Collection>, first: Collecti
       return { type: 'autodate', options: fieldType('autodate')!.normalizeOptions({ onCreate: true, onUpdate: column === 'updated' }, new Map()) };
     }
     const field = table.fields.find((f) => f.name === column);
-    return field && { type: field.type, options: { ...field.options } };
+    // A bare word that is no field of the table (`FALSE AS sent`, `NULL AS note`) is an expression.
+    return field ? { type: field.type, options: { ...field.options } } : { type: 'json', options: fieldType('json')!.normalizeOptions({}, new Map()) };
   }
   if (/^(count|total)\s*\([^()]*\)$/i.test(expr)) return { type: 'number', options: fieldType('number')!.normalizeOptions({}, new Map()) };
   const cast = /^cast\s*\([\s\S]*\bAS\s+(\w+)\s*\)$/i.exec(expr)?.[1]?.toLowerCase();

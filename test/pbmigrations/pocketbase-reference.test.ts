@@ -151,7 +151,7 @@ describe('as PocketBase does it', () => {
         name: 'volume_list',
         type: 'view',
         listRule: '',
-        viewQuery: "SELECT v.id, v.series, s.kind, s.released AS releasedOn, s.id AS seriesRef, v.created AS addedAt, v.shop || '' AS shopText FROM volumes v JOIN series s ON s.id = v.series",
+        viewQuery: "SELECT v.id, v.series, s.kind, s.released AS releasedOn, s.id AS seriesRef, v.created AS addedAt, v.shop || '' AS shopText, FALSE AS sent FROM volumes v JOIN series s ON s.id = v.series",
       }, false);
       await call(host, 'saveCollection', { name: 'series_counts', type: 'view', listRule: '', viewQuery: 'SELECT s.id, count(v.id) AS volumes, count(v.id) * 2 AS doubled FROM series s LEFT JOIN volumes v ON v.series = s.id GROUP BY s.id' }, false);
     });
@@ -160,6 +160,8 @@ describe('as PocketBase does it', () => {
     const list = types('volume_list');
     assert.deepEqual({ series: list.series, kind: list.kind, releasedOn: list.releasedOn, seriesRef: list.seriesRef, addedAt: list.addedAt }, { series: 'relation', kind: 'select', releasedOn: 'date', seriesRef: 'relation', addedAt: 'autodate' });
     assert.equal(list.shopText, 'json');
+    // A literal is an expression too, though PostgreSQL types FALSE a boolean.
+    assert.equal(list.sent, 'json');
     assert.deepEqual(set.find('volume_list')!.fields.find((f) => f.name === 'kind')!.options.values, ['manga', 'novel']);
     assert.equal(types('series_counts').volumes, 'number');
     // An expression is json on both engines (PostgreSQL's view types it a number), and reads as its value.
