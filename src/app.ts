@@ -203,7 +203,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   // each delivery connects (the resolved address).
   const outbound = new OutboundPolicy(config.outboundAllow);
   const collections = new CollectionService({
-    validateRule: (c, rule, others) => checkRule(c, rule, others, registry.system.dialect),
+    validateRule: (c, rule, others, options) => checkRule(c, rule, others, registry.system.dialect, options),
     validateOptions: [(c) => validateTriggers(c, outbound)],
     invalidations,
   });

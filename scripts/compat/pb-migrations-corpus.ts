@@ -9,10 +9,14 @@
  * (`{repo, commit, migrations, reference}`) and, when the app has one, its reference for the schema
  * PocketBase produces: `reference.schema.json` (a committed `pb_schema.json`, either shape),
  * `reference.types.ts` (its generated `pocketbase-types.ts`) or `reference.snapshot.js` (a snapshot
- * migration of the same folder). Each app runs on SQLite, and with `--pg` on PostgreSQL too (a
- * database of its own, dropped afterwards). The table goes to stdout, one line per app and engine:
- * whether every file applied (else the file, line and reason), and the collections and fields that
- * differ from the reference.
+ * migration of the same folder). The fair reference is PocketBase itself run on the same folder:
+ * `reference.pocketbase.json` (`{pocketbase, applied, error?, collections: [{name, type, fields:
+ * [{name, type}]}]}`, what `pocketbase migrate up` left in `_collections`); when it is there it wins
+ * over the others, field types are compared too, and an app PocketBase does not apply is reported
+ * as such and counted apart (Cairn should stop on it as well). Each app runs on SQLite, and with
+ * `--pg` on PostgreSQL too (a database of its own, dropped afterwards). The table goes to stdout,
+ * one line per app and engine: whether every file applied (else the file, line and reason), and the
+ * collections and fields that differ from the reference.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,17 +27,27 @@ import { collectionsFromExport } from '../../src/collections/pocketbase-shapes.t
 import { loadConfig } from '../../src/config.ts';
 import { Host } from '../../src/http/host.ts';
 
+/** Each collection's field names; with PocketBase's own run as the reference, each name's type too. */
 type Schema = Map<string, Set<string>>;
+type Types = Map<string, Map<string, string>>;
 
 /** Field names every collection (or every auth collection) has, left out of the comparison. */
 const SYSTEM_FIELDS = new Set(['id', 'created', 'updated', 'collectionId', 'collectionName', 'expand', 'email', 'emailVisibility', 'verified', 'password', 'tokenKey', 'username']);
 
-function schemaOf(list: ReadonlyArray<{ name: string; fields: ReadonlyArray<{ name: string }> }>): Schema {
+type Listed = ReadonlyArray<{ name: string; fields: ReadonlyArray<{ name: string; type?: string }> }>;
+
+function schemaOf(list: Listed): Schema {
   const out: Schema = new Map();
   for (const c of list) {
     if (c.name.startsWith('_')) continue;
     out.set(c.name, new Set(c.fields.map((f) => f.name).filter((n) => !SYSTEM_FIELDS.has(n))));
   }
+  return out;
+}
+
+function typesOf(list: Listed): Types {
+  const out: Types = new Map();
+  for (const c of list) out.set(c.name, new Map(c.fields.map((f) => [f.name, f.type ?? ''])));
   return out;
 }
 
@@ -85,7 +99,27 @@ function typesSchema(source: string): Schema {
   return out;
 }
 
-function referenceOf(app: string): { kind: string; schema: Schema } | undefined {
+interface Reference {
+  kind: string;
+  schema: Schema;
+  types?: Types;
+  /** With PocketBase's own run: whether it applied every file, else its error. */
+  pocketbase?: { version: string; applied: boolean; error?: string };
+}
+
+function referenceOf(app: string): Reference | undefined {
+  const own = path.join(app, 'reference.pocketbase.json');
+  if (existsSync(own)) {
+    const run = JSON.parse(readFileSync(own, 'utf8')) as { pocketbase: string; applied: boolean; error?: string; collections?: Listed };
+    // v0.22 keeps nothing of a `migrate up` that fails, not even its own tables.
+    run.collections ??= [];
+    return {
+      kind: `PocketBase ${run.pocketbase}`,
+      schema: schemaOf(run.collections),
+      types: typesOf(run.collections),
+      pocketbase: { version: run.pocketbase, applied: run.applied, error: run.error },
+    };
+  }
   for (const file of readdirSync(app).filter((f) => f.startsWith('reference.'))) {
     const text = readFileSync(path.join(app, file), 'utf8');
     if (file.includes('.snapshot.')) return { kind: 'snapshot', schema: snapshotSchema(text) };
@@ -95,9 +129,9 @@ function referenceOf(app: string): { kind: string; schema: Schema } | undefined 
   return undefined;
 }
 
-function diff(reference: Schema, actual: Schema): string[] {
+function diff(reference: Reference, actual: Schema, actualTypes: Types): string[] {
   const out: string[] = [];
-  for (const [name, fields] of reference) {
+  for (const [name, fields] of reference.schema) {
     const have = actual.get(name);
     if (!have) {
       out.push(`missing collection ${name}`);
@@ -108,9 +142,16 @@ function diff(reference: Schema, actual: Schema): string[] {
     const extra = [...have].filter((f) => !fields.has(f) && !(name === 'users' && f === 'role'));
     if (missing.length > 0) out.push(`${name}: missing ${missing.join(', ')}`);
     if (extra.length > 0) out.push(`${name}: extra ${extra.join(', ')}`);
+    const types = reference.types?.get(name);
+    if (types) {
+      // `users.role` is Cairn's own (a file that adds its own `role` only when absent keeps Cairn's).
+      const changed = [...fields].filter((f) => have.has(f) && types.get(f) !== actualTypes.get(name)?.get(f) && !(name === 'users' && f === 'role'));
+      if (changed.length > 0) out.push(`${name}: type of ${changed.map((f) => `${f} ${actualTypes.get(name)?.get(f)} (PocketBase: ${types.get(f)})`).join(', ')}`);
+    }
   }
+  const schema = reference.schema;
   // `users` exists on every instance; another collection the reference does not list is extra.
-  for (const name of actual.keys()) if (!reference.has(name) && name !== 'users') out.push(`extra collection ${name}`);
+  for (const name of actual.keys()) if (!schema.has(name) && name !== 'users') out.push(`extra collection ${name}`);
   return out;
 }
 
@@ -121,6 +162,8 @@ interface Outcome {
   applied: boolean;
   error?: string;
   reference?: string;
+  /** Whether PocketBase itself applied the folder, when its run is the reference. */
+  pocketbase?: { version: string; applied: boolean; error?: string };
   differences?: string[];
 }
 
@@ -142,15 +185,16 @@ async function runOne(app: string, engine: 'sqlite' | 'postgres', pgServer: stri
     env.CAIRN_DATABASE_URL = url.toString();
   }
   const reference = referenceOf(app);
-  const outcome: Outcome = { app: name, engine, files, applied: false, reference: reference && `${reference.kind} (${reference.schema.size} collections)` };
+  const outcome: Outcome = { app: name, engine, files, applied: false, reference: reference && `${reference.kind} (${reference.schema.size} collections)`, pocketbase: reference?.pocketbase };
   try {
     const host = await Host.start(loadConfig({ dir, port: 0, host: '127.0.0.1' }, env));
     try {
       outcome.applied = true;
-      if (reference) {
+      // What PocketBase left after a failing folder is not a schema to compare with (it keeps nothing of the run).
+      if (reference && reference.pocketbase?.applied !== false) {
         const main = await host.services.registry.get('main');
-        const actual = schemaOf((await host.services.collections.all(main)).list);
-        outcome.differences = diff(reference.schema, actual);
+        const list = (await host.services.collections.all(main)).list;
+        outcome.differences = diff(reference, schemaOf(list), typesOf(list));
       }
     } finally {
       await host.close(undefined, 0);
@@ -184,19 +228,31 @@ async function main(): Promise<void> {
     .sort()
     .map((d) => path.resolve(corpus, d));
   const outcomes: Outcome[] = [];
-  console.log('| app | engine | files | applied | reference | same schema | differences or error |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| app | engine | files | PocketBase | applied | reference | same schema | differences or error |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const app of apps) {
     for (const engine of pgServer ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) {
       const o = await runOne(app, engine, pgServer);
       outcomes.push(o);
       const same = o.differences === undefined ? '—' : o.differences.length === 0 ? 'yes' : 'no';
-      console.log(`| ${o.app} | ${o.engine} | ${o.files} | ${o.applied ? 'yes' : 'no'} | ${o.reference ?? 'none'} | ${same} | ${(o.error ?? o.differences?.join('; ') ?? '').replace(/\|/g, '\\|').slice(0, 300)} |`);
+      const pb = o.pocketbase ? (o.pocketbase.applied ? 'applies' : `stops: ${o.pocketbase.error ?? ''}`.slice(0, 160)) : '—';
+      const cell = (text: string) => text.replace(/\|/g, '\\|');
+      console.log(`| ${o.app} | ${o.engine} | ${o.files} | ${cell(pb)} | ${o.applied ? 'yes' : 'no'} | ${o.reference ?? 'none'} | ${same} | ${cell(o.error ?? o.differences?.join('; ') ?? '').slice(0, 300)} |`);
     }
   }
   const applied = outcomes.filter((o) => o.applied).length;
   const same = outcomes.filter((o) => o.differences?.length === 0).length;
   console.log(`\n${applied} of ${outcomes.length} runs applied every file; ${same} of the runs a reference (${outcomes.filter((o) => o.reference).length}) left the same schema.`);
+  for (const engine of ['sqlite', 'postgres'] as const) {
+    const runs = outcomes.filter((o) => o.engine === engine && o.pocketbase);
+    if (runs.length === 0) continue;
+    const fair = runs.filter((o) => o.pocketbase!.applied);
+    const refused = runs.filter((o) => !o.pocketbase!.applied);
+    console.log(
+      `${engine}: of ${fair.length} apps PocketBase applies, ${fair.filter((o) => o.applied).length} apply on Cairn and ${fair.filter((o) => o.differences?.length === 0).length} leave the same schema; ` +
+        `of ${refused.length} PocketBase stops on, Cairn stops on ${refused.filter((o) => !o.applied).length}.`,
+    );
+  }
   const json = flag('--json');
   if (json) writeFileSync(json, JSON.stringify(outcomes, null, 2));
 }

@@ -23,7 +23,11 @@ export type CollectionFinder = (nameOrId: string) => Collection | undefined;
  * Checks a rule's text against the collection being saved and the other collections of its
  * database; returns a message for an invalid rule. Provided by the rules domain.
  */
-export type RuleValidator = (collection: Collection, rule: string, others: readonly Collection[]) => string | undefined;
+/**
+ * `pocketBase`: checked as PocketBase's save checks a rule (a pb_migrations file): `@request.auth.<field>`
+ * may name a field no auth collection has yet (PocketBase reads it as NULL; a later file adds it).
+ */
+export type RuleValidator = (collection: Collection, rule: string, others: readonly Collection[], options?: { pocketBase?: boolean }) => string | undefined;
 
 /** Checks collection options (webhook triggers, auth settings); returns errors by option name. */
 export type OptionsValidator = (collection: Collection) => Record<string, FieldError> | undefined;

@@ -119,10 +119,49 @@ export function parseIndex(text: string): ParsedIndex | undefined {
   const m = INDEX_SQL.exec(text);
   if (!m) return undefined;
   const [, unique, name, table, columns, where] = m;
-  const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${columns.trim()})${
+  const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${indexColumns(columns)})${
     where ? ` ${where.trim()}` : ''
   }`;
   return { name, unique: Boolean(unique), table, sql };
+}
+
+const INDEX_COLUMN = /^(.+?)(?:\s+COLLATE\s+([A-Za-z0-9_]+))?(?:\s+(ASC|DESC))?$/i;
+
+/**
+ * The column list as PocketBase builds it from its parse: a plain name, with any quotes (`` ` ``,
+ * `"`, `'`, `[]`) taken off, is quoted as a column, so `(group, user)` indexes those columns (SQLite
+ * refuses `group` bare; PostgreSQL reads `user` bare as a function) and `("missing")` is an error
+ * rather than an index on a string; an expression (anything with a parenthesis or a space) is kept.
+ */
+function indexColumns(list: string): string {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let start = 0;
+  for (let i = 0; i < list.length; i++) {
+    const ch = list[i];
+    if (quote) {
+      if (ch === quote) quote = undefined;
+    } else if (ch === "'" || ch === '"' || ch === '`') quote = ch;
+    else if (ch === '[') quote = ']';
+    else if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(list.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(list.slice(start));
+  return parts
+    .map((part) => {
+      const m = INDEX_COLUMN.exec(part.trim());
+      if (!m) return part.trim();
+      const [, raw, collate, sort] = m;
+      const bare = raw.trim().replace(/^[`"'[]+|[`"'\]]+$/g, '');
+      const column = bare.includes('(') || bare.includes(' ') || bare === '' ? raw.trim() : quoteIdent(bare);
+      return `${column}${collate ? ` COLLATE ${collate}` : ''}${sort ? ` ${sort.toUpperCase()}` : ''}`;
+    })
+    .join(', ');
 }
 
 async function createTable(db: Queryable, c: Collection): Promise<void> {

@@ -7,6 +7,7 @@ import { relationTarget } from './fields/relation.ts';
 import type { Collection, FieldDef } from './model.ts';
 import { checkViewCollectionRules, type NormalizeContext, normalizeCollection } from './normalize.ts';
 import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemCollection } from './pocketbase-system.ts';
+import { pocketBaseViewFields } from './view-sources.ts';
 import { type CollectionService, CollectionSet, createCollectionIn } from './service.ts';
 import { deleteCollectionRow, loadCollections, updateCollection } from './store.ts';
 import { syncTable, uniqueIndexName } from './table-sync.ts';
@@ -75,8 +76,9 @@ export class CollectionTransaction {
     return c;
   }
 
-  private context(): NormalizeContext {
-    return { find: (n) => this.find(n), all: this.set.list, validateRule: this.service.validateRule, validateOptions: this.service.validateOptions };
+  private context(pocketBase = false): NormalizeContext {
+    const validateRule: NormalizeContext['validateRule'] = pocketBase ? (c, rule, others) => this.service.validateRule(c, rule, others, { pocketBase }) : this.service.validateRule;
+    return { find: (n) => this.find(n), all: this.set.list, validateRule, validateOptions: this.service.validateOptions };
   }
 
   private async reload(): Promise<void> {
@@ -89,13 +91,13 @@ export class CollectionTransaction {
     if (typeof raw.name === 'string' && this.set.find(raw.name)?.name.toLowerCase() === raw.name.toLowerCase()) {
       throw conflict(`Collection "${raw.name}" already exists.`, { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique (case insensitive).' } });
     }
-    let collection = normalizeCollection(body, undefined, this.context());
+    let collection = normalizeCollection(body, undefined, this.context(options.pocketBase));
     // PocketBase keeps the id given (`pbc_…`): later files and relations name the collection by it.
     if (options.pocketBase && typeof raw.id === 'string' && KEPT_ID.test(raw.id) && raw.id !== collection.id) {
       if (this.set.find(raw.id)) throw conflict(`A collection with the id "${raw.id}" already exists.`);
       collection = { ...collection, id: raw.id };
     }
-    if (collection.type === 'view') collection = await this.viewWithFields(collection, false);
+    if (collection.type === 'view') collection = await this.viewWithFields(collection, false, options.pocketBase);
     else if (options.pocketBase) await this.clearOldTable(collection);
     await createCollectionIn(this.tx, collection);
     await this.reload();
@@ -107,12 +109,12 @@ export class CollectionTransaction {
     if (pocketBaseSystemCollection(existing.name) === existing) throw badRequest(`"${existing.name}" is a system collection and cannot be changed.`);
     const stored = existing;
     if (options.pocketBase) ({ existing, body } = await this.asPocketBaseChanges(existing, body));
-    let next = normalizeCollection(body, existing, this.context());
+    let next = normalizeCollection(body, existing, this.context(options.pocketBase));
     if (next.type === 'view') {
       if (next.options.query !== stored.options.query || next.name !== stored.name) {
         const made = next;
-        next = await replaceView(this.tx, stored.name, () => this.viewWithFields(made, true));
-      } else checkViewCollectionRules(next, this.context(), true);
+        next = await replaceView(this.tx, stored.name, () => this.viewWithFields(made, true, options.pocketBase));
+      } else checkViewCollectionRules(next, this.context(options.pocketBase), true);
     } else await syncTable(this.tx, existing, next);
     await updateCollection(this.tx, next);
     await this.reload();
@@ -144,7 +146,7 @@ export class CollectionTransaction {
   }
 
   /** A view collection with the fields its query gives (the view created in the transaction). */
-  private async viewWithFields(collection: Collection, updating: boolean): Promise<Collection> {
+  private async viewWithFields(collection: Collection, updating: boolean, pocketBase = false): Promise<Collection> {
     let fields: FieldDef[];
     try {
       fields = await createView(this.tx, collection.name, String(collection.options.query));
@@ -153,8 +155,10 @@ export class CollectionTransaction {
       const viewQuery: FieldError = { code: 'validation_invalid_view_query', message: `Invalid query - ${err.message}` };
       throw validationFailed({ viewQuery }, updating ? 'Failed to update collection.' : 'Failed to create collection.');
     }
+    // PocketBase's own save types a view's fields by where each column comes from.
+    if (pocketBase) fields = pocketBaseViewFields(String(collection.options.query), fields, (n) => this.find(n));
     const result = { ...collection, fields };
-    checkViewCollectionRules(result, this.context(), updating);
+    checkViewCollectionRules(result, this.context(pocketBase), updating);
     return result;
   }
 

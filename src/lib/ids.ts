@@ -142,3 +142,34 @@ export function orderedUuidv7(): string {
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+let crcTable: Uint32Array | undefined;
+
+/** CRC-32 (IEEE), as Go's `crc32.ChecksumIEEE`. */
+function crc32(text: string): number {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text, 'utf8')) crc = crcTable[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * The id PocketBase ≥ 0.23 gives a collection saved without one: `pbc_` and the CRC-32 of its type
+ * and name. Later migrations of the same folder name the collection by it (PocketBase's dashboard
+ * writes `findCollectionByNameOrId("pbc_…")`), so it must be the same here.
+ */
+export function pocketBaseCollectionId(type: string, name: string): string {
+  return `pbc_${crc32(type + name)}`;
+}
+
+/** The id PocketBase ≥ 0.23 gives a field added without one: its type and the CRC-32 of its name. */
+export function pocketBaseFieldId(type: string, name: string): string {
+  return `${type}${crc32(name)}`;
+}

@@ -6,10 +6,12 @@ import { isSuperusers, SUPERUSERS_COLLECTION } from '../collections/superusers.t
 import type { AdminService } from '../auth/admins.ts';
 import { superuserJson } from '../auth/superusers.ts';
 import { CollectionTransaction } from '../collections/transaction.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, isApiError } from '../errors.ts';
+import { pocketBaseCollectionId, pocketBaseFieldId } from '../lib/ids.ts';
 import type { HookServices } from '../hooks/facade.ts';
 import { NotFoundError } from '../hooks/errors.ts';
 import { HookRecords } from '../hooks/records-api.ts';
+import { withFiles } from '../pbhooks/ops.ts';
 import type { Transaction } from '../storage/index.ts';
 
 /**
@@ -51,7 +53,9 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
   const collections = await CollectionTransaction.open(services.collections, database, run.tx);
   const records = new HookRecords(() => services, run.db, { db: run.db, tx: run.tx });
   const pocketBase = { pocketBase: true };
+  const slot = { current: services };
   let settings: Record<string, unknown> | undefined;
+  let settingsChecked = true;
   /** Superusers saved or deleted by the file, by email (null: deleted), written when it ran to its end. */
   const superusers = new Map<string, { email: string; password?: string } | null>();
 
@@ -84,7 +88,13 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
     const found = stored && typeof sent.id === 'string' && sent.id !== '' ? collections.find(sent.id) : undefined;
     const body = unsetMissingMappedFields(asCairnBody(sent), found);
     const existing = found;
-    return existing ? collections.update(existing.id, body, pocketBase) : collections.create(body, pocketBase);
+    if (existing) return collections.update(existing.id, body, pocketBase);
+    if ((body.id ?? '') === '' && typeof body.name === 'string') {
+      const id = pocketBaseCollectionId(String(body.type ?? 'base'), body.name);
+      // Taken by a collection renamed since (PocketBase would refuse the save): Cairn's own id then.
+      if (!collections.find(id)) body.id = id;
+    }
+    return collections.create(body, pocketBase);
   }
 
   /**
@@ -205,10 +215,11 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
         return records.find(args[0], clean(args[1]));
       case 'count':
         return records.count(args[0], args[1] ?? undefined, args[2] ?? undefined);
+      // Files a file made (`$filesystem.fileFromPath` of an asset beside it) are stored as uploads are.
       case 'create':
-        return records.create(args[0], withConfirm(args[1]));
+        return withFiles(slot, withConfirm(args[1]), (data) => records.create(args[0], data ?? {}));
       case 'update':
-        return records.update(args[0], args[1], withConfirm(args[2]));
+        return withFiles(slot, withConfirm(args[2]), (data) => records.update(args[0], args[1], data ?? {}));
       case 'delete':
         await records.delete(args[0], args[1]);
         return null;
@@ -223,6 +234,8 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
       case 'saveSettings':
         if (!isObject(args[0])) throw badRequest('The settings are an object.');
         settings = args[0];
+        // v0.22's `dao.saveSettings` writes the settings as they are, unvalidated (its forms check them).
+        settingsChecked = args[1] !== false;
         return settings;
       case 'dataDir':
         return process.cwd();
@@ -248,14 +261,31 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
       // Only the sections this instance has (a PocketBase settings object carries others, e.g. `batch`).
       const known = await services.settings.view();
       const changed = Object.fromEntries(Object.entries(settings).filter(([k, v]) => k in known && JSON.stringify(v) !== JSON.stringify(known[k])));
-      if (Object.keys(changed).length > 0) await services.settings.patch(changed);
+      if (Object.keys(changed).length === 0) return;
+      if (settingsChecked) {
+        await services.settings.patch(changed);
+        return;
+      }
+      // Unvalidated (v0.22's dao): Cairn's settings are always valid, so a value it refuses (a blank
+      // `meta.appName`, an `appUrl` without its scheme) stays as it was and the rest is saved.
+      for (const [section, value] of Object.entries(changed)) {
+        try {
+          await services.settings.patch({ [section]: value });
+        } catch (err) {
+          const refused = isApiError(err) && isObject(err.data) && isObject(err.data[section]) ? Object.keys(err.data[section]) : [];
+          if (!isObject(value) || refused.length === 0) continue;
+          const rest = Object.fromEntries(Object.entries(value).filter(([k]) => !refused.includes(k)));
+          await services.settings.patch({ [section]: rest }).catch(() => undefined);
+        }
+      }
     },
     close: () => collections.close(),
   };
 }
 
 /**
- * A collection as PocketBase ≥ 0.23 writes it, in the values Cairn's collections API takes: `0` for
+ * A collection as PocketBase ≥ 0.23 writes it, in the values Cairn's collections API takes: a field
+ * without an id gets PocketBase's (its type and the CRC-32 of its name), `0` for
  * "the default" in `maxSize`, `maxSelect` (one value) and the like is left out, and the indexes
  * PocketBase makes itself (named `_…`, on `created` and the like; Cairn has its own) are not carried.
  */
@@ -266,6 +296,8 @@ export function asCairnBody(body: Record<string, any>): Record<string, any> {
     out[key] = body[key].map((f: any) => {
       if (!isObject(f)) return f;
       const field = { ...f };
+      // PocketBase's id for a field given none: later files find the field by it (`fields.getById`).
+      if ((field.id === undefined || field.id === '') && typeof f.name === 'string' && f.name !== '' && typeof f.type === 'string') field.id = pocketBaseFieldId(f.type, f.name);
       const options = isObject(f.options) ? (field.options = { ...f.options }) : undefined;
       for (const target of [field, options]) {
         if (!target) continue;

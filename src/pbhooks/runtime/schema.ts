@@ -189,7 +189,8 @@ export function daoApi(rt: Realm, dao: any, save: (m: any) => void, del: (m: any
       call('importCollections', (list ?? []).map((c: any) => (typeof c?.__body === 'function' ? c.__body() : c)), deleteMissing === true);
     },
     findSettings: () => rt.inner(call('settings')),
-    saveSettings: (settings: any) => void call('saveSettings', settings),
+    // Unvalidated, as v0.22's dao writes them (`$app.save(settings)` of ≥ 0.23 validates).
+    saveSettings: (settings: any) => void call('saveSettings', settings, false),
     saveAdmin: (admin: any) => {
       const saved = call('saveAdmin', { email: admin?.email, password: admin?.password });
       if (admin && typeof admin === 'object' && saved?.id) admin.id = saved.id;

@@ -24,6 +24,8 @@ export interface NameScope {
   /** Every auth collection of the database: `@request.auth.<field>` may name a field of any of them. */
   authCollections: readonly Collection[];
   lookup: CollectionLookup;
+  /** `@request.auth.<field>` of no auth collection is accepted (NULL), as PocketBase's save accepts it. */
+  anyAuthField?: boolean;
 }
 
 /** `@request.auth.*` keys of every caller kind, besides the fields of the auth collections. */
@@ -83,7 +85,7 @@ export function parseRequestRef(name: string, position: number, scope: NameScope
     systemKey = AUTH_KEYS.has(key);
     const candidates = scope.authCollections.flatMap((c) => c.fields.filter((f) => f.name === key));
     field = candidates.find((f) => (rest.length > 0 ? f.type === 'relation' : true));
-    if (!systemKey && candidates.length === 0) fail(`unknown field ${JSON.stringify(key)} in ${JSON.stringify(name)}: no auth collection has such a field`);
+    if (!systemKey && candidates.length === 0 && !scope.anyAuthField) fail(`unknown field ${JSON.stringify(key)} in ${JSON.stringify(name)}: no auth collection has such a field`);
     if (systemKey) field = undefined;
   }
 

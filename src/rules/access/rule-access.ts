@@ -163,7 +163,7 @@ export class RuleAccess implements RecordAccess {
  * Checks rule text as saving a collection does: parsed and compiled against the collection (as it
  * will be saved) and the other collections of its database. Returns a message with the position.
  */
-export function checkRule(collection: Collection, rule: string, others: readonly Collection[], dialect: RequestContext['db']['dialect']): string | undefined {
+export function checkRule(collection: Collection, rule: string, others: readonly Collection[], dialect: RequestContext['db']['dialect'], options: { pocketBase?: boolean } = {}): string | undefined {
   const lower = collection.name.toLowerCase();
   const rest = others.filter((c) => c.id !== collection.id && c.name.toLowerCase() !== lower);
   const all = [...rest, collection];
@@ -171,6 +171,7 @@ export function checkRule(collection: Collection, rule: string, others: readonly
     collection,
     authCollections: all.filter((c) => c.type === 'auth'),
     lookup: (name) => all.find((c) => c.name.toLowerCase() === name.toLowerCase() || c.id === name),
+    anyAuthField: options.pocketBase,
   };
   try {
     RuleProgram.build(rule, scope, dialect);
