@@ -11,7 +11,7 @@ import { serializeRecord, type RecordJson } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
-import { bearerOf } from './authenticate.ts';
+import { bearerOf, storedRowOf } from './authenticate.ts';
 import { impersonationSeconds } from './body.ts';
 import type { AuthAlerts } from './auth-alert.ts';
 import type { AuthMethod, MfaService } from './mfa.ts';
@@ -236,7 +236,7 @@ export class RecordAuthService {
     if (auth.type !== 'record') throw unauthorized();
     const own = collection ?? (await this.collections.get(ctx.db, auth.collectionId));
     if (own.id !== auth.collectionId) throw forbidden('The token belongs to another collection.');
-    const row = await this.loadRow(ctx, own, 'id', auth.id);
+    const row = storedRowOf(auth) ?? (await this.loadRow(ctx, own, 'id', auth.id));
     if (!row) throw unauthorized();
     const header = ctx.request.headers.authorization;
     const token = auth.staticToken ? bearerOf(Array.isArray(header) ? header[0] : header) : undefined;

@@ -1,6 +1,7 @@
 import { relationTarget } from '../collections/fields/relation.ts';
 import { typeOf } from '../collections/fields/registry.ts';
-import type { Collection } from '../collections/model.ts';
+import type { Collection, FieldDef } from '../collections/model.ts';
+import type { CollectionSet } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
@@ -52,38 +53,67 @@ async function deleteWithReferences(s: WriteScope, tx: Transaction, row: Row, vi
   });
 }
 
+/** A relation field that can point at a collection, with what the delete's lookup needs of it. */
+interface Reference {
+  source: Collection;
+  field: FieldDef;
+  multiple: boolean;
+  column: string;
+}
+
+/**
+ * The relation fields pointing at each collection, by lower-cased name. Collection sets are
+ * immutable and replaced on every schema change, so the index is made once per set instead of
+ * walking every field of every collection on each delete.
+ */
+const referenceIndexes = new WeakMap<CollectionSet, Map<string, Reference[]>>();
+
+function referencesTo(collections: CollectionSet, collection: Collection): readonly Reference[] {
+  let index = referenceIndexes.get(collections);
+  if (!index) {
+    index = new Map();
+    for (const source of collections.list) {
+      if (source.type === 'view') continue;
+      for (const field of source.fields) {
+        if (field.type !== 'relation') continue;
+        const target = relationTarget(field).toLowerCase();
+        const ref = { source, field, multiple: typeOf(field).multiple(field), column: `${ROOT_ALIAS}.${quoteIdent(field.name)}` };
+        const list = index.get(target);
+        if (list) list.push(ref);
+        else index.set(target, [ref]);
+      }
+    }
+    referenceIndexes.set(collections, index);
+  }
+  return index.get(collection.name.toLowerCase()) ?? [];
+}
+
 async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: Set<string>): Promise<void> {
   const { deps, ctx, collections, collection } = s;
   const id = row.id as string;
-  for (const source of collections.list) {
-    if (source.type === 'view') continue;
+  for (const { source, field, multiple, column } of referencesTo(collections, collection)) {
     const sourceShape = shapeOf(source);
     // Records pointing here are changed or deleted by Cairn itself, whoever asked for this delete.
     const sourceScope: WriteScope = { ...s, collection: source, shape: sourceShape, privileged: true };
-    for (const field of source.fields) {
-      if (field.type !== 'relation' || relationTarget(field).toLowerCase() !== collection.name.toLowerCase()) continue;
-      const multiple = typeOf(field).multiple(field);
-      const column = `${ROOT_ALIAS}.${quoteIdent(field.name)}`;
-      const match = multiple
-        ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
-        : sql`${raw(column)} = ${id}`;
-      const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match}`;
-      const refs = await tx.all<Row>(q.text, q.params);
-      for (const ref of refs) {
-        if (ref.id === id && source.id === collection.id) continue;
-        if (field.options.cascadeDelete === true) {
-          await deleteWithReferences(sourceScope, tx, ref, visited);
-          continue;
-        }
-        const current = typeOf(field).fromDb(ref[field.name], field);
-        const next = multiple ? (current as string[]).filter((v) => v !== id) : '';
-        if (field.required && (next === '' || (Array.isArray(next) && next.length === 0))) {
-          throw badRequest(
-            `The record is referenced by the required relation field "${source.name}.${field.name}" of record "${ref.id as string}"; delete or change that record first.`,
-          );
-        }
-        await applyDerivedUpdate(sourceScope, tx, ref, new Map([[field.name, next]]));
+    const match = multiple
+      ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
+      : sql`${raw(column)} = ${id}`;
+    const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match}`;
+    const refs = await tx.all<Row>(q.text, q.params);
+    for (const ref of refs) {
+      if (ref.id === id && source.id === collection.id) continue;
+      if (field.options.cascadeDelete === true) {
+        await deleteWithReferences(sourceScope, tx, ref, visited);
+        continue;
       }
+      const current = typeOf(field).fromDb(ref[field.name], field);
+      const next = multiple ? (current as string[]).filter((v) => v !== id) : '';
+      if (field.required && (next === '' || (Array.isArray(next) && next.length === 0))) {
+        throw badRequest(
+          `The record is referenced by the required relation field "${source.name}.${field.name}" of record "${ref.id as string}"; delete or change that record first.`,
+        );
+      }
+      await applyDerivedUpdate(sourceScope, tx, ref, new Map([[field.name, next]]));
     }
   }
 
