@@ -9,8 +9,8 @@
  * answered on the worker's port while it waits on a shared integer. A handler past the time limit
  * has its worker terminated and replaced: the request answers 503, the server never waits on it.
  */
-import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { folderFiles } from '../lib/folder-files.ts';
 import { hookApp, type ServiceSlot } from '../hooks/facade.ts';
 import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { RouteEvent } from '../hooks/types.ts';
@@ -26,18 +26,8 @@ export type { PbRegistration } from './pool.ts';
 /** The `*.pb.js` files directly in `dir`, in name order (PocketBase's order); none without the folder. */
 export function pbHookFiles(dir: string | undefined): string[] {
   if (!dir) return [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new HookLoadError(`cannot read the pb_hooks directory: ${(err as Error).message}`, dir);
-  }
-  return names
-    .filter((n) => n.endsWith('.pb.js') && !n.startsWith('.'))
-    .map((n) => path.join(dir, n))
-    .filter((f) => statSync(f).isFile())
-    .sort();
+  const unreadable = (err: Error) => new HookLoadError(`cannot read the pb_hooks directory: ${err.message}`, dir);
+  return folderFiles(dir, (name) => name.endsWith('.pb.js') && !name.startsWith('.'), unreadable).map((name) => path.join(dir, name));
 }
 
 /**

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { folderFiles } from '../lib/folder-files.ts';
 import { PbMigrationError } from './errors.ts';
 
 /** A `pb_migrations` file: its name (what `_migrations` records) and where it is. */
@@ -17,18 +18,8 @@ const PATTERN = /^.*(\.js|\.ts)$/;
  */
 export function pbMigrationFiles(dir: string | undefined): PbMigrationFile[] {
   if (!dir) return [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new PbMigrationError(`cannot read the pb_migrations folder: ${(err as Error).message}`, { path: dir });
-  }
-  return names
-    .filter((name) => PATTERN.test(name))
-    .map((name) => ({ file: name, path: path.join(dir, name) }))
-    .filter((f) => statSync(f.path).isFile())
-    .sort((a, b) => Buffer.compare(Buffer.from(a.file), Buffer.from(b.file)));
+  const unreadable = (err: Error) => new PbMigrationError(`cannot read the pb_migrations folder: ${err.message}`, { path: dir });
+  return folderFiles(dir, (name) => PATTERN.test(name), unreadable).map((file) => ({ file, path: path.join(dir, file) }));
 }
 
 /** A file's text. */
