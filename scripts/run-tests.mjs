@@ -105,11 +105,13 @@ async function bundle(sources) {
   return new Map(sources.map((f) => [f, path.join('.test-build', f.replace(/\.ts$/, '.mjs'))]));
 }
 
+// Each file's head, read once for both markers.
+const heads = new Map(selected.map((f) => [f, readFileSync(f, 'utf8').slice(0, 600)]));
 const useTsx = process.env.CAIRN_TEST_TSX === '1';
-const throughTsx = new Set(selected.filter((f) => useTsx || /^\/\/ through-tsx:/m.test(readFileSync(f, 'utf8').slice(0, 600))));
+const throughTsx = new Set(selected.filter((f) => useTsx || /^\/\/ through-tsx:/m.test(heads.get(f))));
 const bundles = await bundle(selected.filter((f) => !throughTsx.has(f)));
 
-const storageIndependent = new Set(selected.filter((f) => readFileSync(f, 'utf8').startsWith('// storage-independent:')));
+const storageIndependent = new Set(selected.filter((f) => heads.get(f).startsWith('// storage-independent:')));
 
 let failed = false;
 for (const [pass, driver] of drivers.entries()) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { HookSet } from './registry.ts';
 import type { PbHooksLoader } from './pb-loader.ts';
 import type { HookSetup } from './types.ts';
 import { HookLoadError } from './load-error.ts';
+import { folderFiles, isPbHookFile } from '../lib/folder-files.ts';
 
 /** Hook files: these extensions, directly in the hooks directory (subfolders hold their own modules). */
 const HOOK_FILE = /\.(ts|mts|js|mjs)$/;
@@ -17,35 +18,17 @@ export { HookLoadError };
 
 /** The hook files of `dir`, in name order; none when it does not exist. */
 export function hookFiles(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new HookLoadError(`cannot read the hooks directory: ${(err as Error).message}`, dir);
-  }
-  return names
-    // A PocketBase file put among them (`*.pb.js`) runs as pb_hooks, not as a module (pbFilesIn).
-    .filter((name) => HOOK_FILE.test(name) && !name.endsWith('.d.ts') && !name.endsWith('.pb.js') && !name.startsWith('.'))
-    .map((name) => path.join(dir, name))
-    .filter((file) => statSync(file).isFile())
-    .sort();
+  // A PocketBase file put among them (`*.pb.js`) runs as pb_hooks, not as a module (pbFilesIn).
+  const isHook = (name: string) => HOOK_FILE.test(name) && !name.endsWith('.d.ts') && !isPbHookFile(name) && !name.startsWith('.');
+  return folderFiles(dir, isHook, unreadable(dir)).map((name) => path.join(dir, name));
 }
 
 /** The `*.pb.js` files directly in the hooks directory, in name order: they run as pb_hooks (API contract §24). */
 export function pbFilesIn(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((name) => name.endsWith('.pb.js') && !name.startsWith('.'))
-    .map((name) => path.join(dir, name))
-    .filter((file) => statSync(file).isFile())
-    .sort();
+  return folderFiles(dir, isPbHookFile, unreadable(dir)).map((name) => path.join(dir, name));
 }
+
+const unreadable = (dir: string) => (err: Error) => new HookLoadError(`cannot read the hooks directory: ${err.message}`, dir);
 
 /**
  * The module application code imports as `cairn`: this very instance's public module, so a hook's

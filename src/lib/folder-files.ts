@@ -18,3 +18,6 @@ export function folderFiles(dir: string, accept: (name: string) => boolean, unre
     .filter((name) => accept(name) && statSync(path.join(dir, name)).isFile())
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
+
+/** PocketBase's pb_hooks file: `*.pb.js`, not hidden (whether in pb_hooks or among TypeScript hooks). */
+export const isPbHookFile = (name: string): boolean => name.endsWith('.pb.js') && !name.startsWith('.');

@@ -10,7 +10,7 @@
  * has its worker terminated and replaced: the request answers 503, the server never waits on it.
  */
 import path from 'node:path';
-import { folderFiles } from '../lib/folder-files.ts';
+import { folderFiles, isPbHookFile } from '../lib/folder-files.ts';
 import { hookApp, type ServiceSlot } from '../hooks/facade.ts';
 import type { HookSet, RecordEventName } from '../hooks/registry.ts';
 import type { RouteEvent } from '../hooks/types.ts';
@@ -27,7 +27,7 @@ export type { PbRegistration } from './pool.ts';
 export function pbHookFiles(dir: string | undefined): string[] {
   if (!dir) return [];
   const unreadable = (err: Error) => new HookLoadError(`cannot read the pb_hooks directory: ${err.message}`, dir);
-  return folderFiles(dir, (name) => name.endsWith('.pb.js') && !name.startsWith('.'), unreadable).map((name) => path.join(dir, name));
+  return folderFiles(dir, isPbHookFile, unreadable).map((name) => path.join(dir, name));
 }
 
 /**
