@@ -62,6 +62,12 @@ export function tokenKeyFingerprint(tokenKey: string): string {
  */
 export class TokenService {
   private readonly verified = new Map<string, AuthClaims>();
+  /**
+   * Checks under way, by token text. A burst of requests with one token (a client's first requests
+   * after signing in, all at once) would otherwise each start jose's check, which runs on libuv's
+   * thread pool: 1,000 refreshes at once queued 1,000 checks there before the first was cached.
+   */
+  private readonly checking = new Map<string, Promise<AuthClaims>>();
 
   constructor(
     private readonly key: Uint8Array,
@@ -95,6 +101,17 @@ export class TokenService {
       this.verified.delete(token);
       throw unauthorized();
     }
+    let check = this.checking.get(token);
+    if (!check) {
+      check = this.check(token);
+      this.checking.set(token, check);
+      const done = () => this.checking.delete(token);
+      check.then(done, done);
+    }
+    return check;
+  }
+
+  private async check(token: string): Promise<AuthClaims> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] }));
