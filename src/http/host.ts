@@ -27,6 +27,10 @@ const RESTARTING = 'The server is restarting on restored data; try again in a mo
 const SHUTTING_DOWN = 'Shutting down.';
 // How long a restore waits for requests under way to finish before it closes the databases anyway.
 const DRAIN_MS = 30_000;
+// Connections the kernel queues until the server accepts them: Node's default, 511, overflowed when
+// 1,000 clients connected at once (TcpExtListenOverflows: each dropped connection was retried a second
+// later by its client). The kernel caps it at net.core.somaxconn, as Go's servers ask for.
+const LISTEN_BACKLOG = 65535;
 // Fastify's default: longer than the idle timeouts of common load balancers.
 const KEEP_ALIVE_MS = 72_000;
 
@@ -100,7 +104,7 @@ export class Host implements ServiceRestarter {
     try {
       await new Promise<void>((resolve, reject) => {
         host.server.once('error', reject);
-        host.server.listen(config.port, config.host, () => {
+        host.server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
           host.server.off('error', reject);
           resolve();
         });
