@@ -66,7 +66,8 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startSqliteCairn(dir: string): Promise<RunningServer> {
   return startProcess(
-    [path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
+    // BENCH_SERVER_NODE_FLAGS: node's own flags for Cairn's process, such as `--cpu-prof --cpu-prof-dir=DIR`.
+    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
     { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn', CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN.identity, CAIRN_ADMIN_PASSWORD: ADMIN.password, NODE_ENV: 'production' },
     '/api/health',
   );
