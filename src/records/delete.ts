@@ -9,7 +9,7 @@ import { raw, type Row, sql, type Transaction } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import { selectById } from './read.ts';
 import { serializeRecord } from './serialize.ts';
-import { type RecordShape, ROOT_ALIAS, shapeOf } from './shape.ts';
+import { type ConditionTexts, conditionText, type RecordShape, ROOT_ALIAS, shapeOf } from './shape.ts';
 import { applyDerivedUpdate } from './write/update.ts';
 import { PRIVILEGED_VIEWER } from './viewer.ts';
 import { runHooked } from './write/chain.ts';
@@ -49,22 +49,12 @@ function deletesAlone(s: WriteScope): boolean {
   return !s.deps.events?.around('delete', s.collection) && referencesTo(s.collections, s.collection).length === 0;
 }
 
-// As the view's query texts (records/read.ts): one text per condition text, a handful per collection.
-const DELETE_TEXTS_PER_SHAPE = 64;
-const deleteTexts = new WeakMap<RecordShape, Map<string, string>>();
+const deleteTexts: ConditionTexts = new WeakMap();
 
 function deleteByIdText(shape: RecordShape, condition: string): string {
-  let texts = deleteTexts.get(shape);
-  if (!texts) deleteTexts.set(shape, (texts = new Map()));
-  let text = texts.get(condition);
-  if (text === undefined) {
-    if (texts.size >= DELETE_TEXTS_PER_SHAPE) texts.clear();
-    const where = condition === '' ? '' : ` AND (${condition})`;
-    // RETURNING names the table's columns unqualified: SQLite does not accept the alias there.
-    text = `DELETE FROM ${shape.table} AS ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?${where} RETURNING ${shape.returningList}`;
-    texts.set(condition, text);
-  }
-  return text;
+  const where = condition === '' ? '' : ` AND (${condition})`;
+  // RETURNING names the table's columns unqualified: SQLite does not accept the alias there.
+  return conditionText(deleteTexts, shape, condition, () => `DELETE FROM ${shape.table} AS ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?${where} RETURNING ${shape.returningList}`);
 }
 
 /**

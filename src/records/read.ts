@@ -10,7 +10,7 @@ import { parseFieldsParam, pickFields } from './fields-param.ts';
 import { filterProblem, flag, type ListQuery, pagination, param } from './query-params.ts';
 import { JsonText, type RecordJson, serializeRecord, withExpandSlot } from './serialize.ts';
 import { rendererOf } from './render.ts';
-import { ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
+import { type ConditionTexts, conditionText, ROOT_ALIAS, type RecordShape, shapeOf } from './shape.ts';
 import { viewerFor } from './viewer.ts';
 
 export interface ListResult {
@@ -129,21 +129,10 @@ function plainAnswer(deps: RecordDeps, ctx: RequestContext, collection: Collecti
   return param(options.expand) === '' && param(options.fields) === '' && (isSystem(ctx) || deps.events?.enriches(collection) !== true);
 }
 
-// A rule program compiles one SQL text per shape of the request's values and binds the values as
-// parameters, so a collection's views under a rule use a handful of condition texts: the full query
-// is made once per text. The bound only guards against a rule with many variants.
-const VIEW_TEXTS_PER_SHAPE = 64;
-const viewTexts = new WeakMap<RecordShape, Map<string, string>>();
+const viewTexts: ConditionTexts = new WeakMap();
 
 function viewByIdText(shape: RecordShape, condition: string): string {
-  let texts = viewTexts.get(shape);
-  if (!texts) viewTexts.set(shape, (texts = new Map()));
-  let text = texts.get(condition);
-  if (text === undefined) {
-    if (texts.size >= VIEW_TEXTS_PER_SHAPE) texts.clear();
-    texts.set(condition, (text = `${shape.selectById} AND (${condition})`));
-  }
-  return text;
+  return conditionText(viewTexts, shape, condition, () => `${shape.selectById} AND (${condition})`);
 }
 
 /** The row of one record by id, under an access condition when there is one. Open rules (the common

@@ -96,6 +96,26 @@ export function shapeOf(collection: Collection): RecordShape {
   return shape;
 }
 
+/** Query texts kept per record shape, by the text of the access condition they were made for. */
+export type ConditionTexts = WeakMap<RecordShape, Map<string, string>>;
+
+// A rule program compiles one SQL text per shape of the request's values and binds the values as
+// parameters, so a collection's reads or deletes under a rule use a handful of condition texts: each
+// full query is made once per text. The bound only guards against a rule with many variants.
+const TEXTS_PER_CONDITION_SET = 64;
+
+/** The query `make` builds for `condition`, made once per shape and condition text. */
+export function conditionText(texts: ConditionTexts, shape: RecordShape, condition: string, make: () => string): string {
+  let known = texts.get(shape);
+  if (!known) texts.set(shape, (known = new Map()));
+  let text = known.get(condition);
+  if (text === undefined) {
+    if (known.size >= TEXTS_PER_CONDITION_SET) known.clear();
+    known.set(condition, (text = make()));
+  }
+  return text;
+}
+
 // Creates usually set the same columns, so a collection has a handful of INSERT texts; the bound only
 // guards against a client cycling through every subset of a wide collection's fields.
 const INSERTS_PER_SHAPE = 64;
