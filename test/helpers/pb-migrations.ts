@@ -1,9 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import vm from 'node:vm';
+import type { HookServices } from '../../src/hooks/facade.ts';
+import { migrationHost, type MigrationHost } from '../../src/pbmigrations/host.ts';
 import type { PbMigrationRuntime } from '../../src/pbmigrations/runtime.ts';
 import type { PbMigrationRun } from '../../src/pbmigrations/types.ts';
+import type { Database } from '../../src/storage/index.ts';
+import { databaseOf } from './inspect.ts';
+import { startServer, type TestServer } from './server.ts';
 
 /**
  * A stand-in for the pb_hooks runtime in the pb_migrations runner's tests: it evaluates a file as
@@ -57,3 +63,44 @@ export function migrationsDir(files: Record<string, string>): { root: string; di
   for (const [name, text] of Object.entries(files)) write(name, text);
   return { root, dir, write, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
+
+/**
+ * A test server whose `main` a test file's tests change as pb_migrations files would: `inMigration`
+ * runs its function with a migration host in a transaction of `main`, committed at the end. The
+ * server is started before the file's tests and closed after them (node:test hooks registered here);
+ * `started` hands the file the server and its `main` database.
+ */
+export function migrationServer(started: (server: TestServer, db: Database) => void): { inMigration<T>(fn: (host: MigrationHost) => Promise<T>): Promise<T> } {
+  let server: TestServer | undefined;
+  let db: Database;
+  before(async () => {
+    server = await startServer();
+    db = await databaseOf(server);
+    started(server, db);
+  });
+  after(async () => {
+    await server?.close();
+  });
+  return {
+    async inMigration<T>(fn: (host: MigrationHost) => Promise<T>): Promise<T> {
+      let out!: T;
+      try {
+        await db.transaction(async (tx) => {
+          const host = await migrationHost(server!.services as unknown as HookServices, { db: 'main', tx });
+          try {
+            out = await fn(host);
+            await host.finish();
+          } finally {
+            host.close();
+          }
+        });
+      } finally {
+        await server!.services.collections.invalidate(db);
+      }
+      return out;
+    },
+  };
+}
+
+/** One of the host's operations, as a file's call of `app.<op>(…)` reaches it. */
+export const callOp = (host: MigrationHost, op: string, ...args: unknown[]) => host.ops(op, args) as Promise<any>;

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { HookServices } from '../../src/hooks/facade.ts';
-import { migrationHost, type MigrationHost } from '../../src/pbmigrations/host.ts';
+import { describe, test } from 'node:test';
 import type { Database } from '../../src/storage/index.ts';
-import { databaseOf, relationExists } from '../helpers/inspect.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { relationExists } from '../helpers/inspect.ts';
+import { callOp, migrationServer } from '../helpers/pb-migrations.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 /**
  * What real apps' pb_migrations folders do that PocketBase accepts and Cairn used to refuse (the
@@ -15,35 +14,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let db: Database;
-
-before(async () => {
-  server = await startServer();
-  db = await databaseOf(server);
+const { inMigration } = migrationServer((s, d) => {
+  server = s;
+  db = d;
 });
-after(async () => {
-  await server?.close();
-});
-
-/** Runs `fn` as one file would: a migration host in a transaction of `main`, committed at the end. */
-async function inMigration<T>(fn: (host: MigrationHost) => Promise<T>): Promise<T> {
-  let out!: T;
-  try {
-    await db.transaction(async (tx) => {
-      const host = await migrationHost(server.services as unknown as HookServices, { db: 'main', tx });
-      try {
-        out = await fn(host);
-        await host.finish();
-      } finally {
-        host.close();
-      }
-    });
-  } finally {
-    await server.services.collections.invalidate(db);
-  }
-  return out;
-}
-
-const call = (host: MigrationHost, op: string, ...args: unknown[]) => host.ops(op, args) as Promise<any>;
+const call = callOp;
 
 describe('what the corpus of real folders needed', () => {
   test('a snapshot: a view reads a relation column whose target comes later, an auth rule names a relation of users added by the same snapshot', async () => {

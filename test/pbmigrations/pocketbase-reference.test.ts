@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { HookServices } from '../../src/hooks/facade.ts';
-import { migrationHost, type MigrationHost } from '../../src/pbmigrations/host.ts';
+import { describe, test } from 'node:test';
 import type { Database } from '../../src/storage/index.ts';
-import { databaseOf } from '../helpers/inspect.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { callOp, migrationServer } from '../helpers/pb-migrations.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 /**
  * What PocketBase itself does with a folder (measured by running its 0.22 and 0.39 binaries on the
@@ -13,35 +11,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let db: Database;
-
-before(async () => {
-  server = await startServer();
-  db = await databaseOf(server);
+const { inMigration } = migrationServer((s, d) => {
+  server = s;
+  db = d;
 });
-after(async () => {
-  await server?.close();
-});
-
-/** Runs `fn` as one file would: a migration host in a transaction of `main`, committed at the end. */
-async function inMigration<T>(fn: (host: MigrationHost) => Promise<T>): Promise<T> {
-  let out!: T;
-  try {
-    await db.transaction(async (tx) => {
-      const host = await migrationHost(server.services as unknown as HookServices, { db: 'main', tx });
-      try {
-        out = await fn(host);
-        await host.finish();
-      } finally {
-        host.close();
-      }
-    });
-  } finally {
-    await server.services.collections.invalidate(db);
-  }
-  return out;
-}
-
-const call = (host: MigrationHost, op: string, ...args: unknown[]) => host.ops(op, args) as Promise<any>;
+const call = callOp;
 
 describe('as PocketBase does it', () => {
   test('an index names its columns bare, one of them a keyword of SQL (group) and one a function of PostgreSQL (user): both are the columns', async () => {
