@@ -200,6 +200,17 @@ function servedFolder(files: Record<string, string>): { folder: ReturnType<typeo
   return served;
 }
 
+/** What a start on `dir` with the pb_migrations folder `migrations` fails with; undefined if it starts. */
+async function startError(dir: string, migrations: string): Promise<unknown> {
+  return startServer({ dir, env: { CAIRN_PB_MIGRATIONS_DIR: migrations } }).then(
+    async (s) => {
+      await s.close();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+}
+
 describe('≥ 0.23 pb_migrations files', () => {
   const served = servedFolder(V23);
 
@@ -283,13 +294,7 @@ describe('a pb_migrations file that throws or whose save is refused', () => {
     });
     const dir = mkdtempSync(path.join(tmpdir(), 'cairn-pbmig-js-fail-'));
     try {
-      const err = await startServer({ dir, env: { CAIRN_PB_MIGRATIONS_DIR: folder.dir } }).then(
-        async (s) => {
-          await s.close();
-          return undefined;
-        },
-        (e: unknown) => e,
-      );
+      const err = await startError(dir, folder.dir);
       assert.ok(err instanceof PbMigrationError, String(err));
       assert.equal(err.place.file, '1720000002_broken.js');
       assert.equal(err.place.line, 5, err.message);
@@ -317,13 +322,7 @@ describe('a pb_migrations file that throws or whose save is refused', () => {
     const folder = migrationsDir({ '1720000003_typo.js': 'migrate((app) => {\n  const x = ;\n})\n' });
     const dir = mkdtempSync(path.join(tmpdir(), 'cairn-pbmig-js-syntax-'));
     try {
-      const err = await startServer({ dir, env: { CAIRN_PB_MIGRATIONS_DIR: folder.dir } }).then(
-        async (s) => {
-          await s.close();
-          return undefined;
-        },
-        (e: unknown) => e,
-      );
+      const err = await startError(dir, folder.dir);
       assert.ok(err instanceof PbMigrationError, String(err));
       assert.equal(err.place.line, 2, err.message);
     } finally {
