@@ -194,7 +194,9 @@ describe('pb_migrations on a restart and across nodes', () => {
     try {
       const started = await Promise.allSettled(dirs.map((dir, i) => startServer({ dir, noAdmin: true, env: { CAIRN_DATABASE_URL: url, CAIRN_NODE_ID: `node-${i}`, CAIRN_PB_MIGRATIONS_DIR: folder.dir }, pbMigrations: runtime })));
       for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
-      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      // Every failed start is named: the one that fails first can be a node waiting for the other.
+      const failed = started.filter((s): s is PromiseRejectedResult => s.status === 'rejected').map((s) => s.reason as unknown);
+      if (failed.length > 0) throw new AggregateError(failed, failed.map(String).join('\n'));
       assert.deepEqual(runs.map((r) => r.file).sort(), ['1700000001_created_shelves.js', '1700000002_seed_shelves.js', '1700000003_updated_shelves.js']);
       assert.equal((await history(nodes[1])).length, 3);
       assert.deepEqual(await (await databaseOf(nodes[1])).all('SELECT id FROM shelves'), [{ id: 's1' }]);

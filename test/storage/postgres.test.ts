@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { isApiError } from '../../src/errors.ts';
+import { PostgresBackend } from '../../src/storage/postgres/backend.ts';
 import { PgServer } from '../../src/storage/postgres/driver.ts';
 import { toPostgres } from '../../src/storage/postgres/placeholders.ts';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
@@ -206,5 +207,23 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
     await t.run('INSERT INTO mixed (id, tokenKey, lower_name) VALUES (?, ?, ?)', ['m1', 'key', 'camelCase']);
     assert.deepEqual((await t.dialect.tableColumns(t, 'mixed')).map((c) => c.name), ['id', 'tokenKey', 'lower_name']);
     assert.deepEqual(await t.get('SELECT tokenKey, lower_name FROM mixed WHERE lower_name = ?', ['camelCase']), { tokenKey: 'key', lower_name: 'camelCase' });
+  });
+
+  test('nodes creating one new database at once all succeed (its schema is made once)', async () => {
+    // Each backend is a node of its own, with its own pool: PostgreSQL's CREATE SCHEMA IF NOT EXISTS
+    // alone let concurrent creators fail on pg_namespace's unique index.
+    const nodes = Array.from({ length: 6 }, () => new PostgresBackend({ url, poolSize: 2, statementTimeoutMs: 5000, connectTimeoutMs: 10_000 }));
+    try {
+      await Promise.all(nodes.map((n) => n.server.start()));
+      for (let round = 0; round < 3; round++) {
+        const name = `racing_${round}`;
+        const outcomes = await Promise.allSettled(nodes.map((n) => n.create(name)));
+        assert.deepEqual(outcomes.map((o) => o.status), nodes.map(() => 'fulfilled'), String(outcomes.find((o) => o.status === 'rejected')?.reason ?? ''));
+        const { rows } = await nodes[0].server.pool.query('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1', [name]);
+        assert.equal(rows[0].n, 1);
+      }
+    } finally {
+      await Promise.all(nodes.map((n) => n.server.close()));
+    }
   });
 });

@@ -64,7 +64,13 @@ export class PostgresBackend implements StorageBackend {
 
   async create(name: string): Promise<Database> {
     const system = this.server.database('system', SYSTEM_SCHEMA);
-    await system.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}`);
+    // Under the schema's lock: PostgreSQL's `IF NOT EXISTS` does not hold against a concurrent
+    // creation, so two nodes starting at once on a new database failed one start with a unique
+    // violation on pg_namespace.
+    await system.transaction(async (tx) => {
+      await this.lockInTransaction(tx, `cairn.schema.${name}`);
+      await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}`);
+    });
     return this.server.database(name, name);
   }
 
