@@ -51,10 +51,12 @@ function deletesAlone(s: WriteScope): boolean {
 
 const deleteTexts: ConditionTexts = new WeakMap();
 
+// RETURNING names the table's columns unqualified: SQLite does not accept the alias there.
+const deleteUnder = (shape: RecordShape, condition: string) =>
+  `DELETE FROM ${shape.table} AS ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?${condition === '' ? '' : ` AND (${condition})`} RETURNING ${shape.returningList}`;
+
 function deleteByIdText(shape: RecordShape, condition: string): string {
-  const where = condition === '' ? '' : ` AND (${condition})`;
-  // RETURNING names the table's columns unqualified: SQLite does not accept the alias there.
-  return conditionText(deleteTexts, shape, condition, () => `DELETE FROM ${shape.table} AS ${ROOT_ALIAS} WHERE ${ROOT_ALIAS}.id = ?${where} RETURNING ${shape.returningList}`);
+  return conditionText(deleteTexts, shape, condition, deleteUnder);
 }
 
 /**

@@ -131,8 +131,10 @@ function plainAnswer(deps: RecordDeps, ctx: RequestContext, collection: Collecti
 
 const viewTexts: ConditionTexts = new WeakMap();
 
+const viewUnder = (shape: RecordShape, condition: string) => `${shape.selectById} AND (${condition})`;
+
 function viewByIdText(shape: RecordShape, condition: string): string {
-  return conditionText(viewTexts, shape, condition, () => `${shape.selectById} AND (${condition})`);
+  return conditionText(viewTexts, shape, condition, viewUnder);
 }
 
 /** The row of one record by id, under an access condition when there is one. Open rules (the common

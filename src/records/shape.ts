@@ -104,14 +104,17 @@ export type ConditionTexts = WeakMap<RecordShape, Map<string, string>>;
 // full query is made once per text. The bound only guards against a rule with many variants.
 const TEXTS_PER_CONDITION_SET = 64;
 
-/** The query `make` builds for `condition`, made once per shape and condition text. */
-export function conditionText(texts: ConditionTexts, shape: RecordShape, condition: string, make: () => string): string {
+/**
+ * The query `make` builds for `shape` and `condition`, made once per shape and condition text. `make`
+ * is a function of the module, not a closure: this runs on every view and delete under a rule.
+ */
+export function conditionText(texts: ConditionTexts, shape: RecordShape, condition: string, make: (shape: RecordShape, condition: string) => string): string {
   let known = texts.get(shape);
   if (!known) texts.set(shape, (known = new Map()));
   let text = known.get(condition);
   if (text === undefined) {
     if (known.size >= TEXTS_PER_CONDITION_SET) known.clear();
-    known.set(condition, (text = make()));
+    known.set(condition, (text = make(shape, condition)));
   }
   return text;
 }
