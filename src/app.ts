@@ -549,6 +549,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     await services.mailer.close();
     step('databases');
     await services.registry.close();
+    step('file removals');
+    await services.fileStore.drain();
     services.fileStore.storage.close?.();
     closing.step = undefined;
   });

@@ -44,6 +44,9 @@ export interface UploadForm extends MultipartForm {
  * and no upload outlives a write that failed.
  */
 export class FileStore implements RecordFiles {
+  /** Removals of deleted records' folders from an object store, under way after their answers. */
+  private readonly removing = new Set<Promise<void>>();
+
   constructor(private readonly options: FileStoreOptions) {}
 
   get storage(): FileStorage {
@@ -159,7 +162,7 @@ export class FileStore implements RecordFiles {
     if (!isRecordKey(event.record.id) || !isValidName(event.collection.name)) return;
     const prefix = recordPrefix(event.database, event.collection.name, event.record.id);
     if (event.action === 'delete') {
-      tx.afterCommit(() => this.options.storage.deletePrefix(prefix));
+      tx.afterCommit(() => this.removeFolder(prefix));
       return;
     }
     if (event.action !== 'update' || !event.oldRecord) return;
@@ -171,6 +174,30 @@ export class FileStore implements RecordFiles {
       }
     }
   };
+
+  /**
+   * Removes a deleted record's folder. On the local disk that is a stat for a record without files, and
+   * the answer waits for it; in an object store it is a listing of the prefix and a delete of what it
+   * holds, round trips to the bucket that every deleted record would wait for, with or without files.
+   * There the answer does not wait (PocketBase too removes a deleted record's files in the background):
+   * the record is gone, so none of its files is served any more; a failure is a warning and leaves
+   * objects nothing references, as a failure after the answer would anyway. `drain` awaits them.
+   */
+  private removeFolder(prefix: string): Promise<void> | undefined {
+    const storage = this.options.storage;
+    if (!storage.remote) return storage.deletePrefix(prefix);
+    const removal: Promise<void> = storage
+      .deletePrefix(prefix)
+      .catch((err: Error) => process.emitWarning(`removing the files of deleted record ${prefix} failed: ${err.message}`))
+      .finally(() => this.removing.delete(removal));
+    this.removing.add(removal);
+    return undefined;
+  }
+
+  /** Waits for the removals still under way (at shutdown, before the storage's clients close). */
+  async drain(): Promise<void> {
+    while (this.removing.size > 0) await Promise.all(this.removing);
+  }
 
   /**
    * A file application code gives a record (pb_hooks' `$filesystem.fileFromBytes/Path/URL`, a route's

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -192,6 +194,94 @@ describe('an S3 endpoint out of reach', () => {
     const res = await server.request('GET', `/api/files/posts/${rec.id}/${name}`);
     assert.equal(res.status, 503, res.text);
     assert.equal(res.body.message, 'The file storage is unavailable; try again shortly.');
+  });
+});
+
+/**
+ * A loopback proxy in front of the S3 server that, while `holding`, keeps every listing of objects
+ * waiting until `release`: a bucket whose round trips take as long as the test wants.
+ */
+async function holdingProxy(target: string) {
+  const held: Array<() => void> = [];
+  const proxy = {
+    holding: false,
+    held,
+    url: '',
+    release() {
+      for (const go of held.splice(0)) go();
+    },
+    server: http.createServer((req, res) => {
+      const forward = () => {
+        const upstream = http.request(target + req.url, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        req.pipe(upstream);
+      };
+      if (proxy.holding && req.method === 'GET' && req.url?.includes('list-type=2')) held.push(forward);
+      else forward();
+    }),
+  };
+  await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(proxy.server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+describe("a deleted record's objects in a slow bucket", () => {
+  let proxy: Awaited<ReturnType<typeof holdingProxy>>;
+  let bucket: string;
+
+  before(async () => {
+    proxy = await holdingProxy(s3.endpoint);
+    bucket = (await s3.bucket()).name;
+  });
+  after(() => {
+    proxy.release();
+    proxy.server.closeAllConnections();
+    proxy.server.close();
+  });
+
+  async function serverWithRecord() {
+    const server = await startServer({ env: s3Env(proxy.url, bucket) });
+    await createCollection(server, { name: 'posts', fields: [{ name: 'docs', type: 'file', options: { maxSelect: 2 } }], ...OPEN_RULES });
+    const created = await server.request('POST', '/api/collections/posts/records', { raw: form([['docs', { name: 'a.txt', data: 'A' }]]) });
+    assert.equal(created.status, 200, created.text);
+    return { server, id: created.body.id as string, prefix: `main/posts/${created.body.id}/` };
+  }
+
+  test('the delete is answered while the bucket is still listing them, and they go after', async () => {
+    const { server, id, prefix } = await serverWithRecord();
+    try {
+      proxy.holding = true;
+      const deletion = server.request('DELETE', `/api/collections/posts/records/${id}`);
+      const outcome = await Promise.race([deletion, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 15_000).unref())]);
+      if (outcome === 'waiting') assert.fail('the delete waited for the bucket');
+      assert.equal(outcome.status, 204, outcome.text);
+      await waitFor(() => proxy.held.length === 1, { what: 'the listing of the record’s objects' });
+      // Answered, and the record's file still in the bucket: the removal had not happened yet.
+      assert.equal((await s3.keys(bucket, prefix)).length, 1);
+      assert.equal((await server.request('GET', `/api/collections/posts/records/${id}`)).status, 404);
+      proxy.holding = false;
+      proxy.release();
+      await waitFor(async () => (await s3.keys(bucket, prefix)).length === 0, { what: 'the record’s objects to leave the bucket' });
+    } finally {
+      proxy.holding = false;
+      proxy.release();
+      await server.close();
+    }
+  });
+
+  test('a server stopping with removals under way finishes them first', async () => {
+    const { server, id, prefix } = await serverWithRecord();
+    proxy.holding = true;
+    assert.equal((await server.request('DELETE', `/api/collections/posts/records/${id}`)).status, 204);
+    await waitFor(() => proxy.held.length === 1, { what: 'the listing of the record’s objects' });
+    const closing = server.close();
+    proxy.holding = false;
+    proxy.release();
+    await closing;
+    assert.deepEqual(await s3.keys(bucket, prefix), []);
   });
 });
 

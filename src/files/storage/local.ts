@@ -6,6 +6,8 @@ import type { FileStorage, StoredFileInfo } from './types.ts';
 
 /** Files on the local disk under `root`: `<root>/<db>/<collection>/<record id>/<file name>`. */
 export class LocalFileStorage implements FileStorage {
+  readonly remote = false;
+
   constructor(readonly root: string) {}
 
   /** The path of a key. Keys are checked before they get here; this guards against a bug doing otherwise. */

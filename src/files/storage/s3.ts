@@ -37,6 +37,7 @@ function isNotFound(err: unknown): boolean {
  * object is a missing file.
  */
 export class S3FileStorage implements FileStorage {
+  readonly remote = true;
   private readonly client: S3Client;
   private readonly bucket: string;
 

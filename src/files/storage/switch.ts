@@ -62,6 +62,10 @@ export class SettingsFileStorage implements FileStorage {
     return saved.enabled ? s3Options(saved) : undefined;
   }
 
+  get remote(): boolean {
+    return this.bucket() !== undefined;
+  }
+
   /** Whether the files are in the environment's bucket (no `s3` section saved). */
   get onEnvironmentS3(): boolean {
     return this.saved() === undefined && this.environment !== undefined;

@@ -19,6 +19,8 @@ export interface FileStorage {
   delete(key: string): Promise<void>;
   /** Deletes everything under `prefix` (a record's folder: `<db>/<collection>/<record id>`). */
   deletePrefix(prefix: string): Promise<void>;
+  /** Whether each call is a round trip over the network (an object store), not a local file operation. */
+  readonly remote: boolean;
   /** Releases connections (called when the services stop). */
   close?(): void;
 }
