@@ -14,7 +14,8 @@ export default async function* slowestFiles(source) {
     }
     if (event.type === 'test:diagnostic' && event.data.nesting === 0 && /^todo \d+$/.test(event.data.message)) {
       const slowest = [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 15);
-      const lines = [`\n# wall time ${((Date.now() - started) / 1000).toFixed(0)} s; slowest files (seconds, their tests' durations summed):`];
+      const total = [...byFile.values()].reduce((a, b) => a + b, 0);
+      const lines = [`\n# wall time ${((Date.now() - started) / 1000).toFixed(0)} s, files' durations summed ${(total / 1000).toFixed(0)} s; slowest files (seconds, their tests' durations summed):`];
       for (const [file, ms] of slowest) lines.push(`#   ${(ms / 1000).toFixed(1).padStart(7)}  ${file.replace(`${process.cwd()}/`, '')}`);
       writeSync(2, `${lines.join('\n')}\n`);
     }
