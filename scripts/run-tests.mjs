@@ -50,7 +50,37 @@ if (selected.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-selected.sort();
+// The longest files start first: with two files at a time, one started late keeps a core busy alone
+// after the rest have ended (the pass lasts as long as the schedule's longest lane). Longest first,
+// from CI's durations report (scripts/test-durations.mjs); the others follow in path order. node
+// --test sorts the files it is given by path, so each bundle's path starts with its place
+// (.test-build/000/test/…).
+const LONGEST_FIRST = [
+  'test/cluster/rolling.test.ts',
+  'test/cluster/cluster.test.ts',
+  'test/hardening/sweep.test.ts',
+  'test/import/pocketbase.test.ts',
+  'test/http/shutdown-stress.test.ts',
+  'test/dashboard/dashboard.test.ts',
+  'test/package/package.test.ts',
+  'test/cli/pocketbase-cli.test.ts',
+  'test/migrations/cli.test.ts',
+  'test/import/dry-run.test.ts',
+  'test/hooks/load.test.ts',
+  'test/import/pocketbase-apps.test.ts',
+  'test/import/pocketbase-tokens.test.ts',
+  'test/import/webapp.test.ts',
+  'test/webhooks/cron.test.ts',
+  'test/http/shutdown.test.ts',
+  'test/settings/s3-backups.test.ts',
+  'test/openapi/typegen.test.ts',
+  'test/cli/serve.test.ts',
+];
+const rank = (f) => {
+  const at = LONGEST_FIRST.indexOf(path.relative(ROOT, f));
+  return at < 0 ? LONGEST_FIRST.length : at;
+};
+selected.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
 const drivers = (process.env.CAIRN_TEST_DRIVERS ?? 'sqlite,postgres').split(',').map((d) => d.trim());
 const postgresUrl = process.env.CAIRN_TEST_POSTGRES || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -87,10 +117,11 @@ async function bundle(sources) {
       });
     },
   };
+  const place = (i) => String(i).padStart(3, '0');
+  const out = (f, i) => path.join(place(i), path.relative(ROOT, f).replace(/\.ts$/, ''));
   await esbuild.build({
-    entryPoints: sources,
+    entryPoints: sources.map((f, i) => ({ in: f, out: out(f, i) })),
     outdir: BUILD,
-    outbase: ROOT,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
@@ -102,7 +133,7 @@ async function bundle(sources) {
     logLevel: 'warning',
     plugins: [importMeta],
   });
-  return new Map(sources.map((f) => [f, path.join('.test-build', f.replace(/\.ts$/, '.mjs'))]));
+  return new Map(sources.map((f, i) => [f, path.join('.test-build', `${out(f, i)}.mjs`)]));
 }
 
 // Each file's head, read once for both markers.
