@@ -198,8 +198,8 @@ describe('an S3 endpoint out of reach', () => {
 });
 
 /**
- * A loopback proxy in front of the S3 server that, while `holding`, keeps every listing of objects
- * waiting until `release`: a bucket whose round trips take as long as the test wants.
+ * A loopback proxy in front of the S3 server that, from `hold` to `release`, keeps every listing of
+ * objects waiting: a bucket whose round trips take as long as the test wants.
  */
 async function holdingProxy(target: string) {
   const held: Array<() => void> = [];
@@ -207,7 +207,11 @@ async function holdingProxy(target: string) {
     holding: false,
     held,
     url: '',
+    hold() {
+      proxy.holding = true;
+    },
     release() {
+      proxy.holding = false;
       for (const go of held.splice(0)) go();
     },
     server: http.createServer((req, res) => {
@@ -253,7 +257,7 @@ describe("a deleted record's objects in a slow bucket", () => {
   test('the delete is answered while the bucket is still listing them, and they go after', async () => {
     const { server, id, prefix } = await serverWithRecord();
     try {
-      proxy.holding = true;
+      proxy.hold();
       const deletion = server.request('DELETE', `/api/collections/posts/records/${id}`);
       const outcome = await Promise.race([deletion, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 15_000).unref())]);
       if (outcome === 'waiting') assert.fail('the delete waited for the bucket');
@@ -262,11 +266,9 @@ describe("a deleted record's objects in a slow bucket", () => {
       // Answered, and the record's file still in the bucket: the removal had not happened yet.
       assert.equal((await s3.keys(bucket, prefix)).length, 1);
       assert.equal((await server.request('GET', `/api/collections/posts/records/${id}`)).status, 404);
-      proxy.holding = false;
       proxy.release();
       await waitFor(async () => (await s3.keys(bucket, prefix)).length === 0, { what: 'the record’s objects to leave the bucket' });
     } finally {
-      proxy.holding = false;
       proxy.release();
       await server.close();
     }
@@ -274,11 +276,10 @@ describe("a deleted record's objects in a slow bucket", () => {
 
   test('a server stopping with removals under way finishes them first', async () => {
     const { server, id, prefix } = await serverWithRecord();
-    proxy.holding = true;
+    proxy.hold();
     assert.equal((await server.request('DELETE', `/api/collections/posts/records/${id}`)).status, 204);
     await waitFor(() => proxy.held.length === 1, { what: 'the listing of the record’s objects' });
     const closing = server.close();
-    proxy.holding = false;
     proxy.release();
     await closing;
     assert.deepEqual(await s3.keys(bucket, prefix), []);
