@@ -27,9 +27,20 @@ function cpuSecondsOf(pid: number | undefined): number | undefined {
     // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    // A server's workers (CAIRN_WORKERS) are its children, and their work is its work.
+    const children = childrenOf(pid).reduce((sum, child) => sum + (cpuSecondsOf(child) ?? 0), 0);
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS + children;
   } catch {
     return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return text === '' ? [] : text.split(' ').map(Number);
+  } catch {
+    return [];
   }
 }
 
