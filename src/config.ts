@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 import { parseSchedule, ScheduleError } from './jobs/schedule.ts';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,11 @@ export interface Config {
   pgStatementTimeoutMs: number;
   /** This process among the nodes of an instance (webhook logs, cron runs, health). */
   nodeId: string;
+  /**
+   * Processes `serve` runs on one port (CAIRN_WORKERS: a number, or `auto` for one per core), each a
+   * node of the instance; above 1 only on PostgreSQL (docs/deploying.md#workers).
+   */
+  workers: number;
   /** Where uploaded files are kept: `<dir>/storage` (local) or an S3-compatible bucket (s3). */
   storage: 'local' | 's3';
   /** The bucket, when `storage` is s3. */
@@ -250,6 +255,16 @@ function nodeId(raw: string | undefined): string {
   return raw.trim();
 }
 
+function workers(raw: string | undefined, onPostgres: boolean): number {
+  const value = raw?.trim().toLowerCase();
+  const n = value === 'auto' ? availableParallelism() : intFrom('CAIRN_WORKERS', value, 1, 1, 256);
+  if (n > 1 && !onPostgres && value !== 'auto') {
+    throw new ConfigError('CAIRN_WORKERS above 1 needs PostgreSQL (CAIRN_DATABASE_URL): a SQLite data directory is served by one process.');
+  }
+  // `auto` on SQLite is one process: the setting can stay in an environment shared by both engines.
+  return onPostgres ? n : 1;
+}
+
 function httpUrl(name: string, raw: string | undefined, example: string): string | undefined {
   return urlSetting(raw, ['http:', 'https:'], `${name} must be an http(s) URL such as ${example}, got "${raw}".`);
 }
@@ -352,6 +367,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pgPoolWaitMs: intFrom('CAIRN_PG_POOL_WAIT_MS', env.CAIRN_PG_POOL_WAIT_MS, 30000, 100, 600000),
     pgPoolQueue: intFrom('CAIRN_PG_POOL_QUEUE', env.CAIRN_PG_POOL_QUEUE, 10000, 1, 1_000_000),
     nodeId: nodeId(env.CAIRN_NODE_ID),
+    workers: workers(env.CAIRN_WORKERS, databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL) !== undefined),
     webhookLeaseMs: env.CAIRN_WEBHOOK_LEASE_MS ? intFrom('CAIRN_WEBHOOK_LEASE_MS', env.CAIRN_WEBHOOK_LEASE_MS, 0, 1000, 3_600_000) : undefined,
     pgStatementTimeoutMs: intFrom('CAIRN_PG_STATEMENT_TIMEOUT_MS', env.CAIRN_PG_STATEMENT_TIMEOUT_MS, 30000, 0, 86400000),
     dashboardDir: path.resolve(nonEmpty(env.CAIRN_DASHBOARD_DIR) ?? DEFAULT_DASHBOARD_DIR),

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { constants } from 'node:os';
 import type { Config } from '../config.ts';
 import { Host } from '../http/host.ts';
@@ -19,6 +20,10 @@ const BACKSTOP_MARGIN_MS = 5000;
  * exits with 1 after the timeout and a margin, logging what it was still waiting for.
  */
 export async function serve(config: Config): Promise<void> {
+  if (config.workers > 1 && cluster.isPrimary) {
+    const { superviseWorkers } = await import('./workers.ts');
+    return superviseWorkers(config);
+  }
   if (config.databaseUrl) {
     // A node started with (or just before) its database: it waits rather than exit (contract §21).
     const { waitForPostgres } = await import('../storage/postgres/wait.ts');
@@ -60,6 +65,18 @@ export async function serve(config: Config): Promise<void> {
       },
     );
   };
+  if (cluster.isWorker) {
+    // The primary passes signals on (src/cli/workers.ts); a terminal's Ctrl-C reaches every process
+    // of its group, and one Ctrl-C must not count as two.
+    const { stopSignalOf } = await import('./workers.ts');
+    process.on('message', (message) => {
+      const signal = stopSignalOf(message);
+      if (signal) stop(signal);
+    });
+    process.on('SIGTERM', () => {});
+    process.on('SIGINT', () => {});
+    return;
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
