@@ -116,7 +116,7 @@ export class AdminService {
   }
 
   async find(id: string): Promise<AdminRow | undefined> {
-    return this.system.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE id = ?`, [id]);
+    return this.system.lookup<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE id = ?`, [id]);
   }
 
   async get(id: string): Promise<AdminRow> {

@@ -110,7 +110,7 @@ export class Authenticator {
     const collection = claims.collectionId ? await this.collections.find(db, claims.collectionId) : undefined;
     if (!collection || collection.type !== 'auth') throw unauthorized();
     const shape = shapeOf(collection);
-    const row = await db.get<Record<string, unknown>>(`SELECT ${shape.selectList}, t0."tokenKey" FROM ${shape.table} t0 WHERE t0.id = ?`, [claims.id]);
+    const row = await db.lookup<Record<string, unknown>>(`SELECT ${shape.selectList}, t0."tokenKey" FROM ${shape.table} t0 WHERE t0.id = ?`, [claims.id]);
     if (!row || tokenKeyFingerprint(String(row.tokenKey)) !== claims.ver) throw unauthorized();
     const auth: RecordAuth = {
       type: 'record',

@@ -3,7 +3,7 @@ import type { CollectionSet } from '../collections/service.ts';
 import { isSystem, type RequestContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
-import { EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
+import { type Database, EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import { checkExpand, checkExpandedSize, DEFAULT_EXPAND_MAX_RECORDS, DEFAULT_MAX_ANSWER_BYTES, expandRecords, parseExpand } from './expand.ts';
 import { parseFieldsParam, pickFields } from './fields-param.ts';
@@ -140,8 +140,16 @@ function viewByIdText(shape: RecordShape, condition: string): string {
 /** The row of one record by id, under an access condition when there is one. Open rules (the common
  * case) run the query the shape built once; under a rule, the query made once for the condition's text. */
 export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
-  if (!access) return q.get(shape.selectById, [id]);
-  return q.get(viewByIdText(shape, access.text), [id, ...access.params]);
+  return q.get(...byId(shape, id, access));
+}
+
+/** `selectById` as a request's read by key (`Database.lookup`), outside any transaction. */
+function lookupById(db: Database, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
+  return db.lookup(...byId(shape, id, access));
+}
+
+function byId(shape: RecordShape, id: string, access: Sql | null): [string, unknown[]] {
+  return access ? [viewByIdText(shape, access.text), [id, ...access.params]] : [shape.selectById, [id]];
 }
 
 /** One record by id, if the caller may view it (404 otherwise, so its existence does not leak). */
@@ -149,7 +157,7 @@ export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collecti
   const collections = await deps.collections.all(ctx.db);
   const shape = shapeOf(collection);
   const access = deps.access.condition(ctx, collection, 'view', collections);
-  const row = await selectById(ctx.db, shape, id, access);
+  const row = await lookupById(ctx.db, shape, id, access);
   if (!row) throw notFound();
   const viewer = await viewerFor(ctx, deps, collection, collections, [row.id as string]);
   // Most views ask for neither expand nor fields, nor have enrich hooks: no further pass over the record.

@@ -71,6 +71,12 @@ export interface Database extends Queryable {
    * PostgreSQL they are written together on one connection and answered in one round trip.
    */
   allEach(queries: readonly Sql[]): Promise<Row[][]>;
+  /**
+   * `get` for a read of one row by its key that is cheap to answer (a token's account, a record by
+   * id): on PostgreSQL such reads of concurrent requests share a connection and go out together
+   * (postgres/shared-reads.ts). Never for a slow read: those behind it on the connection would wait.
+   */
+  lookup<T = Row>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   close(): Promise<void>;
 }
 

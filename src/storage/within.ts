@@ -30,6 +30,8 @@ export function withinTransaction(db: Database, tx: Transaction): Database {
     all: (text, params) => tx.all(text, params),
     allEach: (queries) => allInOrder(tx, queries),
     get: (text, params) => tx.get(text, params),
+    // Inside the transaction, so it sees what the write has done so far.
+    lookup: (text, params) => tx.get(text, params),
     run: (text, params) => tx.run(text, params),
     exec: (text) => tx.exec(text),
     transaction: (fn) =>

@@ -6,7 +6,8 @@ import type { Sql } from '../sql.ts';
 import type { Database, Dialect, Row, RunResult, StatementResult, Transaction } from '../types.ts';
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
-import { bindable } from '../bind.ts';
+import { SharedReads } from './shared-reads.ts';
+import { inOneWrite, isConnectionError, query } from './statements.ts';
 
 // CAIRN_PG_DEBUG=1 warns when code inside a transaction takes a second connection: with a small pool,
 // enough such requests at once wait for each other until the connect timeout.
@@ -50,16 +51,6 @@ const types = {
   },
 };
 
-/** Error codes meaning the connection or the server went away, not that the statement was wrong. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
-
-function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (e?.code && CONNECTION_CODES.has(e.code)) return true;
-  const message = e?.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
-}
-
 /**
  * Errors that are the request's, not the server's: a 400. Class 22 are data exceptions (a NUL byte
  * in text, a number out of range, text too long for an index): values SQLite stores or compares
@@ -93,30 +84,16 @@ function stateOf(client: pg.PoolClient): ConnectionState {
   return s;
 }
 
-// Named (server-side prepared) statements skip parsing and planning on reuse. A statement gets a name
-// on its second use, so one-off filters do not fill every connection's memory; names are never
-// reused for other text, since a connection keeps what it prepared under a name.
-const NAMED_LIMIT = 1000;
-const uses = new Map<string, number>();
-const names = new Map<string, string>();
-let nameCounter = 0;
-
-function statementName(key: string): string | undefined {
-  const name = names.get(key);
-  if (name !== undefined) return name;
-  if (names.size >= NAMED_LIMIT) return undefined;
-  const n = (uses.get(key) ?? 0) + 1;
-  if (n < 2) {
-    if (uses.size >= 10_000) uses.clear();
-    uses.set(key, n);
-    return undefined;
-  }
-  uses.delete(key);
-  const fresh = `cairn_${++nameCounter}`;
-  names.set(key, fresh);
-  return fresh;
+/** A connection's statements name tables of `schema`; `extension` keeps citext's operators in reach. */
+function searchPath(schema: string, extension: string): string {
+  return `SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(extension)}`;
 }
 
+/**
+ * Connections kept for shared reads, one per database that reads by key (the system database and the
+ * first three others), beside the pool: transactions never wait for them.
+ */
+const SHARED_READ_CONNECTIONS = 4;
 
 /**
  * The one pool of a process, shared by every Cairn database (each a schema). A connection's
@@ -125,12 +102,15 @@ function statementName(key: string): string | undefined {
  */
 export class PgServer {
   readonly pool: pg.Pool;
+  /** Reads by key of concurrent requests, pipelined on connections of their own (`Database.lookup`). */
+  readonly shared: SharedReads;
+  private readonly lanes: pg.Pool;
   /** The schema holding the citext extension, kept on every search_path so its operators apply. */
   extensionSchema = 'public';
   private closed = false;
 
   constructor(readonly options: PgOptions) {
-    this.pool = new pg.Pool({
+    const config: pg.PoolConfig = {
       connectionString: options.url,
       max: options.poolSize,
       connectionTimeoutMillis: options.connectTimeoutMs,
@@ -144,10 +124,30 @@ export class PgServer {
       pipeline: true,
       // Custom settings travel in the startup packet: no extra round trip per connection.
       options: options.node ? `-c cairn.node=${options.node.replace(/[^A-Za-z0-9._:-]/g, '_')}` : undefined,
-    });
+    };
+    this.pool = new pg.Pool(config);
+    this.lanes = new pg.Pool({ ...config, max: SHARED_READ_CONNECTIONS });
     // A connection that breaks while idle in the pool is removed by pg; without a listener the error
     // would end the process.
     this.pool.on('error', () => {});
+    this.lanes.on('error', () => {});
+    this.shared = new SharedReads(
+      {
+        connect: async (schema) => {
+          if (this.closed) throw new ApiError(503, 'The server is shutting down.');
+          const client = await this.lanes.connect();
+          try {
+            await client.query(searchPath(schema, this.extensionSchema));
+          } catch (err) {
+            client.release(true);
+            throw err;
+          }
+          return client;
+        },
+        release: (client, err) => this.release(client, err),
+      },
+      SHARED_READ_CONNECTIONS,
+    );
   }
 
   /** Connects once, so a wrong URL fails start-up, and prepares what every schema relies on. */
@@ -193,7 +193,7 @@ export class PgServer {
     const state = stateOf(client);
     if (state.schema !== schema) {
       try {
-        await client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`);
+        await client.query(searchPath(schema, this.extensionSchema));
         state.schema = schema;
       } catch (err) {
         client.release(true);
@@ -243,29 +243,8 @@ export class PgServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
-  }
-}
-
-/** Runs one statement on a connection. */
-async function query(client: pg.PoolClient, schema: string, text: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
-  const values = bindable(params);
-  if (values.length === 0) {
-    // No parameters: user SQL (views, indexes) may contain `?` as an operator, and is sent as is.
-    return client.query(toPostgres(text, false));
-  }
-  const key = `${schema}\u0000${text}`;
-  const name = statementName(key);
-  const translated = toPostgres(text, true);
-  try {
-    return await client.query({ name, text: translated, values });
-  } catch (err) {
-    // A view or table changed its columns since the statement was prepared on this connection.
-    if (name !== undefined && (err as { code?: string }).code === '0A000') {
-      names.delete(key);
-      return client.query({ text: translated, values });
-    }
-    throw err;
+    this.shared.close();
+    await Promise.all([this.pool.end(), this.lanes.end()]);
   }
 }
 
@@ -315,6 +294,17 @@ export class PgDatabase implements Database {
     return this.withClient(async (c) => (await query(c, this.schema, sql, params)).rows[0] as T | undefined);
   }
 
+  lookup<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    const shared = this.server.shared.run(this.schema, sql, params);
+    if (!shared) return this.get(sql, params);
+    return shared.then(
+      (result) => result.rows[0] as T | undefined,
+      (err: unknown) => {
+        throw toApiError(err);
+      },
+    );
+  }
+
   run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     return this.withClient(async (c) => runResult(await query(c, this.schema, sql, params)));
   }
@@ -337,20 +327,6 @@ export class PgDatabase implements Database {
  * commits atomically); each `PgTransaction` of the session sets the connection's search_path to its
  * schema before its statements when another schema's statements came last.
  */
-/**
- * Runs `write` (which sends statements on `client`, pipelined) with the connection's socket corked, so
- * the statements leave in one write.
- */
-function inOneWrite<R>(client: pg.PoolClient | pg.Client, write: () => R): R {
-  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
-  stream?.cork?.();
-  try {
-    return write();
-  } finally {
-    stream?.uncork?.();
-  }
-}
-
 class Session {
   finished = false;
   savepoints = 0;
@@ -389,7 +365,7 @@ class Session {
   async use(schema: string): Promise<void> {
     if (this.finished) throw new Error('transaction already finished');
     if (this.state.schema === schema) return;
-    await this.run(() => this.client.query(`SET search_path TO ${quoteIdent(schema)}, ${quoteIdent(this.extensionSchema)}`));
+    await this.run(() => this.client.query(searchPath(schema, this.extensionSchema)));
     this.state.schema = schema;
   }
 

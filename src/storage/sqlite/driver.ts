@@ -219,6 +219,11 @@ export class SqliteDatabase implements Database {
     return getOn<T>(this.readStatements, sql, params);
   }
 
+  /** In process, every read is already as cheap as a read can be. */
+  lookup<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.get<T>(sql, params);
+  }
+
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     if (!this.lock.isHeld && !this.group) {
       try {
