@@ -82,7 +82,7 @@ export interface Config {
   nodeId: string;
   /**
    * Processes `serve` runs on one port (CAIRN_WORKERS: a number, or `auto` for one per core), each a
-   * node of the instance; above 1 only on PostgreSQL (docs/deploying.md#workers).
+   * node of the instance; above 1 only on PostgreSQL (docs/scaling.md#workers-one-machines-cores).
    */
   workers: number;
   /** Where uploaded files are kept: `<dir>/storage` (local) or an S3-compatible bucket (s3). */

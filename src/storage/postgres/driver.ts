@@ -135,14 +135,7 @@ export class PgServer {
       {
         connect: async (schema) => {
           if (this.closed) throw new ApiError(503, 'The server is shutting down.');
-          const client = await this.lanes.connect();
-          try {
-            await client.query(searchPath(schema, this.extensionSchema));
-          } catch (err) {
-            client.release(true);
-            throw err;
-          }
-          return client;
+          return this.onSchema(await this.lanes.connect(), schema);
         },
         release: (client, err) => this.release(client, err),
       },
@@ -190,17 +183,21 @@ export class PgServer {
     } catch (err) {
       throw toApiError(err);
     }
+    return this.onSchema(client, schema);
+  }
+
+  /** `client` with its search_path naming `schema` (set unless it does already); closed if that fails. */
+  private async onSchema(client: pg.PoolClient, schema: string): Promise<pg.PoolClient> {
     const state = stateOf(client);
-    if (state.schema !== schema) {
-      try {
-        await client.query(searchPath(schema, this.extensionSchema));
-        state.schema = schema;
-      } catch (err) {
-        client.release(true);
-        throw toApiError(err);
-      }
+    if (state.schema === schema) return client;
+    try {
+      await client.query(searchPath(schema, this.extensionSchema));
+      state.schema = schema;
+      return client;
+    } catch (err) {
+      client.release(true);
+      throw toApiError(err);
     }
-    return client;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { isConnectionError, query } from './statements.ts';
+import { isConnectionError, query, socketOf } from './statements.ts';
 
 /** Where the lanes' connections come from and go back to (PgServer's own small pool for them). */
 export interface ConnectionSource {
@@ -22,9 +22,8 @@ interface Lane {
 /**
  * Reads by key outside a transaction (the account a token names, the record a request views), from
  * every request in flight, on one connection per database kept for them (a lane, beside the pool
- * transactions and other reads use), pipelined: each
- * read is written without waiting for the one before, and all an event-loop turn asks for leave in
- * one write, which PostgreSQL answers together.
+ * transactions and other reads use), pipelined: each read is written without waiting for the one
+ * before, and all an event-loop turn asks for leave in one write, which PostgreSQL answers together.
  *
  * With a connection taken from the pool per read, each one cost a write, a wake-up of a PostgreSQL
  * backend and a read of its answer: on this 2-core machine those system calls were most of a small
@@ -71,12 +70,12 @@ export class SharedReads {
    */
   private batch(lane: Lane, client: pg.PoolClient): void {
     if (lane.corked) return;
-    const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    const stream = socketOf(client);
     lane.corked = true;
-    stream.cork();
+    stream?.cork?.();
     setImmediate(() => {
       lane.corked = false;
-      stream.uncork();
+      stream?.uncork?.();
     });
   }
 

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { bindable } from '../bind.ts';
 import { toPostgres } from './placeholders.ts';
 
@@ -11,7 +11,6 @@ export function isConnectionError(err: unknown): boolean {
   const message = e?.message ?? '';
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(message);
 }
-
 
 // Named (server-side prepared) statements skip parsing and planning on reuse. A statement gets a name
 // on its second use, so one-off filters do not fill every connection's memory; names are never
@@ -64,11 +63,16 @@ export async function query(client: pg.PoolClient, schema: string, text: string,
  * the statements leave in one write.
  */
 export function inOneWrite<R>(client: pg.PoolClient | pg.Client, write: () => R): R {
-  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+  const stream = socketOf(client);
   stream?.cork?.();
   try {
     return write();
   } finally {
     stream?.uncork?.();
   }
+}
+
+/** The socket under a pg connection, to cork: pg writes each statement as it is given. */
+export function socketOf(client: pg.PoolClient | pg.Client): { cork?(): void; uncork?(): void } | undefined {
+  return (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
 }
