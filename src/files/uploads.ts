@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -119,9 +120,13 @@ async function stage(part: Extract<UploadPart, { type: 'file' }>, maxSize: numbe
   });
   const broken = truncated(part.file);
   if (broken) throw broken;
+  const out = createWriteStream(tempPath, { flags: 'wx', mode: 0o600 });
   try {
-    await pipeline(part.file, meter, createWriteStream(tempPath, { flags: 'wx', mode: 0o600 }));
+    await pipeline(part.file, meter, out);
   } catch (err) {
+    // A body that broke early fails the copy while the file may still be opening: the stream creates
+    // it after all and then closes it, so the unlink waits for that or the file would stay behind.
+    if (!out.closed) await once(out, 'close').catch(() => {});
     await unlink(tempPath).catch(() => {});
     // Not our limit and not a file system error: the body ended (or broke) in the middle of the file.
     if (!isApiError(err) && (err as NodeJS.ErrnoException).syscall === undefined) throw malformedMultipart(err);
