@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Collection } from '../collections/model.ts';
 import { type FieldError, unsupportedMediaType, validationFailed } from '../errors.ts';
 import { isValidName } from '../lib/identifiers.ts';
-import type { RecordChangeHook, RecordFiles } from '../records/deps.ts';
+import { changeHook, never, type RecordChangeHook, type RecordFiles } from '../records/deps.ts';
 import type { Transaction } from '../storage/index.ts';
 import { fileList, fileNames } from './field.ts';
 import { isRecordKey } from '../lib/ids.ts';
@@ -155,7 +155,7 @@ export class FileStore implements RecordFiles {
   }
 
   /** Removes the files a committed change dropped: all of a deleted record's, the replaced ones of an update. */
-  readonly changeHook: RecordChangeHook = async (tx, event) => {
+  readonly changeHook: RecordChangeHook = changeHook(never, async (tx, event) => {
     if (event.action === 'create') return;
     // Records Cairn did not create (adopted tables) may have ids no upload path could have used, and
     // system collections (PocketBase's `_externalAuths`, …) have names no upload path could use.
@@ -173,7 +173,7 @@ export class FileStore implements RecordFiles {
         if (!kept.has(name) && isStoredName(name)) tx.afterCommit(() => this.options.storage.delete(`${prefix}/${name}`));
       }
     }
-  };
+  });
 
   /**
    * Removes a deleted record's folder. On the local disk that is a stat for a record without files, and

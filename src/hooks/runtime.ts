@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/model.ts';
 import { type RequestContext } from '../context.ts';
 import { ApiError, badRequest, notFound } from '../errors.ts';
-import { type AroundRead } from '../records/deps.ts';
+import { type AroundRead, changeHook, never } from '../records/deps.ts';
 import type { AroundWrite, RecordChangeHook, RecordEvent as RecordChange, RecordEvents } from '../records/deps.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { SignInHook } from '../auth/record-auth.ts';
@@ -258,7 +258,7 @@ export class HookRuntime implements RecordEvents {
   }
 
   /** The records change hook: after-success handlers, after commit, once per committed write. */
-  readonly changeHook: RecordChangeHook = async (tx, change) => {
+  readonly changeHook: RecordChangeHook = changeHook(never, async (tx, change) => {
     const handlers = this.set.for(SUCCESS_EVENTS[change.action], change.collection);
     if (handlers.length === 0) return;
     tx.afterCommit(async () => {
@@ -274,7 +274,7 @@ export class HookRuntime implements RecordEvents {
         );
       }
     });
-  };
+  });
 
   /** The mailer's hook: the auth flows' mail events, then `onMailerSend`, before any mail leaves. */
   readonly mailHook: MailHook = async (mail, about) => {

@@ -1,4 +1,4 @@
-import type { RecordChangeHook } from '../records/deps.ts';
+import { changeHook, never, type RecordChangeHook } from '../records/deps.ts';
 import type { ChangeFeed, RecordChange } from './feed.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { ChangeFeed, RecordChange } from './feed.ts';
  * publishes only once that transaction commits: a rolled-back change never reaches a subscriber.
  */
 export function realtimeChangeHook(feed: ChangeFeed): RecordChangeHook {
-  return async (tx, event) => {
+  return changeHook(never, async (tx, event) => {
     const change: RecordChange = {
       database: event.database,
       collectionId: event.collection.id,
@@ -18,5 +18,5 @@ export function realtimeChangeHook(feed: ChangeFeed): RecordChangeHook {
     if (event.action === 'delete') change.deleted = event.record;
     else change.record = event.record;
     tx.afterCommit(() => feed.publish(change));
-  };
+  });
 }

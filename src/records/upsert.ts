@@ -50,10 +50,10 @@ export async function prepareUpsert(deps: RecordDeps, ctx: RequestContext, colle
     get steps() {
       return chosen.steps;
     },
-    async apply(tx) {
+    async apply(tx, alone) {
       const existsNow = await exists(tx);
       if (existsNow !== existed) chosen = await plan(existsNow, tx);
-      await chosen.apply(tx);
+      await chosen.apply(tx, alone);
     },
     answer: () => chosen.answer(),
   };

@@ -2,13 +2,13 @@ import type { Config } from '../config.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { uuidv7 } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { RecordChangeHook } from '../records/deps.ts';
+import { changeHook, type RecordChangeHook } from '../records/deps.ts';
 import { pagination, param } from '../records/query-params.ts';
 import type { Database, DatabaseRegistry, Transaction } from '../storage/index.ts';
 import { OutboundPolicy } from '../lib/outbound.ts';
 import { findLog, type LogPage, listLogs, pruneLogs } from './logs.ts';
 import type { Deliverer, OutboxStore } from './store.ts';
-import { triggersOf } from './triggers.ts';
+import { triggersOf, writesFor } from './triggers.ts';
 import type { OutboxEntry, PendingRow } from './types.ts';
 
 const LOG_STATUSES = ['success', 'failed', 'retrying'];
@@ -51,7 +51,7 @@ export class WebhookService {
   }
 
   /** The records change hook: one event per matching enabled trigger, in the record's transaction. */
-  readonly changeHook: RecordChangeHook = async (tx, event) => {
+  readonly changeHook: RecordChangeHook = changeHook(writesFor, async (tx, event) => {
     const triggers = triggersOf(event.collection);
     if (triggers.length === 0) return;
     const now = new Date();
@@ -82,7 +82,7 @@ export class WebhookService {
       events.push(queued);
     }
     if (events.length > 0) tx.afterCommit(() => this.worker?.committed(event.database, events));
-  };
+  });
 
   /** Writes an event in the caller's transaction; delivery starts once it commits. */
   async enqueue(tx: Transaction, database: string, entry: OutboxEntry): Promise<void> {

@@ -80,3 +80,8 @@ export function triggersOf(collection: Collection): Trigger[] {
   }
   return triggers;
 }
+
+/** Whether a change of `action` in `collection` queues a webhook event (in the record's transaction). */
+export function writesFor(collection: Collection, action: string): boolean {
+  return triggersOf(collection).some((t) => t.action === action);
+}

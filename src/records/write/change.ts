@@ -33,3 +33,8 @@ export class Change implements RecordEvent {
 export async function emit(deps: RecordDeps, tx: Transaction, event: RecordEvent): Promise<void> {
   for (const hook of deps.changeHooks) await hook(tx, event);
 }
+
+/** Whether no change hook writes in the transaction for this change (they only act after commit). */
+export function changeWritesNothing(deps: RecordDeps, collection: Collection, action: RecordEvent['action']): boolean {
+  return deps.changeHooks.every((hook) => hook.writes !== undefined && !hook.writes(collection, action));
+}

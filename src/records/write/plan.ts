@@ -27,8 +27,10 @@ export interface RecordWrite {
    * current state, the create rule against the new row), the change, its files and the change hooks,
    * whose follow-ups (`afterCommit`) run in the order the writes were applied. Runs once. On failure
    * the caller must roll the transaction back (PostgreSQL refuses further statements in it anyway).
+   * `alone`: the write is its transaction's only one (`commitWrite`), so where nothing is written after
+   * its statement, that statement may commit the transaction (`Transaction.commitWith`).
    */
-  apply(tx: Transaction): Promise<void>;
+  apply(tx: Transaction, alone?: boolean): Promise<void>;
   /** After commit: the record as the caller sees it (`expand`, `fields`); undefined for a delete. */
   answer(): Promise<unknown>;
   /** The steps the write's plan passed so far, in order (creates and updates). */
@@ -37,7 +39,7 @@ export interface RecordWrite {
 
 /** Runs one prepared write in a transaction of its own and answers. */
 export async function commitWrite(db: Database, write: RecordWrite): Promise<unknown> {
-  await db.transaction((tx) => write.apply(tx));
+  await db.transaction((tx) => write.apply(tx, true));
   return write.answer();
 }
 
@@ -115,6 +117,8 @@ export interface WritePlan {
   derived?: boolean;
   /** The write's transaction, from `apply` on. */
   tx?: Transaction;
+  /** Whether the write is its transaction's only one (`RecordWrite.apply`). */
+  alone?: boolean;
   /** The row written and the change the change hooks got (statement). */
   row?: Row;
   change?: Change;

@@ -10,8 +10,9 @@ export function recordWriteOf(plan: WritePlan, inTransaction: (plan: WritePlan) 
   return {
     action: plan.action,
     steps: plan.steps,
-    async apply(tx) {
+    async apply(tx, alone = false) {
       plan.tx = tx;
+      plan.alone = alone;
       try {
         await inTransaction(plan);
       } catch (err) {

@@ -208,19 +208,18 @@ export class PgServer {
     const first = dbs[0]?.schema ?? SYSTEM_SCHEMA;
     const client = await this.connect(first);
     const session = new Session(client, this.extensionSchema);
-    const atBegin = session.schema;
     let result: T;
     try {
       const txs = dbs.map((db) => new PgTransaction(session, db.schema, db.dialect));
       result = DEBUG ? await inTransaction.run(true, () => fn(txs)) : await fn(txs);
       session.finished = true;
-      // A transaction that ran no statement never began.
+      // A transaction that ran no statement never began; one ended by `commitWith` is over.
       if (session.begun) await client.query('COMMIT');
     } catch (err) {
       session.finished = true;
       try {
         if (session.begun) await client.query('ROLLBACK');
-        session.rolledBack(atBegin);
+        session.rolledBack();
         this.release(client, err);
       } catch (rollbackErr) {
         this.release(client, rollbackErr);
@@ -327,16 +326,21 @@ export class PgDatabase implements Database {
 class Session {
   finished = false;
   savepoints = 0;
-  /** Whether BEGIN was sent: it goes out with the transaction's first statement. */
+  /** Savepoints open now: `last` inside one is an ordinary statement. */
+  depth = 0;
+  /** Whether a transaction is open on the connection: BEGIN goes out with the first statement. */
   begun = false;
   readonly callbacks: Array<() => void | Promise<void>> = [];
   private readonly state: ConnectionState;
+  /** The search_path a rollback leaves (SET is transactional): the one before BEGIN, or after `last` committed. */
+  private settled: string | undefined;
 
   constructor(
     readonly client: pg.PoolClient,
     readonly extensionSchema: string,
   ) {
     this.state = stateOf(client);
+    this.settled = this.state.schema;
   }
 
   get schema(): string | undefined {
@@ -358,6 +362,25 @@ class Session {
     return result;
   }
 
+  /**
+   * Runs `send` as the transaction's last statement (`Transaction.commitWith`): alone when nothing
+   * began (autocommit: one statement is atomic), else with COMMIT behind it in one write. PostgreSQL
+   * answers a COMMIT after a failed statement with a rollback, so a failure leaves nothing behind.
+   */
+  async last<R>(send: () => Promise<R>): Promise<R> {
+    if (this.depth > 0) return this.run(send);
+    if (this.finished) throw new Error('transaction already finished');
+    this.finished = true;
+    if (!this.begun) return send();
+    const [sent, commit] = inOneWrite(this.client, () => [send(), this.client.query('COMMIT')] as const);
+    const [statement, committed] = await Promise.allSettled([sent, commit]);
+    this.begun = false;
+    if (statement.status === 'rejected') throw statement.reason;
+    if (committed.status === 'rejected') throw committed.reason;
+    this.settled = this.state.schema;
+    return statement.value;
+  }
+
   /** Sets the search_path to `schema` unless it names it already (inside the transaction: SET is transactional). */
   async use(schema: string): Promise<void> {
     if (this.finished) throw new Error('transaction already finished');
@@ -367,8 +390,8 @@ class Session {
   }
 
   /** After a rollback the search_path is what it was at BEGIN (SET is transactional). */
-  rolledBack(schemaAtBegin: string | undefined): void {
-    this.state.schema = schemaAtBegin;
+  rolledBack(): void {
+    this.state.schema = this.settled;
   }
 
   async runAfterCommit(): Promise<void> {
@@ -400,6 +423,11 @@ class PgTransaction implements Transaction {
     return (await this.session.run(() => query(this.session.client, this.schema, sql, params))).rows[0] as T | undefined;
   }
 
+  async commitWith<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    await this.session.use(this.schema);
+    return (await this.session.last(() => query(this.session.client, this.schema, sql, params))).rows[0] as T | undefined;
+  }
+
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     await this.session.use(this.schema);
     return runResult(await this.session.run(() => query(this.session.client, this.schema, sql, params)));
@@ -415,6 +443,7 @@ class PgTransaction implements Transaction {
     const name = `sp${++this.session.savepoints}`;
     const pendingCallbacks = this.session.callbacks.length;
     await this.session.run(() => this.session.client.query(`SAVEPOINT ${name}`));
+    this.session.depth++;
     try {
       const result = await fn(this);
       await this.session.client.query(`RELEASE SAVEPOINT ${name}`);
@@ -425,6 +454,8 @@ class PgTransaction implements Transaction {
       // Follow-ups of work that was rolled back must not run.
       this.session.callbacks.length = pendingCallbacks;
       throw err;
+    } finally {
+      this.session.depth--;
     }
   }
 

@@ -368,7 +368,11 @@ export class SqliteDatabase implements Database {
 
 class SqliteTransaction implements Transaction {
   private finished = false;
+  /** After `commitWith`: the transaction's statements are over (it commits with the group). */
+  private ended = false;
   private savepoints = 0;
+  /** Savepoints open now: `commitWith` inside one is `get`. */
+  private depth = 0;
   private readonly callbacks: Array<() => void | Promise<void>> = [];
 
   constructor(
@@ -380,7 +384,7 @@ class SqliteTransaction implements Transaction {
 
   private check(): void {
     // A statement issued after the transaction ended would run outside it, without the lock.
-    if (this.finished) throw new Error('transaction already finished');
+    if (this.finished || this.ended) throw new Error('transaction already finished');
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -401,6 +405,16 @@ class SqliteTransaction implements Transaction {
     return getOn<T>(this.statements, sql, params);
   }
 
+  async commitWith<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    this.check();
+    // A statement without rows (an INSERT without RETURNING) is run: better-sqlite3's get refuses it.
+    const stmt = this.statements.get(sql);
+    const row = stmt.reader ? (stmt.get(...bindable(params)) as T | undefined) : (stmt.run(...bindable(params)), undefined);
+    // Nothing follows it on SQLite either, so a caller that would break that fails here too.
+    if (this.depth === 0) this.ended = true;
+    return row;
+  }
+
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     this.check();
     return runOn(this.statements, sql, params);
@@ -418,6 +432,7 @@ class SqliteTransaction implements Transaction {
     const name = `sp${++this.savepoints}`;
     const pendingCallbacks = this.callbacks.length;
     this.conn.exec(`SAVEPOINT ${name}`);
+    this.depth++;
     try {
       const result = await fn(this);
       this.conn.exec(`RELEASE ${name}`);
@@ -428,6 +443,8 @@ class SqliteTransaction implements Transaction {
       // Follow-ups of work that was rolled back must not run.
       this.callbacks.length = pendingCallbacks;
       throw err;
+    } finally {
+      this.depth--;
     }
   }
 
