@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { PgWireProxy } from '../helpers/pg-wire.ts';
+import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * On PostgreSQL a record write whose statement is the last thing it writes is sent alone, without
+ * BEGIN and COMMIT (docs/postgres.md#one-statement-writes); one that writes more in its transaction
+ * (a webhook trigger's outbox row) keeps them. Seen on the wire, through a proxy in front of PostgreSQL.
+ */
+describe('record writes on PostgreSQL: transaction control on the wire', { skip: skipOn('sqlite', 'round trips to PostgreSQL') }, () => {
+  let dir: string;
+  let proxy: PgWireProxy;
+  let server: TestServer;
+  let receiver: Receiver;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cairn-round-trips-'));
+    proxy = await PgWireProxy.start(await databaseUrlFor(dir));
+    receiver = await startReceiver();
+    server = await startServer({ dir, env: { CAIRN_DATABASE_URL: proxy.url, CAIRN_REQUEST_LOGS: 'off' } });
+    const open = { listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
+    await createCollection(server, { name: 'plain', fields: [{ name: 'title', type: 'text' }], ...open });
+    await createCollection(server, {
+      name: 'watched',
+      fields: [{ name: 'title', type: 'text' }],
+      ...open,
+      options: { triggers: [{ action: 'create', url: `${receiver.url}/created`, method: 'POST' }] },
+    });
+  });
+  after(async () => {
+    await server.close();
+    await receiver.close();
+    await proxy.close();
+    rmSync(dir, { recursive: true, force: true });
+    await dropDatabaseFor(dir);
+  });
+
+  /** The transaction control `write` sent (simple queries naming BEGIN, COMMIT or ROLLBACK). */
+  async function controlOf(write: () => Promise<void>): Promise<string[]> {
+    proxy.reset();
+    await write();
+    return proxy.log.queries.filter((q) => /^(BEGIN|COMMIT|ROLLBACK)\b/i.test(q));
+  }
+
+  const create = async (collection: string, title: string): Promise<string> => {
+    const res = await server.request('POST', `/api/collections/${collection}/records`, { body: { title } });
+    assert.equal(res.status, 200, res.text);
+    return res.body.id;
+  };
+
+  test('a plain create, update and delete: their statement alone', async () => {
+    await create('plain', 'warm-up');
+    let id = '';
+    assert.deepEqual(await controlOf(async () => void (id = await create('plain', 'one'))), []);
+    assert.deepEqual(
+      await controlOf(async () => {
+        const res = await server.request('PATCH', `/api/collections/plain/records/${id}`, { body: { title: 'two' } });
+        assert.equal(res.status, 200, res.text);
+      }),
+      // An update reads the stored row first: BEGIN travels with that read, COMMIT with the UPDATE.
+      ['BEGIN', 'COMMIT'],
+    );
+    assert.deepEqual(
+      await controlOf(async () => {
+        assert.equal((await server.request('DELETE', `/api/collections/plain/records/${id}`)).status, 204);
+      }),
+      [],
+    );
+    assert.equal((await server.request('GET', `/api/collections/plain/records/${id}`)).status, 404);
+  });
+
+  test('a create whose webhook trigger queues an event keeps its transaction, and the event is delivered', async () => {
+    await create('watched', 'warm-up');
+    let id = '';
+    assert.deepEqual(await controlOf(async () => void (id = await create('watched', 'seen'))), ['BEGIN', 'COMMIT']);
+    const received = await receiver.waitForRequests(2);
+    assert.ok(received.some((r) => r.json.record?.id === id));
+  });
+});
