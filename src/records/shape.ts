@@ -128,12 +128,17 @@ const INSERTS_PER_SHAPE = 64;
  * once per set of columns: a batch of creates then hands the statement cache the same string each time (hashed once)
  * and quotes nothing again.
  */
-export function insertSql(shape: RecordShape, columns: readonly string[], returning: boolean): string {
+export function insertSql(shape: RecordShape, columns: readonly string[], returning: boolean, condition = ''): string {
   // A base collection's create sets every column, in the shape's order: one key, no join.
-  const key = shape.collection.type === 'base' && columns.length === shape.fields.length + 3 ? (returning ? 'r' : 'n') : `${returning ? 'r' : 'n'}${columns.join(',')}`;
+  const head = shape.collection.type === 'base' && columns.length === shape.fields.length + 3 ? (returning ? 'r' : 'n') : `${returning ? 'r' : 'n'}${columns.join(',')}`;
+  const key = condition === '' ? head : `${head} ${condition}`;
   let text = shape.inserts.get(key);
   if (text === undefined) {
-    text = `INSERT INTO ${shape.table} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${returning ? ` RETURNING ${shape.returningList}` : ''}`;
+    const placeholders = columns.map(() => '?').join(', ');
+    // Under a condition the row is inserted only where it holds: `INSERT … SELECT … WHERE` (PostgreSQL
+    // types the parameters from the columns they fill, as in VALUES).
+    const source = condition === '' ? `VALUES (${placeholders})` : `SELECT ${placeholders} WHERE ${condition}`;
+    text = `INSERT INTO ${shape.table} (${columns.map(quoteIdent).join(', ')}) ${source}${returning ? ` RETURNING ${shape.returningList}` : ''}`;
     if (shape.inserts.size >= INSERTS_PER_SHAPE) shape.inserts.clear();
     shape.inserts.set(key, text);
   }

@@ -26,6 +26,12 @@ describe('record writes on PostgreSQL: transaction control on the wire', { skip:
     server = await startServer({ dir, env: { CAIRN_DATABASE_URL: proxy.url, CAIRN_REQUEST_LOGS: 'off' } });
     const open = { listRule: '', viewRule: '', createRule: '', updateRule: '', deleteRule: '' };
     await createCollection(server, { name: 'plain', fields: [{ name: 'title', type: 'text' }], ...open });
+    await createCollection(server, { name: 'targets', fields: [{ name: 'title', type: 'text' }], ...open });
+    await createCollection(server, {
+      name: 'linked',
+      fields: [{ name: 'title', type: 'text' }, { name: 'to', type: 'relation', options: { toCollection: 'targets', maxSelect: 2 } }],
+      ...open,
+    });
     await createCollection(server, {
       name: 'watched',
       fields: [{ name: 'title', type: 'text' }],
@@ -73,6 +79,22 @@ describe('record writes on PostgreSQL: transaction control on the wire', { skip:
       [],
     );
     assert.equal((await server.request('GET', `/api/collections/plain/records/${id}`)).status, 404);
+  });
+
+  test('a create with related ids checks them in its INSERT: one statement, and a missing id is a 400 that writes nothing', async () => {
+    const a = await create('targets', 'a');
+    const b = await create('targets', 'b');
+    const post = (to: string[]) => server.request('POST', '/api/collections/linked/records', { body: { title: 'l', to } });
+    assert.equal((await post([a])).status, 200);
+    let res: Awaited<ReturnType<typeof post>> | undefined;
+    assert.deepEqual(await controlOf(async () => void (res = await post([a, b]))), []);
+    assert.equal(res!.status, 200, res!.text);
+    assert.deepEqual(res!.body.to, [a, b]);
+    const before = (await server.request('GET', '/api/collections/linked/records')).body.totalItems;
+    const refused = await post([a, 'missingid000000']);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.data.to.code, 'validation_missing_rel_records');
+    assert.equal((await server.request('GET', '/api/collections/linked/records')).body.totalItems, before);
   });
 
   test('a create whose webhook trigger queues an event keeps its transaction, and the event is delivered', async () => {

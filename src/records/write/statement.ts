@@ -5,7 +5,7 @@ import { isSuperusers } from '../../collections/superusers.ts';
 import { badRequest, type FieldError, validationFailed } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
-import { list, raw, type Row, sql, type Transaction } from '../../storage/index.ts';
+import { join, list, raw, type Row, type Sql, sql, type Transaction } from '../../storage/index.ts';
 import { passwordErrorsFirst } from '../auth-fields.ts';
 import { selectById } from '../read.ts';
 import { serializeRecord } from '../serialize.ts';
@@ -28,7 +28,9 @@ export async function statement(plan: WritePlan): Promise<WritePlan> {
 async function insert(plan: WritePlan): Promise<WritePlan> {
   const { deps, ctx, collection, collections, shape, privileged } = plan.scope;
   const tx = txOf(plan);
-  if (shape.hasRelations) {
+  // The related ids are checked by the INSERT itself where they can be (a statement fewer), else first.
+  const related = shape.hasRelations && collection.type !== 'auth' ? relationCondition(collections, shape, plan.values) : undefined;
+  if (shape.hasRelations && !related) {
     const relationErrors: Record<string, FieldError> = {};
     await checkRelations(tx, collections, shape, plan.values, relationErrors);
     if (Object.keys(relationErrors).length > 0) throw validationFailed(relationErrors, 'Failed to create record.');
@@ -40,15 +42,28 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const params = [plan.id, now, now, ...columns.values()];
   const declared = plan.declared;
   const readsBack = declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]));
-  const text = insertSql(shape, names, !readsBack);
   const checksVerified = !privileged && plan.mayManage && plan.auth?.columns.get('verified') === true;
   // Nothing written or checked after the INSERT: it ends the transaction (a round trip fewer on PostgreSQL).
   const last = plan.alone && !plan.around && !shape.hasFiles && !plan.rule && !checksVerified && changeWritesNothing(deps, collection, 'create');
   let inserted: Row;
-  if (readsBack) {
+  if (related && !related.isEmpty) {
+    // Its row tells whether the related ids held; without one, which did not is found again for the errors.
+    const text = insertSql(shape, names, true, related.text);
+    const all = [...params, ...related.params];
+    const row = await (last ? tx.commitWith<Row>(text, all) : tx.get<Row>(text, all));
+    if (!row) {
+      const relationErrors: Record<string, FieldError> = {};
+      await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
+      // Found again after a related record came meanwhile: the create is refused all the same.
+      throw Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
+    }
+    inserted = row;
+  } else if (readsBack) {
+    const text = insertSql(shape, names, false);
     await (last ? tx.commitWith(text, params) : tx.run(text, params));
     inserted = rowOf(names, params);
   } else {
+    const text = insertSql(shape, names, true);
     inserted = (await (last ? tx.commitWith<Row>(text, params) : tx.get<Row>(text, params)))!;
   }
   if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values);
@@ -97,8 +112,27 @@ function rowOf(names: readonly string[], params: readonly unknown[]): Row {
   return row;
 }
 
+/**
+ * The condition under which every related id of the values exists, for the INSERT to hold (empty: no
+ * related id given); undefined where a field's related collection is gone (`checkRelations` reports
+ * that with the other fields' problems).
+ */
+function relationCondition(collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>): Sql | undefined {
+  const parts: Sql[] = [];
+  for (const f of shape.fields) {
+    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
+    const value = values.get(f.name);
+    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
+    if (ids.length === 0) continue;
+    const target = collections.find(relationTarget(f.field));
+    if (!target) return undefined;
+    parts.push(sql`(SELECT COUNT(*) FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})) = ${raw(String(ids.length))}`);
+  }
+  return join(parts, ' AND ');
+}
+
 /** Checks that every related id exists; inside the write's transaction so the check holds at commit. */
-async function checkRelations(tx: Transaction, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
+async function checkRelations(tx: Pick<Transaction, 'get'>, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
   for (const f of shape.fields) {
     if (f.field.type !== 'relation' || !values.has(f.name)) continue;
     const value = values.get(f.name);
