@@ -112,6 +112,19 @@ function rowOf(names: readonly string[], params: readonly unknown[]): Row {
   return row;
 }
 
+/** The related ids a write's values give, per relation field, with the collection they point at (undefined: gone). */
+function* relatedIds(collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>): Generator<{ name: string; target: Collection | undefined; ids: string[] }> {
+  for (const f of shape.fields) {
+    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
+    const value = values.get(f.name);
+    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
+    if (ids.length > 0) yield { name: f.name, target: collections.find(relationTarget(f.field)), ids };
+  }
+}
+
+/** How many of `ids` the related collection holds. */
+const countOf = (target: Collection, ids: string[]) => sql`SELECT COUNT(*) AS n FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})`;
+
 /**
  * The condition under which every related id of the values exists, for the INSERT to hold (empty: no
  * related id given); undefined where a field's related collection is gone (`checkRelations` reports
@@ -119,34 +132,24 @@ function rowOf(names: readonly string[], params: readonly unknown[]): Row {
  */
 function relationCondition(collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>): Sql | undefined {
   const parts: Sql[] = [];
-  for (const f of shape.fields) {
-    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
-    const value = values.get(f.name);
-    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
-    if (ids.length === 0) continue;
-    const target = collections.find(relationTarget(f.field));
+  for (const { target, ids } of relatedIds(collections, shape, values)) {
     if (!target) return undefined;
-    parts.push(sql`(SELECT COUNT(*) FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})) = ${raw(String(ids.length))}`);
+    parts.push(sql`(${countOf(target, ids)}) = ${raw(String(ids.length))}`);
   }
   return join(parts, ' AND ');
 }
 
 /** Checks that every related id exists; inside the write's transaction so the check holds at commit. */
 async function checkRelations(tx: Pick<Transaction, 'get'>, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
-  for (const f of shape.fields) {
-    if (f.field.type !== 'relation' || !values.has(f.name)) continue;
-    const value = values.get(f.name);
-    const ids = Array.isArray(value) ? (value as string[]) : value ? [value as string] : [];
-    if (ids.length === 0) continue;
-    const target = collections.find(relationTarget(f.field));
+  for (const { name, target, ids } of relatedIds(collections, shape, values)) {
     if (!target) {
-      errors[f.name] = { code: 'validation_missing_rel_collection', message: 'The related collection no longer exists.' };
+      errors[name] = { code: 'validation_missing_rel_collection', message: 'The related collection no longer exists.' };
       continue;
     }
-    const q = sql`SELECT COUNT(*) AS n FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})`;
+    const q = countOf(target, ids);
     const found = await tx.get<{ n: number }>(q.text, q.params);
     if (Number(found?.n ?? 0) !== ids.length) {
-      errors[f.name] = { code: 'validation_missing_rel_records', message: 'Failed to find all relation records with the provided ids.' };
+      errors[name] = { code: 'validation_missing_rel_records', message: 'Failed to find all relation records with the provided ids.' };
     }
   }
 }
