@@ -15,6 +15,7 @@ import { PRIVILEGED_VIEWER } from './viewer.ts';
 import { runHooked } from './write/chain.ts';
 import { Change, changeWritesNothing, emit } from './write/change.ts';
 import { type RecordWrite, type WriteScope, writeScope } from './write/plan.ts';
+import { written } from './write/statement.ts';
 
 export async function prepareDelete(deps: RecordDeps, ctx: RequestContext, collection: Collection, id: string): Promise<RecordWrite> {
   return planDelete(await writeScope(deps, ctx, collection), id);
@@ -30,7 +31,7 @@ export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite
         const params = access ? [id, ...access.params] : [id];
         // Nothing written after the DELETE: it ends the transaction (a round trip fewer on PostgreSQL).
         const last = alone && changeWritesNothing(s.deps, s.collection, 'delete');
-        const gone = last ? await tx.commitWith<Row>(text, params) : await tx.get<Row>(text, params);
+        const gone = await written(tx, last, text, params);
         if (!gone) throw notFound();
         return announce(s, tx, gone);
       }

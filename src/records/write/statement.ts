@@ -41,16 +41,15 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const now = nowIso();
   const params = [plan.id, now, now, ...columns.values()];
   const declared = plan.declared;
-  const readsBack = declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]));
   const checksVerified = !privileged && plan.mayManage && plan.auth?.columns.get('verified') === true;
-  // Nothing written or checked after the INSERT: it ends the transaction (a round trip fewer on PostgreSQL).
-  const last = plan.alone && !plan.around && !shape.hasFiles && !plan.rule && !checksVerified && changeWritesNothing(deps, collection, 'create');
+  // A create's rule and `verified` are checked against the new row, after the INSERT.
+  const last = statementIsLast(plan) && !plan.rule && !checksVerified;
   let inserted: Row;
   if (related && !related.isEmpty) {
     // Its row tells whether the related ids held; without one, which did not is found again for the errors.
     const text = insertSql(shape, names, true, related.text);
     const all = [...params, ...related.params];
-    const row = await (last ? tx.commitWith<Row>(text, all) : tx.get<Row>(text, all));
+    const row = await written(tx, last, text, all);
     if (!row) {
       const relationErrors: Record<string, FieldError> = {};
       await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
@@ -58,13 +57,13 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
       throw Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
     }
     inserted = row;
-  } else if (readsBack) {
+  } else if (declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]))) {
     const text = insertSql(shape, names, false);
     await (last ? tx.commitWith(text, params) : tx.run(text, params));
     inserted = rowOf(names, params);
   } else {
     const text = insertSql(shape, names, true);
-    inserted = (await (last ? tx.commitWith<Row>(text, params) : tx.get<Row>(text, params)))!;
+    inserted = (await written(tx, last, text, params))!;
   }
   if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values);
   // As in PocketBase, the create rule is checked against the new record, before commit.
@@ -94,15 +93,28 @@ async function update(plan: WritePlan): Promise<WritePlan> {
   const sets = [...columns.keys()].map((c) => `${quoteIdent(c)} = ?`).join(', ');
   const text = `UPDATE ${shape.table} SET ${sets} WHERE id = ? RETURNING ${shape.returningList}`;
   const params = [...columns.values(), plan.id];
-  // As a create's INSERT: the UPDATE ends the transaction when nothing is written after it.
-  const last = plan.alone && !plan.around && !shape.hasFiles && changeWritesNothing(deps, collection, 'update');
-  const row = (await (last ? tx.commitWith<Row>(text, params) : tx.get<Row>(text, params)))!;
+  const row = (await written(tx, statementIsLast(plan), text, params))!;
   if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values, canonical(shape, before));
   const change = new Change('update', ctx, collection, serializeRecord(row, shape, PRIVILEGED_VIEWER), serializeRecord(before, shape, PRIVILEGED_VIEWER));
   await emit(deps, tx, change);
   plan.row = row;
   plan.change = change;
   return plan;
+}
+
+/**
+ * Whether nothing is written after the plan's statement, so that it may end the transaction (a round
+ * trip fewer on PostgreSQL): the write owns its transaction, no application hook runs around it, no
+ * files are stored after it and no change hook writes in the transaction.
+ */
+function statementIsLast(plan: WritePlan): boolean {
+  const { deps, collection, shape } = plan.scope;
+  return plan.alone === true && !plan.around && !shape.hasFiles && changeWritesNothing(deps, collection, plan.action);
+}
+
+/** The write's statement and its first row: with COMMIT where it is the transaction's `last`. */
+export function written(tx: Transaction, last: boolean, text: string, params: readonly unknown[]): Promise<Row | undefined> {
+  return last ? tx.commitWith<Row>(text, params) : tx.get<Row>(text, params);
 }
 
 /** The row an INSERT of `params` into `names` made, when every value reads back as bound. */
