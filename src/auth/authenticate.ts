@@ -3,6 +3,7 @@ import type { CollectionService } from '../collections/service.ts';
 import { SUPERUSERS_ID } from '../collections/superusers.ts';
 import { type AdminAuth, type Auth, GUEST, type RecordAuth } from '../context.ts';
 import { unauthorized } from '../errors.ts';
+import { keepCallerRow } from '../records/caller-row.ts';
 import { serializeRecord } from '../records/serialize.ts';
 import { shapeOf } from '../records/shape.ts';
 import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
@@ -13,17 +14,6 @@ import { type AuthClaims, tokenKeyFingerprint, type TokenService } from './token
 
 /** Resolves API keys (opaque keys, or tokens of `type: "apikey"`); provided by the API-key domain. */
 export type ApiKeyResolver = (db: Database, dbName: string, bearer: string, claims: AuthClaims | undefined) => Promise<Auth>;
-
-/**
- * The row each record caller was authenticated from (its tokenKey included), so that a refresh in
- * the same request signs from it instead of reading the account again, as PocketBase refreshes the
- * request's auth record. Keyed by the caller object: a caller made elsewhere has none and is read.
- */
-const storedRows = new WeakMap<RecordAuth, Record<string, unknown>>();
-
-export function storedRowOf(auth: RecordAuth): Record<string, unknown> | undefined {
-  return storedRows.get(auth);
-}
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
@@ -120,7 +110,7 @@ export class Authenticator {
       record: serializeRecord(row, shape, PRIVILEGED_VIEWER),
     };
     if (claims.refreshable === false) auth.staticToken = true;
-    storedRows.set(auth, row);
+    keepCallerRow(auth, shape, row);
     return auth;
   }
 }

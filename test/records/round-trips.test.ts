@@ -6,14 +6,15 @@ import { after, before, describe, test } from 'node:test';
 import { PgWireProxy } from '../helpers/pg-wire.ts';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 
 /**
  * On PostgreSQL a record write whose statement is the last thing it writes is sent alone, without
  * BEGIN and COMMIT (docs/postgres.md#one-statement-writes); one that writes more in its transaction
- * (a webhook trigger's outbox row) keeps them. Seen on the wire, through a proxy in front of PostgreSQL.
+ * (a webhook trigger's outbox row) keeps them; a view of the caller's own account reads it once. Seen
+ * on the wire, through a proxy in front of PostgreSQL.
  */
-describe('record writes on PostgreSQL: transaction control on the wire', { skip: skipOn('sqlite', 'round trips to PostgreSQL') }, () => {
+describe('records on PostgreSQL: statements on the wire', { skip: skipOn('sqlite', 'round trips to PostgreSQL') }, () => {
   let dir: string;
   let proxy: PgWireProxy;
   let server: TestServer;
@@ -103,5 +104,39 @@ describe('record writes on PostgreSQL: transaction control on the wire', { skip:
     assert.deepEqual(await controlOf(async () => void (id = await create('watched', 'seen'))), ['BEGIN', 'COMMIT']);
     const received = await receiver.waitForRequests(2);
     assert.ok(received.some((r) => r.json.record?.id === id));
+  });
+
+  test("a view of the caller's own account answers from the row its token was checked against: one read", async () => {
+    const users = await server.admin('GET', '/api/collections/users');
+    assert.equal(users.status, 200, users.text);
+    const fields = [...users.body.fields, { name: 'nickname', type: 'text' }];
+    assert.equal((await server.admin('PATCH', '/api/collections/users', { body: { viewRule: '', updateRule: 'id = @request.auth.id', fields } })).status, 200);
+    const me = await createUser(server, 'me@example.com');
+    const other = await createUser(server, 'other@example.com');
+    const view = (id: string, token = me.token) => server.request('GET', `/api/collections/users/records/${id}`, { token });
+    assert.equal((await view(me.id)).status, 200);
+
+    proxy.reset();
+    const own = await view(me.id);
+    const ownReads = proxy.log.executes;
+    proxy.reset();
+    const others = await view(other.id);
+    const otherReads = proxy.log.executes;
+    assert.equal(own.status, 200, own.text);
+    assert.equal(others.status, 200, others.text);
+    // The token's account is read either way; only another's record needs a second read.
+    assert.equal(ownReads, 1);
+    assert.equal(otherReads, 2);
+
+    assert.equal(own.body.id, me.id);
+    assert.equal(own.body.email, 'me@example.com', 'the owner sees its email');
+    assert.equal(others.body.email, undefined, "another's email stays hidden");
+    for (const secret of ['tokenKey', 'password', 'passwordHash']) assert.equal(own.body[secret], undefined, secret);
+    const admin = await server.admin('GET', `/api/collections/users/records/${me.id}`);
+    assert.deepEqual(own.body, admin.body, 'the same record an administrator reads');
+
+    // Each request reads its own row: a change shows in the next view at once.
+    assert.equal((await server.request('PATCH', `/api/collections/users/records/${me.id}`, { token: me.token, body: { nickname: 'changed' } })).status, 200);
+    assert.equal((await view(me.id)).body.nickname, 'changed');
   });
 });
