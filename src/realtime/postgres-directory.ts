@@ -16,6 +16,18 @@ export const realtimeClientsStep = {
 };
 
 /**
+ * Record tables' triggers ask, on every write, whether a node other than the writer's lists a client
+ * (src/storage/postgres/dialect.ts, `notify_change`): two probes of this index instead of a scan of
+ * every client.
+ */
+export const realtimeClientsNodeStep = {
+  id: 'realtime.clients-node',
+  async up(tx: Pick<Database, 'exec'>) {
+    await tx.exec('CREATE INDEX IF NOT EXISTS _realtime_clients_node ON _realtime_clients (node)');
+  },
+};
+
+/**
  * The client directory of nodes sharing a PostgreSQL database: `cairn_system._realtime_clients` says
  * which node holds each client and whom it is bound to; a subscription request for another node's
  * client goes to it as a notice (`cairn_realtime`), which that node applies as if it had been sent
