@@ -65,6 +65,26 @@ describe('reads by key share connections (Database.lookup on PostgreSQL)', { ski
     assert.ok(server.pool.totalCount > 3, `the overflow used the pool (${server.pool.totalCount} connections)`);
   });
 
+  test('the same read asked again in one turn is sent once, each caller gets a row of its own, and a later turn reads again', async () => {
+    await laneReady('one');
+    const db = server.database('one', 'one');
+    await db.exec('CREATE SEQUENCE IF NOT EXISTS reads');
+    // Each run of the statement takes the next number: callers that share a run share a number.
+    const counted = (id: string) => db.lookup<{ owner: string; run: string }>('SELECT owner, nextval(\'reads\') AS run FROM items WHERE id = ?', [id]);
+    const same = await Promise.all([counted('i4'), counted('i4'), counted('i4'), counted('i5')]);
+    assert.deepEqual(same.map((r) => r?.owner), ['one-4', 'one-4', 'one-4', 'one-5']);
+    assert.equal(new Set(same.slice(0, 3).map((r) => r?.run)).size, 1, 'one run for the three asks of i4');
+    assert.notEqual(same[3]?.run, same[0]?.run, 'another id is another read');
+    same[0]!.owner = 'mutated by one caller';
+    assert.equal(same[1]?.owner, 'one-4');
+    // A write committed between two turns is seen by the next read of the same key.
+    await db.run('UPDATE items SET owner = ? WHERE id = ?', ['changed-4', 'i4']);
+    const later = await counted('i4');
+    assert.equal(later?.owner, 'changed-4');
+    assert.notEqual(later?.run, same[0]?.run);
+    await db.run('UPDATE items SET owner = ? WHERE id = ?', ['one-4', 'i4']);
+  });
+
   test('a failed read fails alone; a missing row is undefined', async () => {
     await laneReady('one');
     const db = server.database('one', 'one');

@@ -17,6 +17,24 @@ interface Lane {
   pending: number;
   /** Whether its socket is corked until the end of this event-loop turn. */
   corked: boolean;
+  /** The reads asked for in this turn (not written yet), by text and parameters. */
+  asked: Map<string, Promise<pg.QueryResult>>;
+}
+
+/** A read's text and parameters as one key, when its parameters are plain strings and numbers. */
+function keyOf(text: string, params: readonly unknown[] | undefined): string | undefined {
+  let key = text;
+  if (params) {
+    for (const p of params) {
+      if (typeof p !== 'string' && typeof p !== 'number') return undefined;
+      key += `\u0000${p}`;
+    }
+  }
+  return key;
+}
+
+function copied(result: pg.QueryResult): pg.QueryResult {
+  return { ...result, rows: result.rows.map((row: Record<string, unknown>) => ({ ...row })) };
 }
 
 /**
@@ -44,11 +62,23 @@ export class SharedReads {
     private readonly lanes: number,
   ) {}
 
-  /** The read on `schema`'s lane, or undefined when it has none ready with room: the caller runs it itself. */
+  /**
+   * The read on `schema`'s lane, or undefined when it has none ready with room: the caller runs it itself.
+   * A read asked for again in the same event-loop turn (many requests of one user name the same
+   * account; many clients view the same record) joins the first: it is not written yet, so
+   * PostgreSQL runs it after both requests arrived, and the one answer holds for both. Each gets rows
+   * of its own.
+   */
   run(schema: string, text: string, params: readonly unknown[] | undefined): Promise<pg.QueryResult> | undefined {
     const lane = this.laneFor(schema);
     if (!lane?.client || lane.pending >= LANE_DEPTH) return undefined;
-    return this.send(schema, lane, lane.client, text, params);
+    const key = keyOf(text, params);
+    if (key === undefined) return this.send(schema, lane, lane.client, text, params);
+    const asked = lane.asked.get(key);
+    if (asked) return asked.then(copied);
+    const sent = this.send(schema, lane, lane.client, text, params);
+    lane.asked.set(key, sent);
+    return sent;
   }
 
   private async send(schema: string, lane: Lane, client: pg.PoolClient, text: string, params: readonly unknown[] | undefined): Promise<pg.QueryResult> {
@@ -75,6 +105,7 @@ export class SharedReads {
     stream?.cork?.();
     setImmediate(() => {
       lane.corked = false;
+      lane.asked.clear();
       stream?.uncork?.();
     });
   }
@@ -82,7 +113,7 @@ export class SharedReads {
   private laneFor(schema: string): Lane | undefined {
     const known = this.byschema.get(schema);
     if (known || this.closed || this.byschema.size >= this.lanes) return known;
-    const lane: Lane = { pending: 0, corked: false };
+    const lane: Lane = { pending: 0, corked: false, asked: new Map() };
     this.byschema.set(schema, lane);
     this.source.connect(schema).then(
       (client) => {
