@@ -42,7 +42,7 @@ function cpuOf(server: RunningServer): number {
 
 function start(dir: string): Promise<RunningServer> {
   return startProcess(
-    [path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1', '--hooks', 'off', '--pb-hooks', 'off'],
+    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1', '--hooks', 'off', '--pb-hooks', 'off'],
     { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info', CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN.identity, CAIRN_ADMIN_PASSWORD: ADMIN.password, NODE_ENV: 'production' },
     '/api/health',
   );
