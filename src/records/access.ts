@@ -16,6 +16,12 @@ export interface RecordAccess {
    * caller may act on every record. Throws 403 when the action is closed to the caller.
    */
   condition(ctx: RequestContext, collection: Collection, action: RecordAction, collections: CollectionSet): Sql | null;
+  /**
+   * Whether the view rule surely lets a record caller see its own account, decided from the caller
+   * alone (an open rule, or `id = @request.auth.id`): the view then answers from the row its token
+   * was checked against. False when it cannot tell: the record is read under the rule.
+   */
+  showsOwnRecord(ctx: RequestContext, collection: Collection): boolean;
   /** The resolver for the caller's own `filter` and `sort` parameters. */
   filterResolver(ctx: RequestContext, collection: Collection, collections: CollectionSet): Resolver;
   /** Whether the caller sees hidden fields and may write admin-only fields (`role`, `verified`). */

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { USERS_OWN_RECORD_RULE } from '../../src/collections/service.ts';
 import { PgWireProxy } from '../helpers/pg-wire.ts';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
@@ -134,6 +135,23 @@ describe('records on PostgreSQL: statements on the wire', { skip: skipOn('sqlite
     for (const secret of ['tokenKey', 'password', 'passwordHash']) assert.equal(own.body[secret], undefined, secret);
     const admin = await server.admin('GET', `/api/collections/users/records/${me.id}`);
     assert.deepEqual(own.body, admin.body, 'the same record an administrator reads');
+
+    // PocketBase's and Cairn's default rule for users, decided from the caller: still one read; a rule
+    // that also reads the record is checked against it.
+    assert.equal((await server.admin('PATCH', '/api/collections/users', { body: { viewRule: USERS_OWN_RECORD_RULE } })).status, 200);
+    assert.equal((await view(me.id)).status, 200);
+    proxy.reset();
+    assert.equal((await view(me.id)).status, 200);
+    assert.equal(proxy.log.executes, 1, 'the default rule');
+    proxy.reset();
+    assert.equal((await view(other.id)).status, 404);
+    assert.equal(proxy.log.executes, 2, "another's account under the default rule");
+    assert.equal((await server.admin('PATCH', '/api/collections/users', { body: { viewRule: 'id = @request.auth.id && verified = false' } })).status, 200);
+    assert.equal((await view(me.id)).status, 200);
+    proxy.reset();
+    assert.equal((await view(me.id)).status, 200);
+    assert.equal(proxy.log.executes, 2, 'a rule that reads the record');
+    assert.equal((await server.admin('PATCH', '/api/collections/users', { body: { viewRule: '' } })).status, 200);
 
     // Each request reads its own row: a change shows in the next view at once.
     assert.equal((await server.request('PATCH', `/api/collections/users/records/${me.id}`, { token: me.token, body: { nickname: 'changed' } })).status, 200);

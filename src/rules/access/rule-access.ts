@@ -11,6 +11,8 @@ import { raw, type Sql, sql } from '../../storage/sql.ts';
 import { recordMatches, recordsMatching } from './record-match.ts';
 import type { Resolver } from '../compile.ts';
 import { FilterError } from '../errors.ts';
+import { parseCached } from '../index.ts';
+import { holdsOnOwnRecord } from '../own-record.ts';
 import { RuleProgram, ruleResolver } from './program.ts';
 import { RefusedSpecialNames } from './request-names.ts';
 import type { NameScope } from './request-ref.ts';
@@ -89,6 +91,19 @@ export class RuleAccess implements RecordAccess {
     } catch (err) {
       // A rule that no longer compiles (a collection it names was removed) closes the action.
       if (err instanceof FilterError) throw forbidden(`The ${action} rule of "${collection.name}" cannot be evaluated: ${err.describe()}.`);
+      throw err;
+    }
+  }
+
+  showsOwnRecord(ctx: RequestContext, collection: Collection): boolean {
+    if (ctx.auth.type !== 'record') return false;
+    const rule = collection.viewRule;
+    if (rule === null) return false;
+    if (rule.trim() === '') return true;
+    try {
+      return holdsOnOwnRecord(parseCached(rule), ctx.auth);
+    } catch (err) {
+      if (err instanceof FilterError) return false;
       throw err;
     }
   }
