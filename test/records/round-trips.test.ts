@@ -99,6 +99,38 @@ describe('records on PostgreSQL: statements on the wire', { skip: skipOn('sqlite
     assert.equal((await server.request('GET', '/api/collections/linked/records')).body.totalItems, before);
   });
 
+  test('a create rule over the request alone is checked by the INSERT: one statement; a rule reading the row keeps the transaction', async () => {
+    const open = { listRule: '', viewRule: '', updateRule: '', deleteRule: '' };
+    await createCollection(server, { name: 'signed', fields: [{ name: 'title', type: 'text' }, { name: 'to', type: 'relation', options: { toCollection: 'targets' } }], ...open, createRule: '@request.auth.id != "" && @request.body.title != ""' });
+    await createCollection(server, { name: 'titled', fields: [{ name: 'title', type: 'text' }], ...open, createRule: 'title = "ok"' });
+    const user = await createUser(server, 'creator@example.com');
+    const target = await create('targets', 'target');
+    const post = (collection: string, body: Record<string, unknown>, token?: string) => server.request('POST', `/api/collections/${collection}/records`, { body, token });
+    const count = async (collection: string) => (await server.request('GET', `/api/collections/${collection}/records`)).body.totalItems as number;
+    assert.equal((await post('signed', { title: 'warm-up' }, user.token)).status, 200);
+
+    let res: Awaited<ReturnType<typeof post>> | undefined;
+    assert.deepEqual(await controlOf(async () => void (res = await post('signed', { title: 'mine', to: target }, user.token))), []);
+    assert.equal(res!.status, 200, res!.text);
+    assert.equal(res!.body.to, target);
+    const before = await count('signed');
+    const guest = await post('signed', { title: 'a guest' });
+    assert.equal(guest.status, 400);
+    assert.equal(guest.body.message, 'Failed to create record.');
+    assert.equal((await post('signed', { title: '' }, user.token)).status, 400, 'the rule reads the body');
+    // A missing related id is named, as before, whether or not the rule holds.
+    const missing = await post('signed', { title: 'x', to: 'missingid000000' }, user.token);
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.data.to.code, 'validation_missing_rel_records');
+    assert.equal(await count('signed'), before, 'no refused create wrote a row');
+
+    assert.equal((await post('titled', { title: 'ok' })).status, 200);
+    assert.deepEqual(await controlOf(async () => void (res = await post('titled', { title: 'ok' }))), ['BEGIN', 'COMMIT']);
+    assert.equal(res!.status, 200, res!.text);
+    assert.equal((await post('titled', { title: 'no' })).status, 400);
+    assert.equal(await count('titled'), 2);
+  });
+
   test('a create whose webhook trigger queues an event keeps its transaction, and the event is delivered', async () => {
     await create('watched', 'warm-up');
     let id = '';

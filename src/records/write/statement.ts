@@ -9,7 +9,7 @@ import { join, list, raw, type Row, type Sql, sql, type Transaction } from '../.
 import { passwordErrorsFirst } from '../auth-fields.ts';
 import { selectById } from '../read.ts';
 import { serializeRecord } from '../serialize.ts';
-import { insertSql, type RecordShape, shapeOf } from '../shape.ts';
+import { insertSql, type RecordShape, ROOT_ALIAS, shapeOf } from '../shape.ts';
 import { PRIVILEGED_VIEWER } from '../viewer.ts';
 import { Change, changeWritesNothing, emit } from './change.ts';
 import { enter, txOf, type WritePlan } from './plan.ts';
@@ -42,18 +42,23 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const params = [plan.id, now, now, ...columns.values()];
   const declared = plan.declared;
   const checksVerified = !privileged && plan.mayManage && plan.auth?.columns.get('verified') === true;
-  // A create's rule and `verified` are checked against the new row, after the INSERT.
-  const last = statementIsLast(plan) && !plan.rule && !checksVerified;
+  // A create's rule is checked against the new row, after the INSERT, unless it reads nothing stored
+  // (`@request.auth.id != ""`, `@request.body.title != ""`): it then holds or not whatever the row, and
+  // the INSERT checks it as it checks related ids. `verified` is checked after the INSERT.
+  const ruleInInsert = plan.rule && readsNothingStored(plan.rule) ? plan.rule : undefined;
+  const ruleAfter = ruleInInsert ? undefined : plan.rule;
+  const last = statementIsLast(plan) && !ruleAfter && !checksVerified;
+  const conditions = [related && !related.isEmpty ? related : undefined, ruleInInsert].filter((c): c is Sql => c !== undefined);
   let inserted: Row;
-  if (related && !related.isEmpty) {
-    // Its row tells whether the related ids held; without one, which did not is found again for the errors.
-    const text = insertSql(shape, names, true, related.text);
-    const all = [...params, ...related.params];
-    const row = await written(tx, last, text, all);
+  if (conditions.length > 0) {
+    // Its row tells whether the conditions held; without one, which did not is found again for the errors.
+    const condition = join(conditions.map((c) => sql`(${c})`), ' AND ');
+    const row = await written(tx, last, insertSql(shape, names, true, condition.text), [...params, ...condition.params]);
     if (!row) {
       const relationErrors: Record<string, FieldError> = {};
-      await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
-      // Found again after a related record came meanwhile: the create is refused all the same.
+      if (related && !related.isEmpty) await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
+      // The related ids held: the rule refused the create (PocketBase's message for any failed create,
+      // API contract §23), or a related record came meanwhile, and it is refused all the same.
       throw Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
     }
     inserted = row;
@@ -67,7 +72,7 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   }
   if (shape.hasFiles) await deps.files?.store(tx, ctx.dbName, collection, plan.id, plan.values);
   // As in PocketBase, the create rule is checked against the new record, before commit.
-  if (plan.rule && !(await selectById(tx, shape, plan.id, plan.rule))) {
+  if (ruleAfter && !(await selectById(tx, shape, plan.id, ruleAfter))) {
     // PocketBase's message for any failed create (API contract §23).
     throw badRequest('Failed to create record.');
   }
@@ -111,6 +116,16 @@ function statementIsLast(plan: WritePlan): boolean {
   const { deps, collection, shape } = plan.scope;
   return plan.alone === true && !plan.around && !shape.hasFiles && changeWritesNothing(deps, collection, plan.action);
 }
+
+/**
+ * Whether a condition reads nothing stored, neither the record (its alias) nor any table: a rule over
+ * the request alone, compiled to parameters and operators.
+ */
+function readsNothingStored(condition: Sql): boolean {
+  return !ROOT_ALIAS_WORD.test(condition.text) && !/\bFROM\b/i.test(condition.text);
+}
+
+const ROOT_ALIAS_WORD = new RegExp(`\\b${ROOT_ALIAS}\\b`);
 
 /** The write's statement and its first row: with COMMIT where it is the transaction's `last`. */
 export function written(tx: Transaction, last: boolean, text: string, params: readonly unknown[]): Promise<Row | undefined> {
