@@ -161,7 +161,7 @@ export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collecti
   // A view of the caller's own account that its rule surely lets through answers from the row its
   // token was checked against in this request: the same row, read a moment earlier.
   const own = ownRow(ctx.auth, shape, id);
-  const row = (own && (access === null || deps.access.showsOwnRecord(ctx, collection)) ? own : undefined) ?? (await lookupById(ctx.db, shape, id, access));
+  const row = own && (access === null || deps.access.showsOwnRecord(ctx, collection)) ? own : await lookupById(ctx.db, shape, id, access);
   if (!row) throw notFound();
   const viewer = await viewerFor(ctx, deps, collection, collections, [row.id as string]);
   // Most views ask for neither expand nor fields, nor have enrich hooks: no further pass over the record.

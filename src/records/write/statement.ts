@@ -30,6 +30,7 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const tx = txOf(plan);
   // The related ids are checked by the INSERT itself where they can be (a statement fewer), else first.
   const related = shape.hasRelations && collection.type !== 'auth' ? relationCondition(collections, shape, plan.values) : undefined;
+  const relatedInInsert = related && !related.isEmpty ? related : undefined;
   if (shape.hasRelations && !related) {
     const relationErrors: Record<string, FieldError> = {};
     await checkRelations(tx, collections, shape, plan.values, relationErrors);
@@ -48,7 +49,7 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const ruleInInsert = plan.rule && readsNothingStored(plan.rule) ? plan.rule : undefined;
   const ruleAfter = ruleInInsert ? undefined : plan.rule;
   const last = statementIsLast(plan) && !ruleAfter && !checksVerified;
-  const conditions = [related && !related.isEmpty ? related : undefined, ruleInInsert].filter((c): c is Sql => c !== undefined);
+  const conditions = [relatedInInsert, ruleInInsert].filter((c): c is Sql => c !== undefined);
   let inserted: Row;
   if (conditions.length > 0) {
     // Its row tells whether the conditions held; without one, which did not is found again for the errors.
@@ -56,7 +57,7 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
     const row = await written(tx, last, insertSql(shape, names, true, condition.text), [...params, ...condition.params]);
     if (!row) {
       const relationErrors: Record<string, FieldError> = {};
-      if (related && !related.isEmpty) await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
+      if (relatedInInsert) await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
       // The related ids held: the rule refused the create (PocketBase's message for any failed create,
       // API contract §23), or a related record came meanwhile, and it is refused all the same.
       throw Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
