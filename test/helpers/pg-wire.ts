@@ -6,6 +6,11 @@ export interface PgWireLog {
   queries: string[];
   /** Statements executed through the extended protocol (Execute messages): parameterized statements. */
   executes: number;
+  /**
+   * Simple queries (`Q`) and executions of prepared statements (`E`, named or not, with the SQL they
+   * were parsed from), each with the client connection that sent it.
+   */
+  messages: Array<{ connection: number; type: 'Q' | 'E'; text: string }>;
 }
 
 /**
@@ -15,7 +20,8 @@ export interface PgWireLog {
  * alone) but costs round trips.
  */
 export class PgWireProxy {
-  readonly log: PgWireLog = { queries: [], executes: 0 };
+  readonly log: PgWireLog = { queries: [], executes: 0, messages: [] };
+  private connections = 0;
   private readonly sockets = new Set<net.Socket>();
   private constructor(
     private readonly server: net.Server,
@@ -53,6 +59,31 @@ export class PgWireProxy {
   reset(): void {
     this.log.queries.length = 0;
     this.log.executes = 0;
+    this.log.messages.length = 0;
+  }
+
+  /** How many executions of prepared statements matching `statement` were sent, on any connection. */
+  executed(statement: RegExp): number {
+    return this.log.messages.filter((m) => m.type === 'E' && statement.test(m.text)).length;
+  }
+
+  /**
+   * The transaction control around the first statement executed that matches `statement`, on its own
+   * connection: the BEGIN before it and the COMMIT or ROLLBACK after it, if any (executions in between
+   * are passed over). What one piece of work sent, apart from what other connections — a
+   * background worker's — sent meanwhile.
+   */
+  controlAround(statement: RegExp): string[] {
+    const at = this.log.messages.findIndex((m) => m.type === 'E' && statement.test(m.text));
+    if (at < 0) throw new Error(`no statement matching ${statement} was executed`);
+    const own = this.log.messages.filter((m) => m.connection === this.log.messages[at].connection);
+    const index = own.indexOf(this.log.messages[at]);
+    const control: string[] = [];
+    const before = own.slice(0, index).reverse().find((m) => m.type === 'Q');
+    if (before && /^BEGIN\b/i.test(before.text)) control.push(before.text);
+    const after = own.slice(index + 1).find((m) => m.type === 'Q');
+    if (after && /^(COMMIT|ROLLBACK)\b/i.test(after.text)) control.push(after.text);
+    return control;
   }
 
   async close(): Promise<void> {
@@ -64,6 +95,9 @@ export class PgWireProxy {
   private reader(): (chunk: Buffer) => void {
     let buffer = Buffer.alloc(0);
     let started = false;
+    const connection = ++this.connections;
+    const statements = new Map<string, string>();
+    const portals = new Map<string, string>();
     return (chunk) => {
       buffer = Buffer.concat([buffer, chunk]);
       for (;;) {
@@ -81,10 +115,37 @@ export class PgWireProxy {
         const length = buffer.readInt32BE(1);
         if (buffer.length < 1 + length) return;
         const type = String.fromCharCode(buffer[0]);
-        if (type === 'Q') this.log.queries.push(buffer.subarray(5, 1 + length).toString('utf8').replace(/\0$/, ''));
-        else if (type === 'E') this.log.executes++;
+        if (type === 'Q') {
+          const text = buffer.subarray(5, 1 + length).toString('utf8').replace(/\0$/, '');
+          this.log.queries.push(text);
+          this.log.messages.push({ connection, type, text });
+        } else if (type === 'P') {
+          // Parse: the statement's name, then its SQL (NUL-terminated strings); '' names the unnamed one.
+          const [name, text] = cStrings(buffer.subarray(5, 1 + length), 2);
+          statements.set(name, text);
+        } else if (type === 'B') {
+          // Bind: the portal's name, then the statement's.
+          const [portal, name] = cStrings(buffer.subarray(5, 1 + length), 2);
+          portals.set(portal, statements.get(name) ?? '');
+        } else if (type === 'E') {
+          this.log.executes++;
+          const [portal] = cStrings(buffer.subarray(5, 1 + length), 1);
+          this.log.messages.push({ connection, type, text: portals.get(portal) ?? '' });
+        }
         buffer = buffer.subarray(1 + length);
       }
     };
   }
+}
+
+/** The first `count` NUL-terminated strings of a message body. */
+function cStrings(body: Buffer, count: number): string[] {
+  const strings: string[] = [];
+  let from = 0;
+  for (let i = 0; i < count; i++) {
+    const end = body.indexOf(0, from);
+    strings.push(body.subarray(from, end).toString('utf8'));
+    from = end + 1;
+  }
+  return strings;
 }

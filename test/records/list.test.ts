@@ -130,6 +130,22 @@ describe('record lists: pagination, sort, filter, fields, skipTotal', () => {
     assert.deepEqual(await filter('name !~ "e" && city ~ "o"'), ['Ann', 'Bob', 'Cid', "O'Hara"]);
   });
 
+  test('~ folds the case of ASCII letters only, on both engines (as SQLite and PocketBase do)', async () => {
+    await createCollection(server, { name: 'words', fields: [{ name: 'word', type: 'text' }] });
+    for (const word of ['Äpfel', 'äpfel', 'APFEL', 'straße']) {
+      assert.equal((await server.admin('POST', '/api/collections/words/records', { body: { word } })).status, 200);
+    }
+    const words = async (expr: string) => {
+      const res = await server.admin('GET', `/api/collections/words/records?sort=word&filter=${encodeURIComponent(expr)}`);
+      assert.equal(res.status, 200, res.text);
+      return res.body.items.map((r: any) => r.word);
+    };
+    assert.deepEqual(await words('word ~ "äpf"'), ['äpfel']);
+    assert.deepEqual(await words('word ~ "PFEL"'), ['APFEL', 'Äpfel', 'äpfel']);
+    assert.deepEqual(await words('word ~ "STRASSE"'), []);
+    assert.deepEqual(await words('word ~ "STRAßE"'), ['straße']);
+  });
+
   test('filter on bools, empty values, relations and multiple values', async () => {
     assert.deepEqual(await filter('active = false'), ['100% pure', 'Bob', 'Cid']);
     assert.deepEqual(await filter('team = ""'), ['100% pure', 'Eve']);
