@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SoloCase } from '../case.ts';
-import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { type RunningServer, serverNodeFlags, startProcess } from '../lib/servers.ts';
 import { POST_FIELDS } from './posts.ts';
 
 // The first requests after a start against the next ones (issue 48: PocketBase's benchmark creates 50
@@ -42,7 +42,7 @@ function cpuOf(server: RunningServer): number {
 
 function start(dir: string): Promise<RunningServer> {
   return startProcess(
-    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1', '--hooks', 'off', '--pb-hooks', 'off'],
+    [...serverNodeFlags(), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1', '--hooks', 'off', '--pb-hooks', 'off'],
     { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info', CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN.identity, CAIRN_ADMIN_PASSWORD: ADMIN.password, NODE_ENV: 'production' },
     '/api/health',
   );

@@ -79,6 +79,11 @@ function residentOf(pid: number | undefined): ResidentMemory | undefined {
  * `healthPath` answers. Its output goes to /dev/null: relaying it would cost the bench process CPU
  * that autocannon needs; set BENCH_VERBOSE=1 to see it.
  */
+/** BENCH_SERVER_NODE_FLAGS: node's own flags for the Cairn processes a bench starts, such as `--cpu-prof --cpu-prof-dir=DIR`. */
+export function serverNodeFlags(): string[] {
+  return (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+}
+
 export async function startProcess(args: string[], env: Record<string, string>, healthPath: string): Promise<RunningServer> {
   const port = await freePort();
   return startCommand(process.execPath, [...args, '--port', String(port)], env, port, healthPath);

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ADMIN, ROOT, startPgCairn } from '../postgres/run.ts';
-import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { type RunningServer, serverNodeFlags, startProcess } from '../lib/servers.ts';
 import { burst, type Outcome, send } from './client.ts';
 import { pocketbaseVersion, startPocketBase, toPocketBase, upsertSuperuser } from './pocketbase.ts';
 import { PUBLISHED_CAX11_MS } from './published.ts';
@@ -66,8 +66,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startSqliteCairn(dir: string): Promise<RunningServer> {
   return startProcess(
-    // BENCH_SERVER_NODE_FLAGS: node's own flags for Cairn's process, such as `--cpu-prof --cpu-prof-dir=DIR`.
-    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
+    [...serverNodeFlags(), path.join(ROOT, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
     { CAIRN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn', CAIRN_RATE_LIMIT: 'off', CAIRN_ADMIN_EMAIL: ADMIN.identity, CAIRN_ADMIN_PASSWORD: ADMIN.password, NODE_ENV: 'production' },
     '/api/health',
   );

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { compare, type LoadOptions, type MeasuredCase, type Measurement } from '../lib/load.ts';
-import { type RunningServer, startProcess } from '../lib/servers.ts';
+import { type RunningServer, serverNodeFlags, startProcess } from '../lib/servers.ts';
 import type { BenchRequest } from '../case.ts';
 import { post, postsCollection } from '../cases/posts.ts';
 import { type PgCase, PG_CASES } from './cases.ts';
@@ -87,7 +87,7 @@ export async function runPostgresCases(names: string[], load: LoadOptions, measu
 /** Cairn from the build at `root` on the PostgreSQL database at `databaseUrl`, as the cases run it. */
 export function startPgCairn(root: string, dir: string, databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
   return startProcess(
-    [path.join(root, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
+    [...serverNodeFlags(), path.join(root, 'bin/cairn.js'), 'serve', '--dir', dir, '--host', '127.0.0.1'],
     {
       CAIRN_DATABASE_URL: databaseUrl,
       CAIRN_PG_POOL_SIZE: String(POOL),
