@@ -72,6 +72,8 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL connections per process. */
   pgPoolSize: number;
+  /** PostgreSQL connections opened at start and kept open while idle (at most `pgPoolSize`). */
+  pgPoolMin: number;
   /** How long a request waits for a free PostgreSQL connection before it is answered 503. */
   pgPoolWaitMs: number;
   /** Requests waiting for a PostgreSQL connection at once; past that one is answered 503 at once. */
@@ -325,6 +327,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   }
   const host = flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1';
   const storage = storageKind(env.CAIRN_STORAGE);
+  const pgPoolSize = intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000);
   return {
     host,
     port: intFrom('port', flags.port ?? env.CAIRN_PORT, 8090, 0, 65535),
@@ -363,7 +366,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     backupCron: backupCron(env.CAIRN_BACKUP_CRON),
     backupKeep: intFrom('CAIRN_BACKUP_KEEP', env.CAIRN_BACKUP_KEEP, 3, 0, 10000),
     databaseUrl: databaseUrl(flags.databaseUrl ?? env.CAIRN_DATABASE_URL),
-    pgPoolSize: intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000),
+    pgPoolSize,
+    // Unset: the whole pool, as HikariCP keeps it (its minimumIdle defaults to maximumPoolSize).
+    pgPoolMin: intFrom('CAIRN_PG_POOL_MIN', env.CAIRN_PG_POOL_MIN, pgPoolSize, 0, pgPoolSize),
     pgPoolWaitMs: intFrom('CAIRN_PG_POOL_WAIT_MS', env.CAIRN_PG_POOL_WAIT_MS, 30000, 100, 600000),
     pgPoolQueue: intFrom('CAIRN_PG_POOL_QUEUE', env.CAIRN_PG_POOL_QUEUE, 10000, 1, 1_000_000),
     nodeId: nodeId(env.CAIRN_NODE_ID),

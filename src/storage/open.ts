@@ -6,12 +6,13 @@ import { SqliteBackend } from './sqlite/backend.ts';
  * The storage a configuration names: PostgreSQL when CAIRN_DATABASE_URL is set, else SQLite files.
  * The PostgreSQL driver (`pg`, some 10 MB resident) is imported only when it is the one named.
  */
-export async function openBackend(config: Pick<Config, 'dir' | 'databaseUrl' | 'pgPoolSize' | 'pgPoolWaitMs' | 'pgPoolQueue' | 'pgStatementTimeoutMs' | 'nodeId'>): Promise<StorageBackend> {
+export async function openBackend(config: Pick<Config, 'dir' | 'databaseUrl' | 'pgPoolSize' | 'pgPoolMin' | 'pgPoolWaitMs' | 'pgPoolQueue' | 'pgStatementTimeoutMs' | 'nodeId'>): Promise<StorageBackend> {
   if (config.databaseUrl) {
     const { PostgresBackend } = await import('./postgres/backend.ts');
     return new PostgresBackend({
       url: config.databaseUrl,
       poolSize: config.pgPoolSize,
+      minConnections: config.pgPoolMin,
       statementTimeoutMs: config.pgStatementTimeoutMs,
       connectTimeoutMs: config.pgPoolWaitMs,
       queueLimit: config.pgPoolQueue,

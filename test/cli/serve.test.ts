@@ -17,6 +17,13 @@ describe('configuration: flags win over CAIRN_* variables, which win over defaul
     assert.equal(loadConfig({}, { CAIRN_SHUTDOWN_TIMEOUT_MS: '0' }).shutdownTimeoutMs, 0);
   });
 
+  test('PostgreSQL keeps its whole pool open unless CAIRN_PG_POOL_MIN says fewer', () => {
+    assert.deepEqual([loadConfig({}, {}).pgPoolSize, loadConfig({}, {}).pgPoolMin], [10, 10]);
+    assert.equal(loadConfig({}, { CAIRN_PG_POOL_SIZE: '4' }).pgPoolMin, 4);
+    assert.equal(loadConfig({}, { CAIRN_PG_POOL_SIZE: '4', CAIRN_PG_POOL_MIN: '0' }).pgPoolMin, 0);
+    assert.throws(() => loadConfig({}, { CAIRN_PG_POOL_SIZE: '4', CAIRN_PG_POOL_MIN: '5' }), /CAIRN_PG_POOL_MIN must be an integer between 0 and 4, got "5"/);
+  });
+
   test('environment over defaults, flags over environment', () => {
     const env = { CAIRN_PORT: '9000', CAIRN_HOST: '0.0.0.0', CAIRN_DIR: '/tmp/from-env' };
     const fromEnv = loadConfig({}, env);

@@ -10,6 +10,7 @@ import { PgServer } from '../../src/storage/postgres/driver.ts';
 import { toPostgres } from '../../src/storage/postgres/placeholders.ts';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { runCli } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver behaviour') }, () => {
   let dir: string;
@@ -56,6 +57,33 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
       assert.deepEqual((await Promise.all(waiting)).map((r) => r?.n), [1, 2, 3, 4], 'the queued requests are served, none failed');
     } finally {
       await small.close();
+    }
+  });
+
+  test('the kept connections are opened at start, before any request asks; without them one is', async () => {
+    const pool = async (minConnections: number) => {
+      const server = new PgServer({ url, poolSize: 3, minConnections, statementTimeoutMs: 5000, connectTimeoutMs: 10_000 });
+      await server.start();
+      return server;
+    };
+    const kept = await pool(3);
+    const lazy = await pool(0);
+    try {
+      await waitFor(() => kept.pool.totalCount === 3 && kept.pool.idleCount === 3, { what: 'three idle connections' });
+      // Real connections: PostgreSQL serves each (they answer one after the other with none left to open).
+      const pids = new Set<number>();
+      const db = kept.database('t', 't');
+      const clients = await Promise.all([0, 1, 2].map(() => kept.pool.connect()));
+      for (const c of clients) pids.add((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      for (const c of clients) c.release();
+      assert.equal(pids.size, 3);
+      assert.equal(kept.pool.totalCount, 3, 'no connection was opened for them');
+      assert.deepEqual(await db.get('SELECT 1 AS one'), { one: 1 });
+      // The start's own connection, left idle: nothing more opened.
+      assert.equal(lazy.pool.totalCount, 1);
+    } finally {
+      await kept.close();
+      await lazy.close();
     }
   });
 
