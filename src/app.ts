@@ -168,13 +168,15 @@ export interface App {
 export interface ServiceOptions {
   /** Application hooks (the server's); CLI commands run without. */
   hooks?: HookRuntime;
+  /** A server keeps PostgreSQL connections open (CAIRN_PG_POOL_MIN); a command opens what it uses. */
+  serving?: boolean;
 }
 
 /** Opens the data directory and wires the domains together (no HTTP): used by the server and the CLI. */
 export async function buildServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const hooks = options.hooks;
   registerFieldType(fileField);
-  const backend = await openBackend(config);
+  const backend = await openBackend(options.serving ? config : { ...config, pgPoolMin: 0 });
   // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
   // PostgreSQL's nodes claim them with leases.
   const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
@@ -363,7 +365,7 @@ function everyMinute(fn: (err: unknown) => void): (err: unknown) => void {
 
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const hooks = options.hooks;
-  const services = await buildServices(config, { hooks });
+  const services = await buildServices(config, { hooks, serving: true });
   services.backups.restarter = options.restarter;
   const app = Fastify({
     serverFactory: options.serverFactory,
