@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -7,6 +7,7 @@ import pg from 'pg';
 import { isApiError } from '../../src/errors.ts';
 import { PostgresBackend } from '../../src/storage/postgres/backend.ts';
 import { PgServer } from '../../src/storage/postgres/driver.ts';
+import { PgNotifier } from '../../src/storage/postgres/notifier.ts';
 import { toPostgres } from '../../src/storage/postgres/placeholders.ts';
 import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
 import { runCli } from '../helpers/process.ts';
@@ -84,6 +85,33 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
     } finally {
       await kept.close();
       await lazy.close();
+    }
+  });
+
+  test('connections left idle, pooled or listening, carry TCP keepalive probes', { skip: process.platform !== 'linux' && 'reads /proc/net/tcp' }, async () => {
+    // Which local ports have the kernel's keepalive timer running (/proc/net/tcp: timer kind 2).
+    const keepAliveTimers = (ports: number[]) => {
+      const lines = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1);
+      return ports.map((port) => {
+        const line = lines.find((l) => l.trim().split(/\s+/)[1]?.endsWith(`:${port.toString(16).toUpperCase().padStart(4, '0')}`));
+        return line?.trim().split(/\s+/)[5]?.startsWith('02:') ?? false;
+      });
+    };
+    const localPort = (client: unknown) => (client as { connection: { stream: { localPort: number } } }).connection.stream.localPort;
+    const kept = new PgServer({ url, poolSize: 2, minConnections: 2, statementTimeoutMs: 5000, connectTimeoutMs: 10_000 });
+    const notifier = new PgNotifier(url);
+    try {
+      await kept.start();
+      const clients = await Promise.all([kept.pool.connect(), kept.pool.connect()]);
+      const ports = clients.map(localPort);
+      for (const c of clients) c.release();
+      notifier.listen('cairn_keepalive_test', () => {});
+      await notifier.ready();
+      ports.push(localPort((notifier as unknown as { client: unknown }).client));
+      assert.deepEqual(keepAliveTimers(ports), [true, true, true]);
+    } finally {
+      await kept.close();
+      await notifier.close();
     }
   });
 

@@ -7,7 +7,7 @@ import type { Database, Dialect, Row, RunResult, StatementResult, Transaction } 
 import { helperFunctionsSql, postgresDialect } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
 import { SharedReads } from './shared-reads.ts';
-import { inOneWrite, isConnectionError, query } from './statements.ts';
+import { inOneWrite, isConnectionError, KEEP_ALIVE, query } from './statements.ts';
 
 // CAIRN_PG_DEBUG=1 warns when code inside a transaction takes a second connection: with a small pool,
 // enough such requests at once wait for each other until the connect timeout.
@@ -126,6 +126,7 @@ export class PgServer {
       min: this.kept,
       connectionTimeoutMillis: options.connectTimeoutMs,
       idleTimeoutMillis: 30_000,
+      ...KEEP_ALIVE,
       statement_timeout: options.statementTimeoutMs,
       application_name: 'cairn',
       types,

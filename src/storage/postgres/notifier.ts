@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Notifications } from '../backend.ts';
 import type { Queryable } from '../types.ts';
+import { KEEP_ALIVE } from './statements.ts';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
@@ -57,7 +58,7 @@ export class PgNotifier implements Notifications {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: 'cairn-listen' });
+    const client = new pg.Client({ connectionString: this.url, application_name: 'cairn-listen', ...KEEP_ALIVE });
     client.on('error', () => this.reconnectSoon());
     client.on('end', () => this.reconnectSoon());
     client.on('notification', (msg) => {

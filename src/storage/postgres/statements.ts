@@ -2,6 +2,14 @@ import type pg from 'pg';
 import { bindable } from '../bind.ts';
 import { toPostgres } from './placeholders.ts';
 
+/**
+ * TCP keepalive for connections that stay open while idle (the pool's kept ones, the LISTEN one): a
+ * probe after 30 s of silence keeps firewalls and NAT gateways between here and PostgreSQL (which
+ * forget idle flows after 4-6 minutes) from dropping them without a word, and a peer that is gone is
+ * noticed while idle rather than by the next request, or never by a connection that only listens.
+ */
+export const KEEP_ALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 30_000 } as const;
+
 /** Error codes meaning the connection or the server went away, not that the statement was wrong. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
 
