@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import { RATE_LIMITS } from '../../src/http/plugins/rate-limit.ts';
 import { DatabaseCounters } from '../../src/ratelimit/database.ts';
 import { startNodes } from '../helpers/nodes.ts';
 import { onPostgres, skipOn } from '../helpers/postgres.ts';
 import { freePort } from '../helpers/process.ts';
-import { redisNamespace } from '../helpers/redis.ts';
+import { REDIS_URL, redisNamespace } from '../helpers/redis.ts';
+import { keepAliveDue } from '../helpers/tcp.ts';
 import { type Reply, request, startServer, type StartOptions, type TestServer } from '../helpers/server.ts';
 
 /** A sign-in that fails validation before any hashing: cheap, and still counted by the limits. */
@@ -132,6 +134,24 @@ describe('rate limits counted in Redis', () => {
   signInLimitsAreShared(() => cluster.nodes);
 
   test('the global limit too: N requests in all, then 429 on each node', () => globalLimitIsShared(cluster.nodes, 40, '192.0.2.30'));
+
+  test('the connections to Redis send TCP keepalive probes after 30 s', { skip: process.platform !== 'linux' && 'reads /proc/net/tcp' }, async () => {
+    // Every Cairn connected to this Redis names its connection; the address Redis sees is its local one.
+    const client = new Redis(REDIS_URL, { lazyConnect: true });
+    await client.connect();
+    try {
+      const list = (await client.call('CLIENT', 'LIST')) as string;
+      const ports = list
+        .split('\n')
+        .filter((line) => / name=cairn /.test(line))
+        .map((line) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1]));
+      assert.ok(ports.length >= cluster.nodes.length, list);
+      // Probes after 30 s idle, not the operating system's default of two hours (ioredis's keepAlive 0).
+      for (const due of keepAliveDue(ports)) assert.ok(due !== undefined && due <= 30, `keepalive due in ${due} s`);
+    } finally {
+      client.disconnect();
+    }
+  });
 
   test('keys live under the prefix, with no account address in them', async () => {
     const keys = await redis.keys();

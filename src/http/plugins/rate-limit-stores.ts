@@ -43,6 +43,11 @@ export async function redisCounters(url: string, prefix: string, onError: (err: 
     maxRetriesPerRequest: 0,
     commandTimeout: 1000,
     connectTimeout: 2000,
+    // A probe after 30 s of silence: a NAT gateway or firewall that forgets idle flows would otherwise
+    // drop the connection without a word, and every counted request would wait out commandTimeout.
+    keepAlive: 30_000,
+    // Named in Redis's CLIENT LIST, for whoever looks at the server's clients.
+    connectionName: 'cairn',
   });
   // Connection errors are reported here as well as by the failing commands; ioredis reconnects.
   redis.on('error', onError);
