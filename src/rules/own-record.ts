@@ -1,4 +1,5 @@
 import type { RecordAuth } from '../context.ts';
+import { authValue } from './access/request-values.ts';
 import type { Expr, Operand } from './ast.ts';
 
 /**
@@ -20,18 +21,15 @@ export function holdsOnOwnRecord(expr: Expr, caller: RecordAuth): boolean {
   return left !== undefined && left === valueOf(expr.right, caller);
 }
 
+/** The caller's own values a rule may compare with the record's id: `@request.auth.<key>` (authValue). */
+const CALLER_KEYS = new Set(['id', 'collectionName', 'collectionId']);
+
 /** An operand's text on the caller's own record (none is ever empty), or undefined for any other operand. */
 function valueOf(operand: Operand, caller: RecordAuth): string | undefined {
   if (operand.type === 'literal') return typeof operand.value === 'string' && operand.value !== '' ? operand.value : undefined;
-  switch (operand.name) {
-    case 'id':
-    case '@request.auth.id':
-      return caller.id;
-    case '@request.auth.collectionName':
-      return caller.collectionName;
-    case '@request.auth.collectionId':
-      return caller.collectionId;
-    default:
-      return undefined;
-  }
+  if (operand.name === 'id') return caller.id;
+  const key = operand.name.startsWith(AUTH) ? operand.name.slice(AUTH.length) : '';
+  return CALLER_KEYS.has(key) ? (authValue(caller, key) as string) : undefined;
 }
+
+const AUTH = '@request.auth.';

@@ -1,16 +1,22 @@
 import net from 'node:net';
 
 /** What clients sent through a `PgWireProxy`, in order. */
-export interface PgWireLog {
-  /** The texts of simple queries: transaction control (`BEGIN`, `COMMIT`, …) and `SET`s travel so. */
-  queries: string[];
-  /** Statements executed through the extended protocol (Execute messages): parameterized statements. */
-  executes: number;
+export class PgWireLog {
   /**
    * Simple queries (`Q`) and executions of prepared statements (`E`, named or not, with the SQL they
    * were parsed from), each with the client connection that sent it.
    */
-  messages: Array<{ connection: number; type: 'Q' | 'E'; text: string }>;
+  readonly messages: Array<{ connection: number; type: 'Q' | 'E'; text: string }> = [];
+
+  /** The texts of simple queries: transaction control (`BEGIN`, `COMMIT`, …) and `SET`s travel so. */
+  get queries(): string[] {
+    return this.messages.filter((m) => m.type === 'Q').map((m) => m.text);
+  }
+
+  /** Statements executed through the extended protocol (Execute messages): parameterized statements. */
+  get executes(): number {
+    return this.messages.filter((m) => m.type === 'E').length;
+  }
 }
 
 /**
@@ -20,7 +26,7 @@ export interface PgWireLog {
  * alone) but costs round trips.
  */
 export class PgWireProxy {
-  readonly log: PgWireLog = { queries: [], executes: 0, messages: [] };
+  readonly log = new PgWireLog();
   private connections = 0;
   private readonly sockets = new Set<net.Socket>();
   private constructor(
@@ -57,8 +63,6 @@ export class PgWireProxy {
 
   /** Forgets what was sent so far. */
   reset(): void {
-    this.log.queries.length = 0;
-    this.log.executes = 0;
     this.log.messages.length = 0;
   }
 
@@ -117,7 +121,6 @@ export class PgWireProxy {
         const type = String.fromCharCode(buffer[0]);
         if (type === 'Q') {
           const text = buffer.subarray(5, 1 + length).toString('utf8').replace(/\0$/, '');
-          this.log.queries.push(text);
           this.log.messages.push({ connection, type, text });
         } else if (type === 'P') {
           // Parse: the statement's name, then its SQL (NUL-terminated strings); '' names the unnamed one.
@@ -128,7 +131,6 @@ export class PgWireProxy {
           const [portal, name] = cStrings(buffer.subarray(5, 1 + length), 2);
           portals.set(portal, statements.get(name) ?? '');
         } else if (type === 'E') {
-          this.log.executes++;
           const [portal] = cStrings(buffer.subarray(5, 1 + length), 1);
           this.log.messages.push({ connection, type, text: portals.get(portal) ?? '' });
         }
