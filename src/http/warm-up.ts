@@ -18,7 +18,9 @@ import type { DatabaseRegistry } from '../storage/registry.ts';
  * the system database. While it runs (`WarmUp.active`, before any client can connect) the request
  * log records nothing and the rate limits count nothing. Then each collection's record plan is made
  * (its shape, SQL texts and the JSON renderer a guest and a user get: records/shape.ts, render.ts),
- * as the first request on it would, and its lookup by id prepared on the reading connection.
+ * as the first request on it would, and its lookup by id prepared on the reading connection: on
+ * PostgreSQL that is the database's shared-read connection (postgres.md#shared-reads), which the
+ * first view and the first signed-in request would otherwise open (a connection's set-up, 4–24 ms).
  */
 export interface WarmUp {
   active: boolean;
@@ -61,7 +63,7 @@ export async function warmUp(app: FastifyInstance, state: WarmUp, services: Warm
         const shape = shapeOf(collection);
         rendererOf(shape, { privileged: false });
         // A view's lookup runs its query: left to the first request that asks.
-        if (collection.type !== 'view') await db.get(shape.selectById, ['']);
+        if (collection.type !== 'view') await db.lookup(shape.selectById, ['']);
       }
     } catch {
       // As above.

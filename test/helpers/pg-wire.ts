@@ -29,6 +29,11 @@ export class PgWireProxy {
   readonly log = new PgWireLog();
   private connections = 0;
   private readonly sockets = new Set<net.Socket>();
+  /** Client connections accepted so far: a connection a driver opens shows here. */
+  get opened(): number {
+    return this.connections;
+  }
+
   private constructor(
     private readonly server: net.Server,
     readonly url: string,

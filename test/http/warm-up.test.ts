@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { PgWireProxy } from '../helpers/pg-wire.ts';
+import { databaseUrlFor, dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
+import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // The start sends a few requests through the app before it listens (src/http/warm-up.ts). They are
@@ -42,5 +47,29 @@ describe('the warm-up requests of a start', () => {
       const health = await server.admin('GET', `/api/logs?perPage=100&filter=${encodeURIComponent("url ~ '/api/health'")}`);
       assert.equal(health.body.items.length, 1, JSON.stringify(health.body.items.map((e: any) => e.data.url)));
     });
+  });
+
+  test('open the shared-read connection on PostgreSQL, so the first view by id opens none', { skip: skipOn('sqlite', 'PostgreSQL connections') }, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cairn-warm-up-'));
+    const proxy = await PgWireProxy.start(await databaseUrlFor(dir));
+    // No kept pool: every connection is opened when something asks for it, so the count is exact.
+    const server = await startServer({ dir, env: { CAIRN_DATABASE_URL: proxy.url, CAIRN_REQUEST_LOGS: 'off', CAIRN_PG_POOL_MIN: '0' } });
+    try {
+      await createCollection(server, { name: 'notes', fields: [{ name: 'title', type: 'text' }], listRule: '', viewRule: '' });
+      const created = await server.admin('POST', '/api/collections/notes/records', { body: { title: 'one' } });
+      assert.equal(created.status, 200, created.text);
+      const opened = proxy.opened;
+      // A guest's view by id is a read by key (Database.lookup): on the database's shared-read connection.
+      const view = await server.request('GET', `/api/collections/notes/records/${created.body.id}`);
+      assert.equal(view.status, 200, view.text);
+      assert.equal(view.body.title, 'one');
+      assert.equal(proxy.opened, opened, 'the view opened a connection');
+      assert.ok(proxy.executed(/ FROM "notes" t0 WHERE t0\.id = \$1$/) > 0, 'the view was read through the proxy');
+    } finally {
+      await server.close();
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+      await dropDatabaseFor(dir);
+    }
   });
 });
