@@ -33,6 +33,12 @@ interface Options {
   only?: string;
   /** A PocketBase executable to run the same scenarios against. */
   pocketbaseBin?: string;
+  /**
+   * Each read, auth and delete scenario this many times in a row on each target (`--repeat=N`): the
+   * later runs (`… #2`, `#3`) show what the scenario costs once the process has served it before,
+   * where the first run includes the JIT warm-up of its route.
+   */
+  repeat: number;
 }
 
 export function parseArgs(args: string[]): Options {
@@ -44,7 +50,20 @@ export function parseArgs(args: string[]): Options {
     reseed: args.includes('--reseed'),
     only: args.find((a) => a.startsWith('--only='))?.slice('--only='.length),
     pocketbaseBin: args.find((a) => a.startsWith('--pocketbase-bin='))?.slice('--pocketbase-bin='.length) || process.env.BENCH_POCKETBASE_BIN || undefined,
+    repeat: repeatOf(args.find((a) => a.startsWith('--repeat='))?.slice('--repeat='.length)),
   };
+}
+
+function repeatOf(text: string | undefined): number {
+  if (text === undefined) return 1;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`--repeat must be an integer from 1 to 100, got "${text}"`);
+  return n;
+}
+
+/** A repeated scenario's id (`delete posts10k #2`) without its number: what PocketBase published it as. */
+function scenarioOf(id: string): string {
+  return id.replace(/ #\d+$/, '');
 }
 
 /** Bumped when seed() below changes what it writes (scenarios.ts is hashed into the key as well). */
@@ -267,11 +286,15 @@ async function scenarios(targets: Running[], options: Options): Promise<void> {
   const run = async (id: string, prepare: (t: Running, url: string) => Promise<Requests> | Requests) => {
     if (!wanted(id)) return;
     for (const t of targets) {
-      const r = await prepare(t, t.inst.server.url);
-      await cool();
-      process.stderr.write(`  ${id} on ${t.target}: ${r.iterations} at ${r.concurrency}…\n`);
-      const [outcome] = await Promise.all([burst(r.iterations, r.concurrency, r.one, t.inst.server.cpuSeconds), r.beside?.()]);
-      t.out[id] = outcome;
+      for (let round = 1; round <= options.repeat; round++) {
+        const r = await prepare(t, t.inst.server.url);
+        if (r.iterations === 0) break;
+        const name = round === 1 ? id : `${id} #${round}`;
+        await cool();
+        process.stderr.write(`  ${name} on ${t.target}: ${r.iterations} at ${r.concurrency}…\n`);
+        const [outcome] = await Promise.all([burst(r.iterations, r.concurrency, r.one, t.inst.server.cpuSeconds), r.beside?.()]);
+        t.out[name] = outcome;
+      }
     }
   };
   const patch = (t: Running, collection: string, body: unknown) => call(t.inst.server.url, t.inst.admin, 'PATCH', `/api/collections/${collection}`, body);
@@ -363,10 +386,11 @@ export async function runPocketBaseBench(args: string[]): Promise<void> {
   for (const id of ids) {
     const any = [...results.values()].map((r) => r[id]).find(Boolean)!;
     const row = [id, `${any.iterations} / ${any.concurrency}`];
-    const reference = pb ? pb[id]?.completedMs : PUBLISHED_CAX11_MS[id];
+    const published = PUBLISHED_CAX11_MS[scenarioOf(id)];
+    const reference = pb ? pb[id]?.completedMs : published;
     for (const e of options.engines) row.push(...cell(results.get(e)![id]), ratio(results.get(e)![id], reference));
     if (pb) row.push(...cell(pb[id]));
-    row.push(PUBLISHED_CAX11_MS[id] === undefined ? '' : fmt(PUBLISHED_CAX11_MS[id], PUBLISHED_CAX11_MS[id] < 100 ? 1 : 0));
+    row.push(published === undefined ? '' : fmt(published, published < 100 ? 1 : 0));
     lines.push(`| ${row.join(' | ')} |`);
   }
   const cpus = os.cpus();
