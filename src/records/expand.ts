@@ -51,42 +51,79 @@ function spend(budget: ExpandBudget, n: number): void {
 }
 
 /**
+ * At least the length of `JSON.stringify(record)` without its `expand`, without writing it: six
+ * characters for each of a string's or a key's (the longest escape, `\u0000`), numbers and literals
+ * at their longest, arrays and objects (JSON and multiple fields) written out.
+ */
+function ownLengthBound(record: RecordJson): number {
+  let n = 2;
+  for (const key in record) {
+    if (key === 'expand') continue;
+    const value = record[key];
+    if (value === undefined) continue;
+    n += 6 * key.length + 4;
+    if (typeof value === 'string') n += 6 * value.length + 2;
+    else if (typeof value === 'number') n += 24;
+    else if (typeof value === 'boolean' || value === null) n += 5;
+    else n += JSON.stringify(value)?.length ?? 0;
+  }
+  return n;
+}
+
+const ownLength = (record: RecordJson): number => {
+  const { expand: _expand, ...own } = record;
+  return JSON.stringify(own).length;
+};
+
+/**
  * Checks what an expanded answer would hold before it is written: a record related from several
  * places is one object shared by all, but the JSON repeats it under each, so a few records related to
  * each other make an answer exponential in the depth (six records, six levels: 93 MB). Counted over
  * the shared objects (each once, memoized), so the check costs what the expand read, not what the
- * answer would weigh. Throws `400` saying which bound was passed.
+ * answer would weigh. The records listed appear once each: their own fields are bounded cheaply
+ * (`ownLengthBound`) and written out only when that bound would pass the limit, since writing them
+ * cost more than the rest of the check (a list of 20 posts of 500 characters expanding their
+ * authors). Throws `400` saying which bound was passed.
  */
 export function checkExpandedSize(records: RecordJson[], limits: ExpandLimits): void {
   const memo = new Map<object, { count: number; bytes: number }>();
+  const expanded = (r: RecordJson): { count: number; bytes: number } => {
+    const m = { count: 0, bytes: 0 };
+    if (!r.expand) return m;
+    for (const [key, value] of Object.entries(r.expand)) {
+      m.bytes += key.length + 12;
+      for (const child of Array.isArray(value) ? value : [value]) {
+        if (!child || typeof child !== 'object') continue;
+        const c = measure(child as RecordJson);
+        m.count += c.count;
+        m.bytes += c.bytes + 1;
+      }
+    }
+    return m;
+  };
   const measure = (r: RecordJson): { count: number; bytes: number } => {
     let m = memo.get(r);
     if (m) return m;
-    const { expand, ...own } = r;
-    m = { count: 1, bytes: JSON.stringify(own).length };
-    if (expand) {
-      for (const [key, value] of Object.entries(expand)) {
-        m.bytes += key.length + 12;
-        for (const child of Array.isArray(value) ? value : [value]) {
-          if (!child || typeof child !== 'object') continue;
-          const c = measure(child as RecordJson);
-          m.count += c.count;
-          m.bytes += c.bytes + 1;
-        }
-      }
-    }
+    const below = expanded(r);
+    m = { count: 1 + below.count, bytes: ownLength(r) + below.bytes };
     memo.set(r, m);
     return m;
   };
   let count = 0;
   let bytes = 0;
+  let listed = 0;
   for (const r of records) {
-    const m = measure(r);
-    count += m.count - 1;
+    const m = expanded(r);
+    count += m.count;
     bytes += m.bytes;
+    listed += ownLengthBound(r);
   }
   if (count > limits.records) throw tooManyRecords(limits);
-  if (bytes > limits.bytes) {
+  if (bytes + listed > limits.bytes) {
+    listed = 0;
+    for (const r of records) listed += ownLength(r);
+  }
+  if (bytes + listed > limits.bytes) {
     throw badRequest(`The expanded answer would be larger than ${Math.round(limits.bytes / (1024 * 1024))} MB; ask for fewer levels, relations or records (CAIRN_MAX_ANSWER_MB).`, {
       expand: { code: 'validation_expand_too_large', message: `At most ${Math.round(limits.bytes / (1024 * 1024))} MB of expanded records per answer.` },
     });
