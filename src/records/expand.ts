@@ -119,11 +119,8 @@ export function checkExpandedSize(records: RecordJson[], limits: ExpandLimits): 
     listed += ownLengthBound(r);
   }
   if (count > limits.records) throw tooManyRecords(limits);
-  if (bytes + listed > limits.bytes) {
-    listed = 0;
-    for (const r of records) listed += ownLength(r);
-  }
-  if (bytes + listed > limits.bytes) {
+  // The bound first; the listed records are written out only when it does not settle it.
+  if (bytes + listed > limits.bytes && bytes + records.reduce((n, r) => n + ownLength(r), 0) > limits.bytes) {
     throw badRequest(`The expanded answer would be larger than ${Math.round(limits.bytes / (1024 * 1024))} MB; ask for fewer levels, relations or records (CAIRN_MAX_ANSWER_MB).`, {
       expand: { code: 'validation_expand_too_large', message: `At most ${Math.round(limits.bytes / (1024 * 1024))} MB of expanded records per answer.` },
     });

@@ -21,6 +21,7 @@ export function holdsOnOwnRecord(expr: Expr, caller: RecordAuth): boolean {
   return left !== undefined && left === valueOf(expr.right, caller);
 }
 
+const AUTH = '@request.auth.';
 /** The caller's own values a rule may compare with the record's id: `@request.auth.<key>` (authValue). */
 const CALLER_KEYS = new Set(['id', 'collectionName', 'collectionId']);
 
@@ -31,5 +32,3 @@ function valueOf(operand: Operand, caller: RecordAuth): string | undefined {
   const key = operand.name.startsWith(AUTH) ? operand.name.slice(AUTH.length) : '';
   return CALLER_KEYS.has(key) ? (authValue(caller, key) as string) : undefined;
 }
-
-const AUTH = '@request.auth.';
