@@ -1,4 +1,4 @@
-// `npm run bench -- pocketbase [--full] [--sqlite|--postgres] [--reseed] [--only=TEXT]
+// `npm run bench -- pocketbase [--full] [--sqlite|--postgres] [--reseed] [--only=TEXT[,TEXT…]]
 // [--pocketbase-bin=PATH]`: PocketBase's own benchmark (bench/pocketbase/scenarios.ts) against Cairn on
 // SQLite and on PostgreSQL, beside PocketBase's published times for a 2-vCPU Hetzner CAX11
 // (published.ts) and, given a PocketBase binary (or BENCH_POCKETBASE_BIN), beside that PocketBase run
@@ -281,7 +281,7 @@ interface Requests {
  * targets share whatever the machine's load does meanwhile.
  */
 async function scenarios(targets: Running[], options: Options): Promise<void> {
-  const wanted = (id: string) => !options.only || id.includes(options.only);
+  const wanted = (id: string) => !options.only || options.only.split(',').some((text) => id.includes(text));
   const cool = () => pause(Number(process.env.BENCH_PB_COOLDOWN_MS ?? 1000));
   const run = async (id: string, prepare: (t: Running, url: string) => Promise<Requests> | Requests) => {
     if (!wanted(id)) return;
