@@ -5,6 +5,7 @@ import { mfasTableStep } from './auth/mfa.ts';
 import { oneTimeTokensNewEmailStep, oneTimeTokensTableStep } from './auth/one-time-tokens.ts';
 import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
+import { recordIdsStep } from './collections/table-sync.ts';
 import { pocketBaseSystemTablesStep } from './collections/pocketbase-system.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
@@ -77,5 +78,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     oneTimeTokensNewEmailStep,
     // Moves the OAuth2 links, MFA and OTP rows above into PocketBase's system collections' tables.
     pocketBaseSystemTablesStep,
+    recordIdsStep,
   ];
 }

@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { ownerFields } from '../rules/owner-fields.ts';
-import { type ColumnKind, orderColumn, type Queryable } from '../storage/index.ts';
+import { type ColumnKind, orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { typeOf } from './fields/registry.ts';
 import { type Collection, type FieldDef, RULE_NAMES } from './model.ts';
 
@@ -166,8 +166,27 @@ function indexColumns(list: string): string {
 
 async function createTable(db: Queryable, c: Collection): Promise<void> {
   const cols = columnsOf(c).map((col) => `${quoteIdent(col.name)} ${db.dialect.columnDefinition(col.kind, col.multiple)}`);
-  await db.exec(`CREATE TABLE ${quoteIdent(c.name)} (id TEXT PRIMARY KEY NOT NULL, ${cols.join(', ')}${orderColumn(db.dialect)})`);
+  await db.exec(`CREATE TABLE ${quoteIdent(c.name)} (${db.dialect.idColumn}, ${cols.join(', ')}${orderColumn(db.dialect)})`);
 }
+
+/**
+ * Gives the record tables of a database made by an earlier version the `id` column a new one gets
+ * (`Dialect.idColumn`: on PostgreSQL, the collation of the relation fields that hold ids), once. A
+ * table whose id cannot be changed (something besides a view depends on it) keeps it as it was: it
+ * answers as before, only its joins through relations cannot use the key's index.
+ */
+export const recordIdsStep: SchemaStep = {
+  id: 'records.id-column',
+  async up(tx) {
+    for (const { name } of await tx.all<{ name: string }>(`SELECT name FROM _collections WHERE type <> 'view'`)) {
+      try {
+        await tx.transaction((inner) => inner.dialect.alignIdColumn(inner, name));
+      } catch (err) {
+        process.emitWarning(`the id column of "${name}" was left as it was: ${(err as Error).message}`);
+      }
+    }
+  },
+};
 
 async function addMissingColumns(db: Queryable, c: Collection): Promise<void> {
   const existing = new Set((await db.dialect.tableColumns(db, c.name)).map((col) => col.name.toLowerCase()));
@@ -202,8 +221,11 @@ async function createUniqueIndex(db: Queryable, table: string, column: string): 
  */
 export async function syncTable(db: Queryable, previous: Collection | undefined, next: Collection): Promise<void> {
   if (next.type === 'view') return;
-  if (await db.dialect.tableExists(db, next.name)) await addMissingColumns(db, next);
-  else await createTable(db, next);
+  if (await db.dialect.tableExists(db, next.name)) {
+    // A table made outside Cairn, or by an earlier version (see recordIdsStep).
+    if (!previous) await db.dialect.alignIdColumn(db, next.name);
+    await addMissingColumns(db, next);
+  } else await createTable(db, next);
   for (const statement of db.dialect.changeNoticeSql(next.name)) await db.exec(statement);
 
   const table = next.name;

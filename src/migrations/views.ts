@@ -293,17 +293,7 @@ async function wrappedQuery(tx: Queryable, view: string): Promise<string | undef
  */
 export async function dependentViews(tx: Queryable, name: string): Promise<{ name: string; sql: string }[]> {
   if (tx.dialect.name !== 'postgres' || (await tx.dialect.relationKind(tx, name)) !== 'view') return [];
-  return tx.all<{ name: string; sql: string }>(
-    `WITH RECURSIVE deps(oid, depth) AS (
-       SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE d.refobjid = to_regclass(quote_ident(?)) AND r.ev_class <> d.refobjid
-       UNION
-       SELECT r.ev_class, deps.depth + 1 FROM deps JOIN pg_depend d ON d.refobjid = deps.oid JOIN pg_rewrite r ON r.oid = d.objid
-        WHERE r.ev_class <> d.refobjid AND deps.depth < 32)
-     SELECT c.relname AS name, pg_get_viewdef(c.oid) AS sql FROM deps JOIN pg_class c ON c.oid = deps.oid
-      GROUP BY c.oid, c.relname ORDER BY max(deps.depth)`,
-    [name],
-  );
+  return tx.dialect.viewsReading(tx, name);
 }
 
 /**

@@ -140,6 +140,21 @@ export interface Dialect {
   readonly insertionOrderColumn?: { name: string; definition: string };
   /** Column type and default for a field column, e.g. `TEXT DEFAULT '' NOT NULL`. */
   columnDefinition(kind: ColumnKind, multiple: boolean): string;
+  /** A record table's `id` column, its primary key: compared and sorted as the text columns that hold
+   * ids (relation fields), so a join from one to the other can use the key's index. */
+  readonly idColumn: string;
+  /**
+   * Gives an existing record table's `id` what `idColumn` gives a new one (a table made by an earlier
+   * version, or adopted), keeping the views that read it; nothing where it has it already (always
+   * on SQLite, whose columns all compare as BINARY).
+   */
+  alignIdColumn(db: Queryable, table: string): Promise<void>;
+  /**
+   * The views that read a table or view, through others too, nearest first, with their stored
+   * definitions (PostgreSQL refuses to drop or change what a view reads); none on SQLite, which keeps
+   * no such record.
+   */
+  viewsReading(db: Queryable, relation: string): Promise<Array<{ schema: string; name: string; sql: string }>>;
   /** A table-valued source over the elements of a JSON array expression; elements are read from
    * `<alias>.value`. */
   jsonEach(expr: string, alias: string): string;

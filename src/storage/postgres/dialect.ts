@@ -230,6 +230,41 @@ export const postgresDialect: Dialect = {
     return row.relkind === 'v' || row.relkind === 'm' ? 'view' : 'table';
   },
 
+  // "C" as every text column: a relation field's value compares with the id it names under one
+  // collation. Under the database's default (another collation, even where it is C.UTF-8) the
+  // comparison has none, and PostgreSQL cannot use the primary key's index for a join through a
+  // relation (every post's author looked up by a scan of the users).
+  idColumn: 'id text COLLATE "C" PRIMARY KEY NOT NULL',
+
+  async alignIdColumn(db: Queryable, table: string): Promise<void> {
+    const row = await db.get<{ aligned: boolean }>(
+      `SELECT a.attcollation = 'pg_catalog."C"'::regcollation AS aligned FROM pg_attribute a
+        WHERE a.attrelid = to_regclass(quote_ident(?)) AND a.attname = 'id' AND a.atttypid = 'text'::regtype AND NOT a.attisdropped`,
+      [table],
+    );
+    if (!row || row.aligned) return;
+    // No table rewrite (the type stays text), but the key's index is built again.
+    const views = await postgresDialect.viewsReading(db, table);
+    for (const v of [...views].reverse()) await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(v.schema)}.${quoteIdent(v.name)}`);
+    await db.exec(`ALTER TABLE ${quoteIdent(table)} ALTER COLUMN id TYPE text COLLATE "C"`);
+    for (const v of views) await db.exec(`CREATE VIEW ${quoteIdent(v.schema)}.${quoteIdent(v.name)} AS ${v.sql.trim().replace(/;$/, '')}`);
+  },
+
+  viewsReading(db: Queryable, relation: string): Promise<Array<{ schema: string; name: string; sql: string }>> {
+    return db.all(
+      `WITH RECURSIVE deps(oid, depth) AS (
+         SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid
+          WHERE d.refobjid = to_regclass(quote_ident(?)) AND r.ev_class <> d.refobjid
+         UNION
+         SELECT r.ev_class, deps.depth + 1 FROM deps JOIN pg_depend d ON d.refobjid = deps.oid JOIN pg_rewrite r ON r.oid = d.objid
+          WHERE r.ev_class <> d.refobjid AND deps.depth < 32)
+       SELECT n.nspname AS schema, c.relname AS name, pg_get_viewdef(c.oid) AS sql
+         FROM deps JOIN pg_class c ON c.oid = deps.oid JOIN pg_namespace n ON n.oid = c.relnamespace
+        GROUP BY c.oid, n.nspname, c.relname ORDER BY max(deps.depth)`,
+      [relation],
+    );
+  },
+
   async foreignSchemasOf(db: Queryable, view: string): Promise<string[]> {
     // Relations the view's rewrite rule depends on, outside the view's own schema.
     const rows = await db.all<{ nspname: string }>(

@@ -213,6 +213,14 @@ export const sqliteDialect: Dialect = {
     return [];
   },
 
+  idColumn: 'id TEXT PRIMARY KEY NOT NULL',
+
+  async alignIdColumn(): Promise<void> {},
+
+  async viewsReading(): Promise<Array<{ schema: string; name: string; sql: string }>> {
+    return [];
+  },
+
   superusersRelation: '_superusers',
 
   async indexTable(db: Queryable, index: string): Promise<string | undefined> {
