@@ -237,7 +237,8 @@ export const postgresDialect: Dialect = {
   idColumn: 'id text COLLATE "C" PRIMARY KEY NOT NULL',
 
   async alignIdColumn(db: Queryable, table: string): Promise<void> {
-    const row = await db.get<{ aligned: boolean }>(
+    // Booleans read as 1 and 0 (as on SQLite).
+    const row = await db.get<{ aligned: number }>(
       `SELECT a.attcollation = 'pg_catalog."C"'::regcollation AS aligned FROM pg_attribute a
         WHERE a.attrelid = to_regclass(quote_ident(?)) AND a.attname = 'id' AND a.atttypid = 'text'::regtype AND NOT a.attisdropped`,
       [table],
