@@ -6,7 +6,7 @@ import { oneTimeTokensNewEmailStep, oneTimeTokensTableStep } from './auth/one-ti
 import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { recordIdsStep } from './collections/table-sync.ts';
-import { pocketBaseSystemTablesStep } from './collections/pocketbase-system.ts';
+import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemTablesStep } from './collections/pocketbase-system.ts';
 import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import { secretsTableStep } from './auth/secret.ts';
@@ -78,6 +78,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     oneTimeTokensNewEmailStep,
     // Moves the OAuth2 links, MFA and OTP rows above into PocketBase's system collections' tables.
     pocketBaseSystemTablesStep,
-    recordIdsStep,
+    recordIdsStep(POCKETBASE_SYSTEM_COLLECTIONS.map((c) => c.name)),
   ];
 }

@@ -171,22 +171,26 @@ async function createTable(db: Queryable, c: Collection): Promise<void> {
 
 /**
  * Gives the record tables of a database made by an earlier version the `id` column a new one gets
- * (`Dialect.idColumn`: on PostgreSQL, the collation of the relation fields that hold ids), once. A
- * table whose id cannot be changed (something besides a view depends on it) keeps it as it was: it
+ * (`Dialect.idColumn`: on PostgreSQL, the collation of the relation fields that hold ids), once: the
+ * collections' tables, and `systemTables` (record tables whose collections are not in `_collections`).
+ * A table whose id cannot be changed (something besides a view depends on it) keeps it as it was: it
  * answers as before, only its joins through relations cannot use the key's index.
  */
-export const recordIdsStep: SchemaStep = {
-  id: 'records.id-column',
-  async up(tx) {
-    for (const { name } of await tx.all<{ name: string }>(`SELECT name FROM _collections WHERE type <> 'view'`)) {
-      try {
-        await tx.transaction((inner) => inner.dialect.alignIdColumn(inner, name));
-      } catch (err) {
-        process.emitWarning(`the id column of "${name}" was left as it was: ${(err as Error).message}`);
+export function recordIdsStep(systemTables: readonly string[]): SchemaStep {
+  return {
+    id: 'records.id-column',
+    async up(tx) {
+      const collections = await tx.all<{ name: string }>(`SELECT name FROM _collections WHERE type <> 'view'`);
+      for (const name of [...systemTables, ...collections.map((c) => c.name)]) {
+        try {
+          await tx.transaction((inner) => inner.dialect.alignIdColumn(inner, name));
+        } catch (err) {
+          process.emitWarning(`the id column of "${name}" was left as it was: ${(err as Error).message}`);
+        }
       }
-    }
-  },
-};
+    },
+  };
+}
 
 async function addMissingColumns(db: Queryable, c: Collection): Promise<void> {
   const existing = new Set((await db.dialect.tableColumns(db, c.name)).map((col) => col.name.toLowerCase()));
@@ -222,7 +226,7 @@ async function createUniqueIndex(db: Queryable, table: string, column: string): 
 export async function syncTable(db: Queryable, previous: Collection | undefined, next: Collection): Promise<void> {
   if (next.type === 'view') return;
   if (await db.dialect.tableExists(db, next.name)) {
-    // A table made outside Cairn, or by an earlier version (see recordIdsStep).
+    // A table made outside Cairn, or by an earlier version (recordIdsStep).
     if (!previous) await db.dialect.alignIdColumn(db, next.name);
     await addMissingColumns(db, next);
   } else await createTable(db, next);

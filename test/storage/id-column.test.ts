@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { AUTH_ORIGINS } from '../../src/collections/pocketbase-system.ts';
 import { recordIdsStep } from '../../src/collections/table-sync.ts';
 import type { Queryable } from '../../src/storage/types.ts';
 import { databaseOf } from '../helpers/inspect.ts';
@@ -79,22 +80,26 @@ describe('record ids compare as the relation fields that hold them', { skip: ski
         await tx.exec('DROP VIEW team_names_upper');
         await tx.exec('DROP VIEW team_names');
         await tx.exec('ALTER TABLE teams ALTER COLUMN id TYPE text COLLATE "default"');
+        await tx.exec(`ALTER TABLE "${AUTH_ORIGINS}" ALTER COLUMN id TYPE text COLLATE "default"`);
         await tx.exec('CREATE VIEW team_names AS SELECT id, name FROM teams');
         await tx.exec('CREATE VIEW team_names_upper AS SELECT id, upper(name) AS name FROM team_names');
       });
       assert.equal(await idIsC(db, 'teams'), false);
+      assert.equal(await idIsC(db, AUTH_ORIGINS), false);
       assert.ok(!(await joinPlan(db)).some((line) => line.includes('teams_pkey')), 'the old column: no index for the join');
 
-      await db.transaction((tx) => recordIdsStep.up(tx));
+      const step = recordIdsStep([AUTH_ORIGINS]);
+      await db.transaction((tx) => step.up(tx));
 
       assert.equal(await idIsC(db, 'teams'), true);
+      assert.equal(await idIsC(db, AUTH_ORIGINS), true, 'a system record table, not in _collections');
       assert.ok((await joinPlan(db)).some((line) => /Index.*teams_pkey/.test(line)));
       assert.deepEqual(await db.all('SELECT name FROM team_names_upper'), [{ name: 'REDS' }], 'the views reading it are back');
       const list = await server.request('GET', '/api/collections/players/records?sort=name');
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.body.items.map((p: { name: string }) => p.name), ['ann', 'bo'], 'the rule through the relation still matches');
       // Once aligned, the step changes nothing.
-      await db.transaction((tx) => recordIdsStep.up(tx));
+      await db.transaction((tx) => step.up(tx));
       assert.equal(await idIsC(db, 'teams'), true);
     } finally {
       await db.exec('DROP VIEW IF EXISTS team_names_upper; DROP VIEW IF EXISTS team_names');
