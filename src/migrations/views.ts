@@ -292,8 +292,9 @@ async function wrappedQuery(tx: Queryable, view: string): Promise<string | undef
  * PostgreSQL, which refuses to drop a view others read. SQLite keeps no such record, and lets it go.
  */
 export async function dependentViews(tx: Queryable, name: string): Promise<{ name: string; sql: string }[]> {
-  if (tx.dialect.name !== 'postgres' || (await tx.dialect.relationKind(tx, name)) !== 'view') return [];
-  return tx.dialect.viewsReading(tx, name);
+  const readers = await tx.dialect.viewsReading(tx, name);
+  // Only a view's readers: a table of that name (one a deleted collection left) keeps its own.
+  return readers.length > 0 && (await tx.dialect.relationKind(tx, name)) === 'view' ? readers : [];
 }
 
 /**

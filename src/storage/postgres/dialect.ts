@@ -7,10 +7,17 @@ import type { ColumnInfo, ColumnKind, Comparable, CompareKind, Dialect, Queryabl
 /** Schema of the helper functions below (the instance schema; see driver.ts). */
 const FN = 'cairn_system';
 
+/**
+ * The collation of every text column Cairn makes, ids included: text sorts by code point on every
+ * server, as SQLite's BINARY collation does, whatever the database's default collation; and a relation
+ * field's value compares with the id it names under one collation, so a join through it can use the
+ * key's index (under two, the comparison has none).
+ */
+const TEXT_COLLATION = '"C"';
+
 const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
-  // Zero values instead of NULL, as on SQLite. Text sorts by code point ("C") on every server, as
-  // SQLite's BINARY collation does, whatever the database's default collation.
-  text: `text COLLATE "C" DEFAULT '' NOT NULL`,
+  // Zero values instead of NULL, as on SQLite.
+  text: `text COLLATE ${TEXT_COLLATION} DEFAULT '' NOT NULL`,
   citext: `citext DEFAULT '' NOT NULL`,
   number: 'double precision DEFAULT 0 NOT NULL',
   bool: 'boolean DEFAULT FALSE NOT NULL',
@@ -19,7 +26,7 @@ const COLUMN_DEFINITIONS: Record<ColumnKind, string> = {
 
 // A parameter typed as a column of each kind is (typedRow).
 const TYPED_PARAMS: Record<ColumnKind, string> = {
-  text: `CAST(? AS text) COLLATE "C"`,
+  text: `CAST(? AS text) COLLATE ${TEXT_COLLATION}`,
   citext: 'CAST(? AS citext)',
   number: 'CAST(? AS double precision)',
   bool: 'CAST(? AS boolean)',
@@ -230,16 +237,14 @@ export const postgresDialect: Dialect = {
     return row.relkind === 'v' || row.relkind === 'm' ? 'view' : 'table';
   },
 
-  // "C" as every text column: a relation field's value compares with the id it names under one
-  // collation. Under the database's default (another collation, even where it is C.UTF-8) the
-  // comparison has none, and PostgreSQL cannot use the primary key's index for a join through a
-  // relation (every post's author looked up by a scan of the users).
-  idColumn: 'id text COLLATE "C" PRIMARY KEY NOT NULL',
+  // In TEXT_COLLATION, as the relation fields that hold ids: under the database's default (another
+  // collation, even where it is C.UTF-8) every post's author was looked up by a scan of the users.
+  idColumn: `id text COLLATE ${TEXT_COLLATION} PRIMARY KEY NOT NULL`,
 
   async alignIdColumn(db: Queryable, table: string): Promise<void> {
     // Booleans read as 1 and 0 (as on SQLite).
     const row = await db.get<{ aligned: number }>(
-      `SELECT a.attcollation = 'pg_catalog."C"'::regcollation AS aligned FROM pg_attribute a
+      `SELECT a.attcollation = 'pg_catalog.${TEXT_COLLATION}'::regcollation AS aligned FROM pg_attribute a
         WHERE a.attrelid = to_regclass(quote_ident(?)) AND a.attname = 'id' AND a.atttypid = 'text'::regtype AND NOT a.attisdropped`,
       [table],
     );
@@ -247,7 +252,7 @@ export const postgresDialect: Dialect = {
     // No table rewrite (the type stays text), but the key's index is built again.
     const views = await postgresDialect.viewsReading(db, table);
     for (const v of [...views].reverse()) await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(v.schema)}.${quoteIdent(v.name)}`);
-    await db.exec(`ALTER TABLE ${quoteIdent(table)} ALTER COLUMN id TYPE text COLLATE "C"`);
+    await db.exec(`ALTER TABLE ${quoteIdent(table)} ALTER COLUMN id TYPE text COLLATE ${TEXT_COLLATION}`);
     for (const v of views) await db.exec(`CREATE VIEW ${quoteIdent(v.schema)}.${quoteIdent(v.name)} AS ${v.sql.trim().replace(/;$/, '')}`);
   },
 
