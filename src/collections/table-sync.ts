@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { ownerFields } from '../rules/owner-fields.ts';
-import { type ColumnKind, orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
+import { type ColumnKind, type Dialect, orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { typeOf } from './fields/registry.ts';
 import { type Collection, type FieldDef, RULE_NAMES } from './model.ts';
 
@@ -85,7 +85,7 @@ export function uniqueIndexName(table: string, field: string): string {
 }
 
 const INDEX_SQL =
-  /^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?([A-Za-z0-9_]+)[`"\]]?\s+ON\s+[`"[]?([A-Za-z0-9_]+)[`"\]]?\s*\(([^;]+)\)\s*(WHERE\s+[^;]+)?;?\s*$/i;
+  /^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?[`"[]?([A-Za-z0-9_]+)[`"\]]?\s+ON\s+[`"[]?([A-Za-z0-9_]+)[`"\]]?\s*(?:USING\s+([A-Za-z_]+)\s*)?\(([^;]+)\)\s*(WHERE\s+[^;]+)?;?\s*$/i;
 
 export interface ParsedIndex {
   name: string;
@@ -93,6 +93,10 @@ export interface ParsedIndex {
   table: string;
   /** The statement, normalized to CREATE … IF NOT EXISTS with quoted names. */
   sql: string;
+  /** PostgreSQL's index method (`USING gin`), lower-cased; absent for the engine's default. */
+  method?: string;
+  /** PostgreSQL's operator classes named in the column list (`gin_trgm_ops`), lower-cased. */
+  operatorClasses: string[];
 }
 
 const ON_TABLE = /(\bON\s+)([`"[]?)([A-Za-z0-9_]+)([`"\]]?)/i;
@@ -118,22 +122,27 @@ export function isCairnIndexName(name: string, table: string): boolean {
 export function parseIndex(text: string): ParsedIndex | undefined {
   const m = INDEX_SQL.exec(text);
   if (!m) return undefined;
-  const [, unique, name, table, columns, where] = m;
-  const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${indexColumns(columns)})${
+  const [, unique, name, table, using, columns, where] = m;
+  const method = using?.toLowerCase();
+  const operatorClasses: string[] = [];
+  const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)}${method ? ` USING ${method}` : ''} (${indexColumns(columns, operatorClasses)})${
     where ? ` ${where.trim()}` : ''
   }`;
-  return { name, unique: Boolean(unique), table, sql };
+  return { name, unique: Boolean(unique), table, sql, method, operatorClasses };
 }
 
-const INDEX_COLUMN = /^(.+?)(?:\s+COLLATE\s+([A-Za-z0-9_]+))?(?:\s+(ASC|DESC))?$/i;
+// An operator class is a name ending in `_ops` (every one PostgreSQL and its extensions ship:
+// `text_pattern_ops`, `gin_trgm_ops`, `jsonb_path_ops`), between the collation and the order.
+const INDEX_COLUMN = /^(.+?)(?:\s+COLLATE\s+([A-Za-z0-9_]+))?(?:\s+([A-Za-z_][A-Za-z0-9_]*_ops))?(?:\s+(ASC|DESC))?$/i;
 
 /**
  * The column list as PocketBase builds it from its parse: a plain name, with any quotes (`` ` ``,
  * `"`, `'`, `[]`) taken off, is quoted as a column, so `(group, user)` indexes those columns (SQLite
  * refuses `group` bare; PostgreSQL reads `user` bare as a function) and `("missing")` is an error
  * rather than an index on a string; an expression (anything with a parenthesis or a space) is kept.
+ * The operator classes named are added to `operatorClasses`.
  */
-function indexColumns(list: string): string {
+function indexColumns(list: string, operatorClasses: string[]): string {
   const parts: string[] = [];
   let depth = 0;
   let quote: string | undefined;
@@ -156,10 +165,11 @@ function indexColumns(list: string): string {
     .map((part) => {
       const m = INDEX_COLUMN.exec(part.trim());
       if (!m) return part.trim();
-      const [, raw, collate, sort] = m;
+      const [, raw, collate, opclass, sort] = m;
       const bare = raw.trim().replace(/^[`"'[]+|[`"'\]]+$/g, '');
       const column = bare.includes('(') || bare.includes(' ') || bare === '' ? raw.trim() : quoteIdent(bare);
-      return `${column}${collate ? ` COLLATE ${collate}` : ''}${sort ? ` ${sort.toUpperCase()}` : ''}`;
+      if (opclass) operatorClasses.push(opclass.toLowerCase());
+      return `${column}${collate ? ` COLLATE ${collate}` : ''}${opclass ? ` ${opclass.toLowerCase()}` : ''}${sort ? ` ${sort.toUpperCase()}` : ''}`;
     })
     .join(', ');
 }
@@ -291,9 +301,11 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
         indexes: { [i]: { code: 'validation_existing_index_name', message: `The index name is already used in ${owner} collection.` } },
       });
     }
+    refuseUnsupported(db.dialect, index, i);
     try {
+      const statement = db.dialect.indexSql?.(index.sql) ?? index.sql;
       // run() prepares exactly one statement, so the user's column list cannot smuggle in another.
-      await db.run(db.dialect.indexSql?.(index.sql) ?? index.sql);
+      await db.run(db.dialect.prepareIndex ? await db.dialect.prepareIndex(db, statement, index.operatorClasses) : statement);
     } catch (err) {
       if (db.dialect.classifyError(err).kind === 'unique') {
         throw badRequest(`Cannot create the unique index "${index.name}": existing records share a value.`, {
@@ -305,4 +317,19 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
       });
     }
   }
+}
+
+/**
+ * An index method or operator class the engine has not: SQLite has one kind of index, so `USING gin`
+ * and `gin_trgm_ops`, PostgreSQL's, are refused by name there rather than as a syntax error.
+ */
+function refuseUnsupported(dialect: Dialect, index: ParsedIndex, i: number): void {
+  let message: string | undefined;
+  if (dialect.indexMethods.length === 0 && (index.method || index.operatorClasses.length > 0)) {
+    const what = [index.method && `USING ${index.method}`, ...index.operatorClasses].filter(Boolean).join(', ');
+    message = `${what}: index methods and operator classes are PostgreSQL's; SQLite has one kind of index.`;
+  } else if (index.method && !dialect.indexMethods.includes(index.method)) {
+    message = `Unknown index method "${index.method}" (one of ${dialect.indexMethods.join(', ')}).`;
+  }
+  if (message) throw badRequest(`Invalid index "${index.name}": ${message}`, { indexes: { [i]: { code: 'validation_invalid_index_expression', message } } });
 }

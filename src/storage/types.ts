@@ -212,6 +212,17 @@ export interface Dialect {
    * where statements are taken as written.
    */
   indexSql?(statement: string): string;
+  /**
+   * The index methods a collection's index may name (`CREATE INDEX … USING gin`), empty where the
+   * engine has one kind of index (SQLite): there `USING` and operator classes are refused by name.
+   */
+  readonly indexMethods: readonly string[];
+  /**
+   * Makes ready what an index statement (`indexSql`'s) needs before it runs, in the same transaction,
+   * and returns the statement to run: on PostgreSQL, the pg_trgm extension for its operator classes,
+   * which are then named with the extension's schema.
+   */
+  prepareIndex?(db: Queryable, statement: string, operatorClasses: readonly string[]): Promise<string>;
   classifyError(err: unknown): StorageErrorKind;
   /** A script of several statements as the statements, split where the dialect ends one (quotes,
    * comments, trigger bodies and dollar-quoting respected); empty statements dropped. */

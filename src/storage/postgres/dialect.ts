@@ -86,6 +86,27 @@ function uniqueColumns(detail: string | undefined): string[] {
   });
 }
 
+/** pg_trgm's operator classes: an index of either serves `~` (ILIKE) on the column. */
+const TRIGRAM_CLASSES = new Set(['gin_trgm_ops', 'gist_trgm_ops']);
+
+const extensionSchema = async (db: Queryable, name: string) =>
+  (await db.get<{ nspname: string }>('SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ?', [name]))?.nspname;
+
+/**
+ * The schema of the pg_trgm extension, created (beside citext, which every schema's search_path
+ * reaches) the first time an index asks for it. It is one per PostgreSQL database, so the creation
+ * takes the lock of the start's set-up: two nodes adding such an index at once do not both create it.
+ * A server that does not ship the extension, or a role that may not create it, is the index's 400.
+ */
+async function trigramSchema(db: Queryable): Promise<string> {
+  const found = await extensionSchema(db, 'pg_trgm');
+  if (found) return found;
+  await db.get("SELECT pg_advisory_xact_lock(hashtext('cairn.setup'))");
+  const schema = (await extensionSchema(db, 'pg_trgm')) ?? (await extensionSchema(db, 'citext')) ?? 'public';
+  await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA ${quoteIdent(schema)}`);
+  return schema;
+}
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
 
@@ -176,6 +197,16 @@ export const postgresDialect: Dialect = {
 
   insertionOrder(alias) {
     return `${alias}."_seq"`;
+  },
+
+  indexMethods: ['btree', 'hash', 'gin', 'gist', 'spgist', 'brin'],
+
+  async prepareIndex(db, statement, operatorClasses) {
+    if (!operatorClasses.some((c) => TRIGRAM_CLASSES.has(c))) return statement;
+    const schema = await trigramSchema(db);
+    // Named with their schema: the extension may live where a search_path does not reach. Only where
+    // a column's operator class stands (before a comma, the list's end or its order).
+    return statement.replace(/(?<=\s)(gin|gist)_trgm_ops(?=\s*(?:[,)]|(?:ASC|DESC|NULLS)\b))/gi, (c) => `${quoteIdent(schema)}.${c.toLowerCase()}`);
   },
 
   indexSql(statement) {

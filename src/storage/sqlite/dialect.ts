@@ -80,6 +80,8 @@ export const sqliteDialect: Dialect = {
 
   fulltext: sqliteFulltext,
 
+  indexMethods: [],
+
   quoteIdent,
 
   columnDefinition(kind, multiple) {
