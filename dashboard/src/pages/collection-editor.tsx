@@ -514,7 +514,7 @@ function Editor({ collection, scaffold }: { collection?: Collection; scaffold?: 
             value={indexes}
             onValue={setIndexes}
             placeholder={`CREATE INDEX idx_${name || 'posts'}_title ON ${name || 'posts'} (title)`}
-            hint="One CREATE [UNIQUE] INDEX statement per line. Unique fields and owner fields are indexed by Cairn already."
+            hint="One CREATE [UNIQUE] INDEX statement per line. Unique fields and owner fields are indexed by Cairn already. On PostgreSQL, USING gin (field gin_trgm_ops) lets a ~ search that narrows use an index."
             error={allFieldErrors(save.error).filter((e) => e.startsWith('indexes')).join(' ') || undefined}
           />
           <p class="muted" data-testid="auto-indexes">
