@@ -303,9 +303,8 @@ export async function syncTable(db: Queryable, previous: Collection | undefined,
     }
     refuseUnsupported(db.dialect, index, i);
     try {
-      const statement = db.dialect.indexSql?.(index.sql) ?? index.sql;
       // run() prepares exactly one statement, so the user's column list cannot smuggle in another.
-      await db.run(db.dialect.prepareIndex ? await db.dialect.prepareIndex(db, statement, index.operatorClasses) : statement);
+      await db.run(await db.dialect.indexStatement(db, index.sql, index.operatorClasses));
     } catch (err) {
       if (db.dialect.classifyError(err).kind === 'unique') {
         throw badRequest(`Cannot create the unique index "${index.name}": existing records share a value.`, {

@@ -207,22 +207,17 @@ export interface Dialect {
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   /**
-   * A collection's own index statement in this database's SQL: on PostgreSQL, PocketBase's SQLite
-   * spellings (backtick quoting, `col COLLATE NOCASE`) become their PostgreSQL equivalents. Absent
-   * where statements are taken as written.
-   */
-  indexSql?(statement: string): string;
-  /**
    * The index methods a collection's index may name (`CREATE INDEX … USING gin`), empty where the
    * engine has one kind of index (SQLite): there `USING` and operator classes are refused by name.
    */
   readonly indexMethods: readonly string[];
   /**
-   * Makes ready what an index statement (`indexSql`'s) needs before it runs, in the same transaction,
-   * and returns the statement to run: on PostgreSQL, the pg_trgm extension for its operator classes,
-   * which are then named with the extension's schema.
+   * A collection's own index statement as this database runs it, with what it needs made ready in the
+   * same transaction. SQLite takes it as written; on PostgreSQL, PocketBase's SQLite spellings
+   * (backtick quoting, `col COLLATE NOCASE`) become their PostgreSQL equivalents, and pg_trgm's
+   * operator classes get the extension (made on first use) and are named with its schema.
    */
-  prepareIndex?(db: Queryable, statement: string, operatorClasses: readonly string[]): Promise<string>;
+  indexStatement(db: Queryable, statement: string, operatorClasses: readonly string[]): Promise<string>;
   classifyError(err: unknown): StorageErrorKind;
   /** A script of several statements as the statements, split where the dialect ends one (quotes,
    * comments, trigger bodies and dollar-quoting respected); empty statements dropped. */

@@ -107,6 +107,25 @@ async function trigramSchema(db: Queryable): Promise<string> {
   return schema;
 }
 
+/** An index statement written for SQLite as PocketBase writes it, in PostgreSQL's spelling. */
+function fromSqliteSpelling(statement: string): string {
+  // Backticks (SQLite's MySQL-style quoting) become double quotes, outside string literals.
+  let out = '';
+  let quoted: string | undefined;
+  for (const ch of statement) {
+    if (quoted) {
+      if (ch === quoted) quoted = undefined;
+      out += quoted === undefined && ch === '`' ? '"' : ch;
+    } else if (ch === "'" || ch === '"' || ch === '`') {
+      quoted = ch;
+      out += ch === '`' ? '"' : ch;
+    } else out += ch;
+  }
+  // A case-insensitive column (`COLLATE NOCASE`, SQLite's ASCII case folding) is indexed on its
+  // lower-case value, so a unique index still refuses "A" beside "a".
+  return out.replace(/("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)\s+COLLATE\s+"?nocase"?/gi, 'lower($1)');
+}
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
 
@@ -201,30 +220,13 @@ export const postgresDialect: Dialect = {
 
   indexMethods: ['btree', 'hash', 'gin', 'gist', 'spgist', 'brin'],
 
-  async prepareIndex(db, statement, operatorClasses) {
-    if (!operatorClasses.some((c) => TRIGRAM_CLASSES.has(c))) return statement;
+  async indexStatement(db, statement, operatorClasses) {
+    const translated = fromSqliteSpelling(statement);
+    if (!operatorClasses.some((c) => TRIGRAM_CLASSES.has(c))) return translated;
     const schema = await trigramSchema(db);
     // Named with their schema: the extension may live where a search_path does not reach. Only where
     // a column's operator class stands (before a comma, the list's end or its order).
-    return statement.replace(/(?<=\s)(gin|gist)_trgm_ops(?=\s*(?:[,)]|(?:ASC|DESC|NULLS)\b))/gi, (c) => `${quoteIdent(schema)}.${c.toLowerCase()}`);
-  },
-
-  indexSql(statement) {
-    // Backticks (SQLite's MySQL-style quoting) become double quotes, outside string literals.
-    let out = '';
-    let quoted: string | undefined;
-    for (const ch of statement) {
-      if (quoted) {
-        if (ch === quoted) quoted = undefined;
-        out += quoted === undefined && ch === '`' ? '"' : ch;
-      } else if (ch === "'" || ch === '"' || ch === '`') {
-        quoted = ch;
-        out += ch === '`' ? '"' : ch;
-      } else out += ch;
-    }
-    // A case-insensitive column (`COLLATE NOCASE`, SQLite's ASCII case folding) is indexed on its
-    // lower-case value, so a unique index still refuses "A" beside "a".
-    return out.replace(/("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)\s+COLLATE\s+"?nocase"?/gi, 'lower($1)');
+    return translated.replace(/(?<=\s)(gin|gist)_trgm_ops(?=\s*(?:[,)]|(?:ASC|DESC|NULLS)\b))/gi, (c) => `${quoteIdent(schema)}.${c.toLowerCase()}`);
   },
 
   splitStatements(script: string): string[] {

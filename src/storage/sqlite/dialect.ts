@@ -82,6 +82,8 @@ export const sqliteDialect: Dialect = {
 
   indexMethods: [],
 
+  indexStatement: async (_db, statement) => statement,
+
   quoteIdent,
 
   columnDefinition(kind, multiple) {
