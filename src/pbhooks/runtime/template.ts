@@ -1,18 +1,16 @@
 /**
- * `$template`: Go's html/template (gotemplate.ts). `loadFiles` runs the first file, the others bring
+ * `$template`: Go's html/template (gotemplate/). `loadFiles` runs the first file, the others bring
  * their `{{define}}`s; a file that does not parse fails the render, not the load, as PocketBase's.
  */
 import fs from 'node:fs';
 import nodePath from 'node:path';
-import { goTemplate } from './gotemplate.ts';
-
-const goTpl = goTemplate();
+import { parse, render, type TemplateSet } from './gotemplate/index.ts';
 
 function renderer(load: () => { name: string; text: string }[]) {
-  let parsed: any;
+  let parsed: TemplateSet;
   let failed: unknown;
   try {
-    parsed = goTpl.parse(load());
+    parsed = parse(load());
   } catch (err) {
     failed = err;
   }
@@ -20,7 +18,7 @@ function renderer(load: () => { name: string; text: string }[]) {
   return {
     render: (data: any) => {
       if (failed) throw failed;
-      return goTpl.render(parsed, data);
+      return render(parsed, data);
     },
   };
 }
