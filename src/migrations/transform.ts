@@ -146,26 +146,52 @@ function bodyOf(spec: FieldSpec, existing?: FieldBody): FieldBody {
 }
 
 export function transformDatabase(dbName: string, before: DatabaseSchema, operations: Record<string, CollectionOps>, ctx: TransformContext): DatabaseSchema {
-  const fail = (collection: string, op: string | undefined, message: string): never => {
-    throw badRequest(`${dbName}.${collection}${op ? ` (${op})` : ''}: ${message}`);
-  };
-  const state = new Map<string, Entry>();
-  for (const c of before.collections) {
-    state.set(lower(c.name), c.type === 'view' ? { kind: 'view', collection: c } : draftOf(c));
-  }
-  const fts = new Map<string, { name: string; config: FtsConfig }>();
-  for (const [name, config] of Object.entries(before.fts)) fts.set(lower(name), { name, config });
+  const draft = new SchemaDraft(dbName, before);
+  const each = Object.entries(operations);
+  // The spec's apply order: each kind of operation over every collection before the next kind.
+  for (const [key, ops] of each) draft.createTable(key, ops);
+  for (const [key, ops] of each) draft.addColumns(key, ops);
+  for (const [key, ops] of each) draft.dropColumns(key, ops);
+  for (const [key, ops] of each) draft.dropTable(key, ops);
+  for (const [key, ops] of each) draft.changeIndexes(key, ops);
+  for (const [key, ops] of each) draft.dropViews(key, ops);
+  for (const [key, ops] of each) draft.createViews(key, ops);
+  for (const [key, ops] of each) draft.changeFts(key, ops);
+  for (const [key, ops] of each) draft.updateRules(key, ops);
+  const { collections, changed } = draft.normalized(ctx);
+  checkRules(dbName, changed, collections, ctx);
+  draft.checkRelations(collections);
+  return { collections, fts: draft.ftsOf(collections) };
+}
 
-  const table = (key: string, op: string): TableDraft => {
-    const entry = state.get(lower(key));
-    if (!entry) return fail(key, op, `collection "${key}" does not exist.`);
-    if (entry.kind === 'view') return fail(key, op, `"${key}" is a view; views change through drop_views and create_views.`);
+/** One database's schema while a migration's operations are applied to it: each step a method. */
+class SchemaDraft {
+  private readonly state = new Map<string, Entry>();
+  private readonly fts = new Map<string, { name: string; config: FtsConfig }>();
+
+  constructor(
+    private readonly dbName: string,
+    before: DatabaseSchema,
+  ) {
+    for (const c of before.collections) this.state.set(lower(c.name), c.type === 'view' ? { kind: 'view', collection: c } : draftOf(c));
+    for (const [name, config] of Object.entries(before.fts)) this.fts.set(lower(name), { name, config });
+  }
+
+  private fail(collection: string, op: string | undefined, message: string): never {
+    throw badRequest(`${this.dbName}.${collection}${op ? ` (${op})` : ''}: ${message}`);
+  }
+
+  /** The table `key` names, marked as changed; a missing collection or a view fails `op`. */
+  private table(key: string, op: string): TableDraft {
+    const entry = this.state.get(lower(key));
+    if (!entry) return this.fail(key, op, `collection "${key}" does not exist.`);
+    if (entry.kind === 'view') return this.fail(key, op, `"${key}" is a view; views change through drop_views and create_views.`);
     entry.touched = true;
     return entry;
-  };
+  }
 
   /** Adds a column definition to a draft, adopting a same-named field unless that one is being dropped. */
-  const mergeField = (draft: TableDraft, spec: FieldSpec, drops: readonly string[] | undefined) => {
+  private mergeField(draft: TableDraft, spec: FieldSpec, drops: readonly string[] | undefined): void {
     if (automaticColumns(draft.type).has(lower(spec.name))) return; // system and auth columns are handled automatically
     const redefined = new Set((drops ?? []).map(lower));
     const at = draft.fields.findIndex((f) => lower(f.name) === lower(spec.name) && !(redefined.has(lower(f.name)) && draft.preMigration.has(f)));
@@ -177,213 +203,213 @@ export function transformDatabase(dbName: string, before: DatabaseSchema, operat
     const replaced = draft.fields.findIndex((f) => lower(f.name) === lower(spec.name));
     if (replaced >= 0) draft.fields.splice(replaced + 1, 0, bodyOf(spec));
     else draft.fields.push(bodyOf(spec));
-  };
+  }
 
-  // 1. create_table (with drop_table on the same collection: replace its metadata, adopt its table).
-  for (const [key, ops] of Object.entries(operations)) {
+  /** create_table (with drop_table on the same collection: replace its metadata, adopt its table). */
+  createTable(key: string, ops: CollectionOps): void {
     const ct = ops.create_table;
-    if (!ct) continue;
-    if (lower(ct.name) !== lower(key)) fail(key, 'create_table', `the table is named "${ct.name}" under the collection "${key}".`);
-    const current = state.get(lower(key));
+    if (!ct) return;
+    if (lower(ct.name) !== lower(key)) this.fail(key, 'create_table', `the table is named "${ct.name}" under the collection "${key}".`);
+    const current = this.state.get(lower(key));
     let draft: TableDraft;
     if (current?.kind === 'view') {
-      draft = fail(key, 'create_table', `"${key}" exists as a view.`);
+      draft = this.fail(key, 'create_table', `"${key}" exists as a view.`);
     } else if (current && ops.drop_table) {
-      if (current.system) fail(key, 'drop_table', `"${current.name}" is a system collection and cannot be dropped.`);
+      if (current.system) this.fail(key, 'drop_table', `"${current.name}" is a system collection and cannot be dropped.`);
       draft = newDraft(current.name, ct.type, ct.system ?? false, current.id);
-      fts.delete(lower(key));
+      this.fts.delete(lower(key));
     } else if (current) {
-      if (current.type !== ct.type) fail(key, 'create_table', `"${current.name}" exists as a ${current.type} collection, not ${ct.type}.`);
+      if (current.type !== ct.type) this.fail(key, 'create_table', `"${current.name}" exists as a ${current.type} collection, not ${ct.type}.`);
       draft = current;
       draft.touched = true;
     } else {
       draft = newDraft(ct.name, ct.type, ct.system ?? false);
     }
-    state.set(lower(key), draft);
-    for (const spec of ct.schema) mergeField(draft, spec, ops.drop_columns);
+    this.state.set(lower(key), draft);
+    for (const spec of ct.schema) this.mergeField(draft, spec, ops.drop_columns);
   }
 
-  // 2. add_columns.
-  for (const [key, ops] of Object.entries(operations)) {
-    if (!ops.add_columns) continue;
-    const draft = table(key, 'add_columns');
-    for (const spec of ops.add_columns) mergeField(draft, spec, ops.drop_columns);
+  addColumns(key: string, ops: CollectionOps): void {
+    if (!ops.add_columns) return;
+    const draft = this.table(key, 'add_columns');
+    for (const spec of ops.add_columns) this.mergeField(draft, spec, ops.drop_columns);
   }
 
-  // 3. drop_columns: metadata only, the columns and their data stay in the table.
-  for (const [key, ops] of Object.entries(operations)) {
-    if (!ops.drop_columns) continue;
-    const entry = state.get(lower(key));
-    if (!entry) continue; // nothing left to drop
-    const draft = table(key, 'drop_columns');
+  /** drop_columns: metadata only, the columns and their data stay in the table. */
+  dropColumns(key: string, ops: CollectionOps): void {
+    if (!ops.drop_columns || !this.state.has(lower(key))) return; // nothing left to drop
+    const draft = this.table(key, 'drop_columns');
     for (const name of ops.drop_columns) {
-      if (automaticColumns(draft.type).has(lower(name))) fail(key, 'drop_columns', `"${name}" is a system column and cannot be dropped.`);
+      if (automaticColumns(draft.type).has(lower(name))) this.fail(key, 'drop_columns', `"${name}" is a system column and cannot be dropped.`);
       const old = draft.existing?.fields.find((f) => lower(f.name) === lower(name));
       if (!old || draft.existing === undefined) continue;
-      if (old.system) fail(key, 'drop_columns', `"${old.name}" is a system field and cannot be dropped.`);
+      if (old.system) this.fail(key, 'drop_columns', `"${old.name}" is a system field and cannot be dropped.`);
       draft.dropped.add(old.id);
       // By object, not id: a redefinition generated here re-adds the field under its old id.
       draft.fields = draft.fields.filter((f) => !(draft.preMigration.has(f) && f.id === old.id));
     }
   }
 
-  // 3b. drop_table (soft: metadata goes, the table and its data stay).
-  for (const [key, ops] of Object.entries(operations)) {
-    if (!ops.drop_table || ops.create_table) continue;
-    const entry = state.get(lower(key));
-    if (!entry) continue;
-    if (entry.kind === 'view') fail(key, 'drop_table', `"${key}" is a view; use drop_views.`);
-    if ((entry as TableDraft).system) fail(key, 'drop_table', `"${(entry as TableDraft).name}" is a system collection and cannot be dropped.`);
-    state.delete(lower(key));
-    fts.delete(lower(key));
+  /** drop_table (soft: metadata goes, the table and its data stay); with create_table, that one replaced it. */
+  dropTable(key: string, ops: CollectionOps): void {
+    if (!ops.drop_table || ops.create_table) return;
+    const entry = this.state.get(lower(key));
+    if (!entry) return;
+    if (entry.kind === 'view') this.fail(key, 'drop_table', `"${key}" is a view; use drop_views.`);
+    if (entry.system) this.fail(key, 'drop_table', `"${entry.name}" is a system collection and cannot be dropped.`);
+    this.state.delete(lower(key));
+    this.fts.delete(lower(key));
   }
 
-  // 4. Indexes, views, full-text tables.
-  for (const [key, ops] of Object.entries(operations)) {
-    if (ops.drop_indexes && state.has(lower(key))) {
-      const draft = table(key, 'drop_indexes');
+  /** drop_indexes, then add_indexes (an index of the same name is replaced). */
+  changeIndexes(key: string, ops: CollectionOps): void {
+    if (ops.drop_indexes && this.state.has(lower(key))) {
+      const draft = this.table(key, 'drop_indexes');
       const gone = new Set(ops.drop_indexes.map(lower));
       draft.indexes = draft.indexes.filter((sql) => !gone.has(lower(parseIndex(sql)?.name ?? '')));
     }
-    if (ops.add_indexes) {
-      const draft = table(key, 'add_indexes');
-      for (const index of ops.add_indexes) {
-        const parsed = parseIndex(index.sql);
-        if (!parsed) fail(key, 'add_indexes', `"${index.name}": the SQL must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.`);
-        if (lower(parsed!.name) !== lower(index.name)) fail(key, 'add_indexes', `the SQL creates "${parsed!.name}" but the entry is named "${index.name}".`);
-        const at = draft.indexes.findIndex((sql) => lower(parseIndex(sql)?.name ?? '') === lower(index.name));
-        if (at >= 0) draft.indexes[at] = index.sql;
-        else draft.indexes.push(index.sql);
-      }
+    if (!ops.add_indexes) return;
+    const draft = this.table(key, 'add_indexes');
+    for (const index of ops.add_indexes) {
+      const parsed = parseIndex(index.sql);
+      if (!parsed) this.fail(key, 'add_indexes', `"${index.name}": the SQL must be a single CREATE [UNIQUE] INDEX name ON table (columns) statement.`);
+      if (lower(parsed.name) !== lower(index.name)) this.fail(key, 'add_indexes', `the SQL creates "${parsed.name}" but the entry is named "${index.name}".`);
+      const at = draft.indexes.findIndex((sql) => lower(parseIndex(sql)?.name ?? '') === lower(index.name));
+      if (at >= 0) draft.indexes[at] = index.sql;
+      else draft.indexes.push(index.sql);
     }
   }
-  for (const [key, ops] of Object.entries(operations)) {
+
+  dropViews(key: string, ops: CollectionOps): void {
     for (const name of ops.drop_views ?? []) {
-      const entry = state.get(lower(name));
+      const entry = this.state.get(lower(name));
       if (!entry) continue;
-      if (entry.kind !== 'view') fail(key, 'drop_views', `"${name}" is not a view.`);
-      state.delete(lower(name));
+      if (entry.kind !== 'view') this.fail(key, 'drop_views', `"${name}" is not a view.`);
+      this.state.delete(lower(name));
     }
   }
-  for (const [key, ops] of Object.entries(operations)) {
+
+  /** create_views: a view of the same name gets the new query and keeps its id and rules. */
+  createViews(key: string, ops: CollectionOps): void {
     for (const spec of ops.create_views ?? []) {
       let query: string;
       try {
         query = viewQuery(spec.name, spec.sql);
       } catch (err) {
-        query = fail(key, 'create_views', (err as Error).message);
+        query = this.fail(key, 'create_views', (err as Error).message);
       }
-      const entry = state.get(lower(spec.name));
-      if (entry && entry.kind !== 'view') fail(key, 'create_views', `a collection named "${entry.name}" already exists.`);
+      const entry = this.state.get(lower(spec.name));
+      if (entry && entry.kind !== 'view') this.fail(key, 'create_views', `a collection named "${entry.name}" already exists.`);
       const now = nowIso();
-      const previous = (entry as ViewEntry | undefined)?.collection;
+      const previous = entry?.collection;
       const collection: Collection = previous
         ? { ...previous, options: { ...previous.options, query }, updated: now }
-        : {
-            id: randomId(),
-            name: spec.name,
-            type: 'view',
-            system: false,
-            fields: [],
-            options: { query },
-            ...noRules(),
-            indexes: [],
-            created: now,
-            updated: now,
-          };
-      state.set(lower(spec.name), { kind: 'view', collection });
-    }
-  }
-  for (const [key, ops] of Object.entries(operations)) {
-    if (ops.drop_fts) fts.delete(lower(key));
-    if (ops.create_fts) {
-      const draft = table(key, 'create_fts');
-      if (ops.create_fts.tokenize !== undefined && !isValidTokenize(ops.create_fts.tokenize)) {
-        fail(key, 'create_fts', 'tokenize may contain only letters, digits, "_" and spaces (e.g. "porter unicode61", "trigram").');
-      }
-      fts.set(lower(key), { name: draft.name, config: ops.create_fts });
+        : { id: randomId(), name: spec.name, type: 'view', system: false, fields: [], options: { query }, ...noRules(), indexes: [], created: now, updated: now };
+      this.state.set(lower(spec.name), { kind: 'view', collection });
     }
   }
 
-  // 5. update_rules.
-  for (const [key, ops] of Object.entries(operations)) {
-    if (!ops.update_rules) continue;
-    const entry = state.get(lower(key));
-    if (!entry) fail(key, 'update_rules', `collection "${key}" does not exist.`);
+  /** drop_fts, then create_fts (checked against the fields once the schema is final: ftsOf). */
+  changeFts(key: string, ops: CollectionOps): void {
+    if (ops.drop_fts) this.fts.delete(lower(key));
+    if (!ops.create_fts) return;
+    const draft = this.table(key, 'create_fts');
+    if (ops.create_fts.tokenize !== undefined && !isValidTokenize(ops.create_fts.tokenize)) {
+      this.fail(key, 'create_fts', 'tokenize may contain only letters, digits, "_" and spaces (e.g. "porter unicode61", "trigram").');
+    }
+    this.fts.set(lower(key), { name: draft.name, config: ops.create_fts });
+  }
+
+  /** update_rules: only the rules the file names change (a view's too). */
+  updateRules(key: string, ops: CollectionOps): void {
+    if (!ops.update_rules) return;
+    const entry = this.state.get(lower(key));
+    if (!entry) return this.fail(key, 'update_rules', `collection "${key}" does not exist.`);
     for (const rk of RULE_KEYS) {
       if (!(rk in ops.update_rules)) continue;
       const value = ops.update_rules[rk] ?? null;
-      if (entry!.kind === 'view') {
-        entry!.collection = { ...entry!.collection, [RULE_FIELD[rk]]: value, updated: nowIso() };
+      if (entry.kind === 'view') {
+        entry.collection = { ...entry.collection, [RULE_FIELD[rk]]: value, updated: nowIso() };
       } else {
-        entry!.rules[RULE_FIELD[rk]] = value;
-        entry!.touched = true;
+        entry.rules[RULE_FIELD[rk]] = value;
+        entry.touched = true;
       }
     }
   }
 
-  // Validate the result: every changed collection through the collections layer's own checks.
-  const finder = (nameOrId: string): Collection | undefined => {
-    const entry = state.get(lower(nameOrId)) ?? [...state.values()].find((e) => (e.kind === 'view' ? e.collection.id : e.id) === nameOrId);
-    if (!entry) return undefined;
-    if (entry.kind === 'view') return entry.collection;
-    return { id: entry.id, name: entry.name, type: entry.type } as Collection;
-  };
-  const collections: Collection[] = [];
-  const changed: Collection[] = [];
-  for (const entry of state.values()) {
-    if (entry.kind === 'view') {
-      // Its fields are known once the view exists: checkViewRules runs after realizeDatabase.
-      collections.push(entry.collection);
-      continue;
+  /**
+   * The resulting collections, each changed one through the collections layer's own checks (rules
+   * left to the caller, once every collection of the result is known); `changed` are those.
+   */
+  normalized(ctx: TransformContext): { collections: Collection[]; changed: Collection[] } {
+    const finder = (nameOrId: string): Collection | undefined => {
+      const entry = this.state.get(lower(nameOrId)) ?? [...this.state.values()].find((e) => (e.kind === 'view' ? e.collection.id : e.id) === nameOrId);
+      if (!entry) return undefined;
+      if (entry.kind === 'view') return entry.collection;
+      return { id: entry.id, name: entry.name, type: entry.type } as Collection;
+    };
+    const collections: Collection[] = [];
+    const changed: Collection[] = [];
+    for (const entry of this.state.values()) {
+      if (entry.kind === 'view') {
+        // Its fields are known once the view exists: checkViewRules runs after realizeDatabase.
+        collections.push(entry.collection);
+        continue;
+      }
+      if (!entry.touched) {
+        collections.push(entry.existing!);
+        continue;
+      }
+      const existing = entry.existing ? { ...entry.existing, fields: entry.existing.fields.filter((f) => !entry.dropped.has(f.id)) } : undefined;
+      const body = { id: entry.id, name: entry.name, type: entry.type, system: entry.system, fields: entry.fields, indexes: entry.indexes, options: entry.options, ...entry.rules };
+      try {
+        const normalized = normalizeCollection(body, existing, { find: finder, validateRule: NO_RULE_CHECK, validateOptions: ctx.validateOptions });
+        const result = entry.created ? { ...normalized, created: entry.created } : normalized;
+        collections.push(result);
+        changed.push(result);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 400) this.fail(entry.name, undefined, describeValidation(err, entry.fields));
+        throw err;
+      }
     }
-    if (!entry.touched) {
-      collections.push(entry.existing!);
-      continue;
-    }
-    const existing = entry.existing ? { ...entry.existing, fields: entry.existing.fields.filter((f) => !entry.dropped.has(f.id)) } : undefined;
-    const body = { id: entry.id, name: entry.name, type: entry.type, system: entry.system, fields: entry.fields, indexes: entry.indexes, options: entry.options, ...entry.rules };
-    try {
-      // Rules are checked below, once every collection of the result is known.
-      const normalized = normalizeCollection(body, existing, { find: finder, validateRule: NO_RULE_CHECK, validateOptions: ctx.validateOptions });
-      const result = entry.created ? { ...normalized, created: entry.created } : normalized;
-      collections.push(result);
-      changed.push(result);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 400) fail(entry.name, undefined, describeValidation(err, entry.fields));
-      throw err;
+    return { collections, changed };
+  }
+
+  /** Every relation of the result points at a table of the result. */
+  checkRelations(collections: readonly Collection[]): void {
+    const final = new Map(collections.map((c) => [lower(c.name), c]));
+    for (const c of collections) {
+      if (c.type === 'view') continue;
+      for (const f of c.fields) {
+        if (f.type !== 'relation') continue;
+        const target = final.get(lower(relationTarget(f)));
+        if (!target) this.fail(c.name, undefined, `the relation field "${f.name}" points at "${relationTarget(f)}", which would no longer exist.`);
+        if (target.type === 'view') this.fail(c.name, undefined, `the relation field "${f.name}" points at a view.`);
+      }
     }
   }
 
-  checkRules(dbName, changed, collections, ctx);
-
-  const final = new Map(collections.map((c) => [lower(c.name), c]));
-  for (const c of collections) {
-    if (c.type === 'view') continue;
-    for (const f of c.fields) {
-      if (f.type !== 'relation') continue;
-      const target = final.get(lower(relationTarget(f)));
-      if (!target) fail(c.name, undefined, `the relation field "${f.name}" points at "${relationTarget(f)}", which would no longer exist.`);
-      if (target!.type === 'view') fail(c.name, undefined, `the relation field "${f.name}" points at a view.`);
+  /** The full-text tables of the result, their fields checked against the final fields and spelled as those are. */
+  ftsOf(collections: readonly Collection[]): Record<string, FtsConfig> {
+    const final = new Map(collections.map((c) => [lower(c.name), c]));
+    const out: Record<string, FtsConfig> = {};
+    for (const { name, config } of this.fts.values()) {
+      const c = final.get(lower(name));
+      if (!c || c.type === 'view') return this.fail(name, 'create_fts', 'full-text indexes are for tables only.');
+      const seen = new Set<string>();
+      const fields: string[] = [];
+      for (const fieldName of config.fields) {
+        const field = c.fields.find((f) => lower(f.name) === lower(fieldName));
+        if (!field) return this.fail(c.name, 'create_fts', `the full-text index uses "${fieldName}", which is not a field of "${c.name}" (drop_fts first to drop a field it uses).`);
+        if (!SEARCHABLE_TYPES.has(field.type)) this.fail(c.name, 'create_fts', `"${field.name}" is a ${field.type} field; full-text indexes take ${[...SEARCHABLE_TYPES].join(', ')} fields.`);
+        if (seen.has(lower(field.name))) this.fail(c.name, 'create_fts', `"${field.name}" is listed twice.`);
+        seen.add(lower(field.name));
+        fields.push(field.name);
+      }
+      out[c.name] = { ...config, fields };
     }
+    return out;
   }
-  const ftsOut: Record<string, FtsConfig> = {};
-  for (const { name, config } of fts.values()) {
-    const c = final.get(lower(name));
-    if (!c || c.type === 'view') fail(name, 'create_fts', 'full-text indexes are for tables only.');
-    const seen = new Set<string>();
-    const fields: string[] = [];
-    for (const fieldName of config.fields) {
-      const field = c!.fields.find((f) => lower(f.name) === lower(fieldName));
-      if (!field) fail(c!.name, 'create_fts', `the full-text index uses "${fieldName}", which is not a field of "${c!.name}" (drop_fts first to drop a field it uses).`);
-      if (!SEARCHABLE_TYPES.has(field!.type)) fail(c!.name, 'create_fts', `"${field!.name}" is a ${field!.type} field; full-text indexes take ${[...SEARCHABLE_TYPES].join(', ')} fields.`);
-      if (seen.has(lower(field!.name))) fail(c!.name, 'create_fts', `"${field!.name}" is listed twice.`);
-      seen.add(lower(field!.name));
-      fields.push(field!.name);
-    }
-    ftsOut[c!.name] = { ...config, fields };
-  }
-  return { collections, fts: ftsOut };
 }
 
 /** Checks the rules of a database's views, whose fields are inferred when the views are created. */
