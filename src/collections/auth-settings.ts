@@ -245,129 +245,143 @@ export function normalizeAuthSettings(
   errors: Record<string, FieldError>,
 ): AuthSettings {
   const out = structuredClone(current) as AuthSettings;
-  const problem = (path: string, message: string) => (errors[path] = { code: 'validation_invalid_value', message });
-  const read = (key: AuthSettingKey): Record<string, unknown> | undefined => {
-    const v = input[key];
-    if (v === undefined || v === null) return undefined;
-    if (!isPlainObject(v)) {
-      problem(key, 'Must be an object.');
-      return undefined;
-    }
-    return v;
-  };
-  const bool = (key: AuthSettingKey, raw: Record<string, unknown>, target: { enabled: boolean }) => {
-    if (raw.enabled === undefined) return;
-    if (typeof raw.enabled !== 'boolean') problem(`${key}.enabled`, 'Must be a boolean.');
-    else target.enabled = raw.enabled;
-  };
-  const int = (path: string, value: unknown, [min, max]: readonly [number, number], set: (n: number) => void) => {
-    if (value === undefined) return;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) problem(path, `Must be an integer from ${min} to ${max}.`);
-    else set(value);
-  };
-
+  const r = new SettingsReader(input, errors);
   for (const key of ['authRule', 'manageRule'] as const) {
     const v = input[key];
     if (v === undefined) continue;
-    if (v !== null && typeof v !== 'string') problem(key, 'Must be null, "" or a filter expression.');
+    if (v !== null && typeof v !== 'string') r.problem(key, 'Must be null, "" or a filter expression.');
     // PocketBase keeps an empty manage rule as null: "" would hand every caller an administrator's power.
     else out[key] = key === 'manageRule' && v === '' ? null : v;
   }
   // As PocketBase does, a changed auth rule voids the tokens it signed under the old one.
   if (out.authRule !== current.authRule) delete out.authToken.secret;
-
-  const password = read('passwordAuth');
-  if (password) {
-    bool('passwordAuth', password, out.passwordAuth);
-    if (password.identityFields !== undefined) {
-      const allowed = identityCandidates(collection);
-      const fields = password.identityFields;
-      const missing = Array.isArray(fields) ? fields.find((f) => typeof f === 'string' && f !== 'email' && !collection.fields.some((x) => x.name === f)) : undefined;
-      if (typeof missing === 'string') {
-        // PocketBase's code for a name that is no field of the collection.
-        errors['passwordAuth.identityFields'] = { code: 'validation_missing_field', message: `Invalid or missing field ${missing}.` };
-      } else if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !allowed.has(f))) {
-        problem('passwordAuth.identityFields', `Must be a list of identity fields: ${[...allowed].map((f) => `"${f}"`).join(', ')} (unique text fields can be identities).`);
-      } else out.passwordAuth.identityFields = [...new Set(fields as string[])];
-    }
-  }
-  if (out.passwordAuth.enabled && out.passwordAuth.identityFields.length === 0) problem('passwordAuth.identityFields', 'Name at least one identity field.');
-
-  const oauth2 = read('oauth2');
-  if (oauth2) {
-    bool('oauth2', oauth2, out.oauth2);
-    if (oauth2.providers !== undefined && oauth2.providers !== null) {
-      if (!Array.isArray(oauth2.providers) || oauth2.providers.length > 50) problem('oauth2.providers', 'Must be a list of at most 50 providers.');
-      else {
-        const providers: CollectionProvider[] = [];
-        oauth2.providers.forEach((raw, i) => {
-          const p = readProvider(raw, i, current.oauth2.providers, problem);
-          if (!p) return;
-          if (providers.some((q) => q.name === p.name)) problem(`oauth2.providers.${i}.name`, `The provider ${p.name} is already registered.`);
-          else providers.push(p);
-        });
-        out.oauth2.providers = providers;
-      }
-    } else if (oauth2.providers === null) out.oauth2.providers = [];
-    if (oauth2.mappedFields !== undefined && oauth2.mappedFields !== null) {
-      if (!isPlainObject(oauth2.mappedFields)) problem('oauth2.mappedFields', 'Must be an object.');
-      else {
-        for (const key of ['id', 'name', 'username', 'avatarURL'] as const) {
-          const v = oauth2.mappedFields[key];
-          if (v === undefined) continue;
-          if (typeof v !== 'string' || (v !== '' && !collection.fields.some((f) => f.name === v))) problem(`oauth2.mappedFields.${key}`, 'Must name a field of the collection, or be "".');
-          else out.oauth2.mappedFields[key] = v;
-        }
-      }
-    }
-  }
-
-  const otp = read('otp');
+  readPasswordAuth(r, out, collection);
+  readOAuth2(r, out, current, collection);
+  const otp = r.section('otp', out.otp);
   if (otp) {
-    bool('otp', otp, out.otp);
-    int('otp.duration', otp.duration, LIMITS.otpDuration, (n) => (out.otp.duration = n));
-    int('otp.length', otp.length, LIMITS.otpLength, (n) => (out.otp.length = n));
-    const template = readTemplate(otp.emailTemplate, 'otp.emailTemplate', problem);
-    if (template === null) delete out.otp.emailTemplate;
-    else if (template) out.otp.emailTemplate = template;
+    r.int('otp.duration', otp.duration, LIMITS.otpDuration, (n) => (out.otp.duration = n));
+    r.int('otp.length', otp.length, LIMITS.otpLength, (n) => (out.otp.length = n));
+    r.template(otp.emailTemplate, 'otp.emailTemplate', out.otp, 'emailTemplate');
   }
-
-  const mfa = read('mfa');
+  const mfa = r.section('mfa', out.mfa);
   if (mfa) {
-    bool('mfa', mfa, out.mfa);
-    int('mfa.duration', mfa.duration, LIMITS.mfaDuration, (n) => (out.mfa.duration = n));
+    r.int('mfa.duration', mfa.duration, LIMITS.mfaDuration, (n) => (out.mfa.duration = n));
     if (mfa.rule !== undefined && mfa.rule !== null) {
-      if (typeof mfa.rule !== 'string') problem('mfa.rule', 'Must be a filter expression, or "" for every record.');
+      if (typeof mfa.rule !== 'string') r.problem('mfa.rule', 'Must be a filter expression, or "" for every record.');
       else out.mfa.rule = mfa.rule;
     }
   }
+  const alert = r.section('authAlert', out.authAlert);
+  if (alert) r.template(alert.emailTemplate, 'authAlert.emailTemplate', out.authAlert, 'emailTemplate');
+  readTokens(r, out);
+  for (const key of TEMPLATE_KEYS) r.template(input[key], key, out, key);
+  return out;
+}
 
-  const alert = read('authAlert');
-  if (alert) {
-    bool('authAlert', alert, out.authAlert);
-    const template = readTemplate(alert.emailTemplate, 'authAlert.emailTemplate', problem);
-    if (template === null) delete out.authAlert.emailTemplate;
-    else if (template) out.authAlert.emailTemplate = template;
+/** The input's sections and values, each problem noted under its path (`otp.duration`). */
+class SettingsReader {
+  constructor(
+    private readonly input: Partial<Record<AuthSettingKey, unknown>>,
+    private readonly errors: Record<string, FieldError>,
+  ) {}
+
+  problem(path: string, message: string): void {
+    this.errors[path] = { code: 'validation_invalid_value', message };
   }
 
+  error(path: string, error: FieldError): void {
+    this.errors[path] = error;
+  }
+
+  /** A section sent (an object), its `enabled` applied to `target` when it has one; undefined when not sent. */
+  section(key: AuthSettingKey, target?: { enabled: boolean }): Record<string, unknown> | undefined {
+    const v = this.input[key];
+    if (v === undefined || v === null) return undefined;
+    if (!isPlainObject(v)) {
+      this.problem(key, 'Must be an object.');
+      return undefined;
+    }
+    if (target && v.enabled !== undefined) {
+      if (typeof v.enabled !== 'boolean') this.problem(`${key}.enabled`, 'Must be a boolean.');
+      else target.enabled = v.enabled;
+    }
+    return v;
+  }
+
+  int(path: string, value: unknown, [min, max]: readonly [number, number], set: (n: number) => void): void {
+    if (value === undefined) return;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) this.problem(path, `Must be an integer from ${min} to ${max}.`);
+    else set(value);
+  }
+
+  /** A mail template sent at `path`, into `target[key]`: null removes it (the default then). */
+  template<K extends string>(raw: unknown, path: string, target: { [k in K]?: EmailTemplate }, key: K): void {
+    const template = readTemplate(raw, path, (p, m) => this.problem(p, m));
+    if (template === null) delete target[key];
+    else if (template) target[key] = template;
+  }
+}
+
+/** `passwordAuth`: its identity fields are `email` and the collection's unique text fields. */
+function readPasswordAuth(r: SettingsReader, out: AuthSettings, collection: Pick<Collection, 'fields' | 'indexes'>): void {
+  const password = r.section('passwordAuth', out.passwordAuth);
+  if (password?.identityFields !== undefined) {
+    const allowed = identityCandidates(collection);
+    const fields = password.identityFields;
+    const missing = Array.isArray(fields) ? fields.find((f) => typeof f === 'string' && f !== 'email' && !collection.fields.some((x) => x.name === f)) : undefined;
+    if (typeof missing === 'string') {
+      // PocketBase's code for a name that is no field of the collection.
+      r.error('passwordAuth.identityFields', { code: 'validation_missing_field', message: `Invalid or missing field ${missing}.` });
+    } else if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !allowed.has(f))) {
+      r.problem('passwordAuth.identityFields', `Must be a list of identity fields: ${[...allowed].map((f) => `"${f}"`).join(', ')} (unique text fields can be identities).`);
+    } else out.passwordAuth.identityFields = [...new Set(fields as string[])];
+  }
+  if (out.passwordAuth.enabled && out.passwordAuth.identityFields.length === 0) r.problem('passwordAuth.identityFields', 'Name at least one identity field.');
+}
+
+/** `oauth2`: its providers (null: none) and the fields a provider's profile fills. */
+function readOAuth2(r: SettingsReader, out: AuthSettings, current: AuthSettings, collection: Pick<Collection, 'fields' | 'indexes'>): void {
+  const oauth2 = r.section('oauth2', out.oauth2);
+  if (!oauth2) return;
+  if (oauth2.providers !== undefined && oauth2.providers !== null) {
+    if (!Array.isArray(oauth2.providers) || oauth2.providers.length > 50) r.problem('oauth2.providers', 'Must be a list of at most 50 providers.');
+    else {
+      const providers: CollectionProvider[] = [];
+      oauth2.providers.forEach((raw, i) => {
+        const p = readProvider(raw, i, current.oauth2.providers, (path, message) => r.problem(path, message));
+        if (!p) return;
+        if (providers.some((q) => q.name === p.name)) r.problem(`oauth2.providers.${i}.name`, `The provider ${p.name} is already registered.`);
+        else providers.push(p);
+      });
+      out.oauth2.providers = providers;
+    }
+  } else if (oauth2.providers === null) out.oauth2.providers = [];
+  if (oauth2.mappedFields === undefined || oauth2.mappedFields === null) return;
+  if (!isPlainObject(oauth2.mappedFields)) {
+    r.problem('oauth2.mappedFields', 'Must be an object.');
+    return;
+  }
+  for (const key of ['id', 'name', 'username', 'avatarURL'] as const) {
+    const v = oauth2.mappedFields[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || (v !== '' && !collection.fields.some((f) => f.name === v))) r.problem(`oauth2.mappedFields.${key}`, 'Must name a field of the collection, or be "".');
+    else out.oauth2.mappedFields[key] = v;
+  }
+}
+
+/** Each token kind's duration and secret. */
+function readTokens(r: SettingsReader, out: AuthSettings): void {
   for (const kind of TOKEN_KINDS) {
-    const token = read(kind);
+    const token = r.section(kind);
     if (!token) continue;
     if (token.duration === 0 && kind === 'authToken') out.authToken.duration = 0;
-    else int(`${kind}.duration`, token.duration, LIMITS.tokenDuration, (n) => (out[kind].duration = n));
+    else r.int(`${kind}.duration`, token.duration, LIMITS.tokenDuration, (n) => (out[kind].duration = n));
     // The secret is never answered; a client that echoes the collection sends none and keeps it. Only
     // an empty string removes it (PocketBase's tokens then stop working here).
     if (token.secret === '') delete out[kind].secret;
     else if (token.secret !== undefined) {
-      if (typeof token.secret !== 'string' || token.secret.length < 30 || token.secret.length > 255) problem(`${kind}.secret`, 'Must be 30 to 255 characters.');
+      if (typeof token.secret !== 'string' || token.secret.length < 30 || token.secret.length > 255) r.problem(`${kind}.secret`, 'Must be 30 to 255 characters.');
       else out[kind].secret = token.secret;
     }
   }
-
-  for (const key of TEMPLATE_KEYS) {
-    const template = readTemplate(input[key], key, problem);
-    if (template === null) delete out[key];
-    else if (template) out[key] = template;
-  }
-  return out;
 }
