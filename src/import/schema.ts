@@ -211,36 +211,51 @@ function indexNameOf(sql: string): string | undefined {
  * ids) to what the import makes of them.
  */
 export function draftCollection(pb: PbCollection, ctx: DraftContext): CollectionDraft {
-  const { generation, targets } = ctx;
   const notes: Note[] = [];
   const type = pb.type === 'auth' || pb.type === 'view' ? pb.type : 'base';
   const draft: CollectionDraft = { pb, type, fields: [], system: new Map(), indexes: [], options: {}, notes };
-  const note = (what: string, why: string, kind?: Note['kind']) => notes.push({ what: what ? `${pb.name}.${what}` : pb.name, why, kind });
-
+  const note: NoteOf = (what, why, kind) => notes.push({ what: what ? `${pb.name}.${what}` : pb.name, why, kind });
   if (type === 'view') {
-    const query = generation === 'current' ? pb.options.viewQuery : pb.options.query;
-    draft.query = typeof query === 'string' ? query : '';
-    if (generation === 'current') {
-      // Its `id` and the dates it selects are system columns of Cairn's view: kept as PocketBase listed them.
-      draft.options.systemFields = pb.fields.filter((f) => f.name === 'id' || ((f.name === 'created' || f.name === 'updated') && f.type === 'autodate')).map((f) => f.raw);
-      draft.options.fieldOrder = pb.fields.map((f) => f.name);
-    }
-    // A view's fields are what its query selects; Cairn infers them when it creates the view, and
-    // PocketBase's own definitions (types, options) are laid over them where the names match.
-    for (const field of pb.fields) {
-      if (field.name === 'id') continue;
-      const mapped = mapField(field, generation, targets);
-      if (typeof mapped === 'string') continue;
-      draft.fields.push({
-        source: field.name,
-        body: { id: field.id || undefined, name: field.name, type: mapped.type, required: field.required, hidden: field.hidden, presentable: field.presentable, options: mapped.options },
-        convert: mapped.convert,
-      });
-    }
+    draftView(draft, ctx);
     return draft;
   }
-
   const names = new Set(pb.fields.map((f) => f.name.toLowerCase()));
+  draftSystemColumns(draft, ctx, names, note);
+  draftFields(draft, ctx, names, note);
+  draftIndexes(draft, ctx, note);
+  if (type === 'auth') Object.assign(draft.options, authOptions(pb, ctx, note));
+  return draft;
+}
+
+type NoteOf = (what: string, why: string, kind?: Note['kind']) => void;
+
+/** A view: its query, and PocketBase's definitions of the fields it selects. */
+function draftView(draft: CollectionDraft, { generation, targets }: DraftContext): void {
+  const pb = draft.pb;
+  const query = generation === 'current' ? pb.options.viewQuery : pb.options.query;
+  draft.query = typeof query === 'string' ? query : '';
+  if (generation === 'current') {
+    // Its `id` and the dates it selects are system columns of Cairn's view: kept as PocketBase listed them.
+    draft.options.systemFields = pb.fields.filter((f) => f.name === 'id' || ((f.name === 'created' || f.name === 'updated') && f.type === 'autodate')).map((f) => f.raw);
+    draft.options.fieldOrder = pb.fields.map((f) => f.name);
+  }
+  // A view's fields are what its query selects; Cairn infers them when it creates the view, and
+  // PocketBase's own definitions (types, options) are laid over them where the names match.
+  for (const field of pb.fields) {
+    if (field.name === 'id') continue;
+    const mapped = mapField(field, generation, targets);
+    if (typeof mapped === 'string') continue;
+    draft.fields.push({
+      source: field.name,
+      body: { id: field.id || undefined, name: field.name, type: mapped.type, required: field.required, hidden: field.hidden, presentable: field.presentable, options: mapped.options },
+      convert: mapped.convert,
+    });
+  }
+}
+
+/** The columns Cairn keeps as system columns (dates; an auth collection's email, password, flags), and what PocketBase listed of them. */
+function draftSystemColumns(draft: CollectionDraft, { generation }: DraftContext, names: Set<string>, note: NoteOf): void {
+  const { pb, type } = draft;
   const missing: string[] = [];
   for (const column of ['created', 'updated']) {
     // Before 0.23 every table has both; since, they are ordinary autodate fields a collection may lack.
@@ -271,7 +286,11 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
       }
     }
   }
+}
 
+/** The fields, each mapped to Cairn's type (or left behind, with a note), a name Cairn keeps for itself renamed. */
+function draftFields(draft: CollectionDraft, { generation, targets }: DraftContext, names: Set<string>, note: NoteOf): void {
+  const { pb, type } = draft;
   for (const field of pb.fields) {
     if (generation === 'current' && (field.name === 'created' || field.name === 'updated') && field.type === 'autodate') continue;
     if (generation === 'current' && type === 'auth' && AUTH_SYSTEM_FIELDS.has(field.name)) continue;
@@ -311,8 +330,11 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
       file: mapped.file,
     });
   }
+}
 
-  for (const original of pb.indexes) {
+/** The index statements, in standard quotes, a name Cairn keeps for its own indexes renamed. */
+function draftIndexes(draft: CollectionDraft, ctx: DraftContext, note: NoteOf): void {
+  for (const original of draft.pb.indexes) {
     let sql = standardQuotes(original);
     const name = indexNameOf(sql);
     if (name !== undefined) {
@@ -325,9 +347,6 @@ export function draftCollection(pb: PbCollection, ctx: DraftContext): Collection
     }
     draft.indexes.push(sql);
   }
-
-  if (type === 'auth') Object.assign(draft.options, authOptions(pb, ctx, note));
-  return draft;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -346,7 +365,7 @@ function legacyTemplate(raw: unknown): { subject: string; body: string } | undef
  * (`allowUsernameAuth` → `username` as an identity field, `onlyVerified` → the auth rule
  * `verified = true`), with the token secrets and templates of the instance's settings.
  */
-function authOptions(pb: PbCollection, ctx: DraftContext, note: (what: string, why: string, kind?: Note['kind']) => void): Record<string, unknown> {
+function authOptions(pb: PbCollection, ctx: DraftContext, note: NoteOf): Record<string, unknown> {
   const o = pb.options;
   if (ctx.generation === 'current') {
     const out: Record<string, unknown> = {};
