@@ -177,44 +177,11 @@ function columnsOf(draft: CollectionDraft, fields: readonly FieldDraft[]): { col
  */
 export async function planImport(pbCollections: readonly PbCollection[], generation: Generation, target: PlanTarget): Promise<ImportPlan> {
   const notes: Note[] = [];
-  const targets = new Map<string, TargetInfo>();
-  const chosen: PbCollection[] = [];
-  for (const pb of pbCollections) {
-    let skipped: string | undefined;
-    if (pb.name.startsWith('_') && (pb.system || SYSTEM_COLLECTIONS[pb.name])) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
-    else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names hold only letters, digits and "_" (at most 63), and do not start with "_"';
-    targets.set(pb.id, { name: pb.name, type: pb.type, skipped });
-    if (skipped) {
-      if (!SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}`, kind: 'not-carried' });
-      continue;
-    }
-    chosen.push(pb);
-  }
+  const { targets, chosen } = chooseCollections(pbCollections, notes);
   const indexNames = new Set(await target.indexNames());
   const drafts = chosen.map((pb) => draftCollection(pb, { generation, targets, settings: target.settings, indexNames }));
   for (const d of drafts) notes.push(...d.notes);
-
-  // Names the target already holds.
-  const existing = new Map(target.collections.map((c) => [lower(c.name), c]));
-  const clashes: string[] = [];
-  let merge: Collection | undefined;
-  for (const d of drafts) {
-    const held = existing.get(lower(d.pb.name));
-    if (held && lower(d.pb.name) === 'users' && d.type === 'auth' && held.type === 'auth' && target.usersRecords === 0) {
-      merge = held;
-      continue;
-    }
-    if (held || (await target.relationExists(d.pb.name))) clashes.push(d.pb.name);
-  }
-  if (clashes.length > 0) {
-    const usersHeld = clashes.some((n) => lower(n) === 'users');
-    throw conflict(
-      `The target database already holds ${clashes.length === 1 ? 'a collection' : 'collections'} named ${clashes.map((n) => `"${n}"`).join(', ')}: nothing was imported.` +
-        (usersHeld ? ' PocketBase\'s auth "users" is merged into Cairn\'s only while Cairn\'s holds no records (and a base "users" never is).' : '') +
-        ' Import into another database (--db NAME) or remove them first.',
-      { collections: { code: 'validation_collection_name_exists', message: clashes.join(', ') } },
-    );
-  }
+  const merge = await usersToMerge(drafts, target);
 
   // Validation as the collections API does it; relation targets resolve among the imported collections.
   const stubs = new Map<string, Collection>();
@@ -225,53 +192,7 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
     validateOptions: [],
   };
   const takenIds = new Set(target.collections.filter((c) => c !== merge).map((c) => c.id));
-  const planned: PlannedCollection[] = [];
-  for (const d of drafts) {
-    const name = d.pb.name;
-    let id = d.pb.id;
-    if (takenIds.has(id) || !/^[A-Za-z0-9_]{1,100}$/.test(id)) {
-      id = randomId();
-      notes.push({ what: name, why: `collection id ${JSON.stringify(d.pb.id)} renamed "${id}": the target database already has a collection with that id (PocketBase's tokens for its records stop working)`, kind: 'renamed' });
-    }
-    const created = toDate(d.pb.created) as string;
-    const updated = toDate(d.pb.updated) as string;
-    if (d.type === 'view') {
-      const collection: Collection = {
-        id, name, type: 'view', system: false, fields: [], options: { ...d.options, query: d.query ?? '' },
-        listRule: d.pb.listRule, viewRule: d.pb.viewRule, createRule: null, updateRule: null, deleteRule: null,
-        indexes: [], created: created || new Date().toISOString(), updated: updated || new Date().toISOString(),
-      };
-      planned.push({ draft: d, collection, columns: [], files: [] });
-      continue;
-    }
-    const fields = d.fields.map((f) => checkedField(name, d.type as 'base' | 'auth', f, ctx, notes)).filter((f): f is FieldDraft => f !== undefined);
-    const normalized = normalizeWithOptions(name, d, fields, ctx, notes);
-    let collection: Collection = {
-      ...normalized,
-      id,
-      listRule: d.pb.listRule,
-      viewRule: d.pb.viewRule,
-      createRule: d.pb.createRule,
-      updateRule: d.pb.updateRule,
-      deleteRule: d.pb.deleteRule,
-      created: created || normalized.created,
-      updated: updated || normalized.updated,
-    };
-    const replaces = merge && lower(name) === 'users' ? merge : undefined;
-    if (replaces) {
-      // The application's users, as PocketBase had them: Cairn's empty default collection (and its
-      // `name`, `avatar`, `role`, whose columns stay, empty) gives way, so the app's own `role` is
-      // written as its rules allow and not as Cairn's administrators-only one.
-      notes.push({
-        what: name,
-        why: `replaces Cairn's default "users" (it held no records): PocketBase's fields, rules, options and flags are the collection's; Cairn's ${replaces.fields.map((f) => `"${f.name}"`).join(', ')} are not added`,
-        kind: 'changed',
-      });
-    }
-    // Cairn's kept fields are not copied: their columns keep their defaults.
-    const { columns, files } = columnsOf(d, fields);
-    planned.push({ draft: d, collection, replaces, columns, files });
-  }
+  const planned = drafts.map((d) => planCollection(d, ctx, takenIds, merge, notes));
 
   // Rules, checked against every collection the database will hold (views' once their fields exist).
   const all = [...target.collections.filter((c) => c !== merge), ...planned.map((p) => p.collection)];
@@ -285,6 +206,97 @@ export async function planImport(pbCollections: readonly PbCollection[], generat
     notes.push({ what: cairnUsers.name, why: 'Cairn\'s default "users" (empty) gives way: the application has no "users"; its table stays', kind: 'changed' });
   }
   return { generation, collections: planned, notes, dropsUsers };
+}
+
+/** The collections carried (PocketBase's own and names Cairn cannot take are not), and what every relation target becomes. */
+function chooseCollections(pbCollections: readonly PbCollection[], notes: Note[]): { targets: Map<string, TargetInfo>; chosen: PbCollection[] } {
+  const targets = new Map<string, TargetInfo>();
+  const chosen: PbCollection[] = [];
+  for (const pb of pbCollections) {
+    let skipped: string | undefined;
+    if (pb.name.startsWith('_') && (pb.system || SYSTEM_COLLECTIONS[pb.name])) skipped = SYSTEM_COLLECTIONS[pb.name] ?? 'it is one of PocketBase’s own system collections';
+    else if (!isValidCollectionName(pb.name)) skipped = 'Cairn collection names hold only letters, digits and "_" (at most 63), and do not start with "_"';
+    targets.set(pb.id, { name: pb.name, type: pb.type, skipped });
+    if (skipped) {
+      if (!SYSTEM_COLLECTIONS[pb.name]) notes.push({ what: pb.name, why: `not carried: ${skipped}`, kind: 'not-carried' });
+      continue;
+    }
+    chosen.push(pb);
+  }
+  return { targets, chosen };
+}
+
+/**
+ * Cairn's default `users`, when PocketBase's auth `users` is merged into it (it holds no records);
+ * a 409 when the target already holds any other imported name (a collection or a table).
+ */
+async function usersToMerge(drafts: readonly CollectionDraft[], target: PlanTarget): Promise<Collection | undefined> {
+  const existing = new Map(target.collections.map((c) => [lower(c.name), c]));
+  const clashes: string[] = [];
+  let merge: Collection | undefined;
+  for (const d of drafts) {
+    const held = existing.get(lower(d.pb.name));
+    if (held && lower(d.pb.name) === 'users' && d.type === 'auth' && held.type === 'auth' && target.usersRecords === 0) {
+      merge = held;
+      continue;
+    }
+    if (held || (await target.relationExists(d.pb.name))) clashes.push(d.pb.name);
+  }
+  if (clashes.length === 0) return merge;
+  const usersHeld = clashes.some((n) => lower(n) === 'users');
+  throw conflict(
+    `The target database already holds ${clashes.length === 1 ? 'a collection' : 'collections'} named ${clashes.map((n) => `"${n}"`).join(', ')}: nothing was imported.` +
+      (usersHeld ? ' PocketBase\'s auth "users" is merged into Cairn\'s only while Cairn\'s holds no records (and a base "users" never is).' : '') +
+      ' Import into another database (--db NAME) or remove them first.',
+    { collections: { code: 'validation_collection_name_exists', message: clashes.join(', ') } },
+  );
+}
+
+/** One collection as it will be made: its id (a taken one replaced), fields checked, PocketBase's rules and dates. */
+function planCollection(d: CollectionDraft, ctx: NormalizeContext, takenIds: ReadonlySet<string>, merge: Collection | undefined, notes: Note[]): PlannedCollection {
+  const name = d.pb.name;
+  let id = d.pb.id;
+  if (takenIds.has(id) || !/^[A-Za-z0-9_]{1,100}$/.test(id)) {
+    id = randomId();
+    notes.push({ what: name, why: `collection id ${JSON.stringify(d.pb.id)} renamed "${id}": the target database already has a collection with that id (PocketBase's tokens for its records stop working)`, kind: 'renamed' });
+  }
+  const created = toDate(d.pb.created) as string;
+  const updated = toDate(d.pb.updated) as string;
+  if (d.type === 'view') {
+    const collection: Collection = {
+      id, name, type: 'view', system: false, fields: [], options: { ...d.options, query: d.query ?? '' },
+      listRule: d.pb.listRule, viewRule: d.pb.viewRule, createRule: null, updateRule: null, deleteRule: null,
+      indexes: [], created: created || new Date().toISOString(), updated: updated || new Date().toISOString(),
+    };
+    return { draft: d, collection, columns: [], files: [] };
+  }
+  const fields = d.fields.map((f) => checkedField(name, d.type as 'base' | 'auth', f, ctx, notes)).filter((f): f is FieldDraft => f !== undefined);
+  const normalized = normalizeWithOptions(name, d, fields, ctx, notes);
+  const collection: Collection = {
+    ...normalized,
+    id,
+    listRule: d.pb.listRule,
+    viewRule: d.pb.viewRule,
+    createRule: d.pb.createRule,
+    updateRule: d.pb.updateRule,
+    deleteRule: d.pb.deleteRule,
+    created: created || normalized.created,
+    updated: updated || normalized.updated,
+  };
+  const replaces = merge && lower(name) === 'users' ? merge : undefined;
+  if (replaces) {
+    // The application's users, as PocketBase had them: Cairn's empty default collection (and its
+    // `name`, `avatar`, `role`, whose columns stay, empty) gives way, so the app's own `role` is
+    // written as its rules allow and not as Cairn's administrators-only one.
+    notes.push({
+      what: name,
+      why: `replaces Cairn's default "users" (it held no records): PocketBase's fields, rules, options and flags are the collection's; Cairn's ${replaces.fields.map((f) => `"${f.name}"`).join(', ')} are not added`,
+      kind: 'changed',
+    });
+  }
+  // Cairn's kept fields are not copied: their columns keep their defaults.
+  const { columns, files } = columnsOf(d, fields);
+  return { draft: d, collection, replaces, columns, files };
 }
 
 /** A rule Cairn cannot read is not carried as written: it becomes null (administrators only), never wider. */
