@@ -203,6 +203,19 @@ async function run(deps: ImportDeps, options: ImportOptions, source: PocketBaseS
   }
 }
 
+/** Which sessions of the PocketBase app survive the move: those of auth collections (and administrators) whose token secret the file holds. */
+function sessionNotes(plan: ImportPlan, carried: readonly { tokenSecret: string }[], generation: ImportPlan['generation']): Note[] {
+  const notes: Note[] = [];
+  const signed = plan.collections.filter((p) => p.collection.type === 'auth' && (p.collection.options.authToken as { secret?: unknown } | undefined)?.secret);
+  const unsigned = plan.collections.filter((p) => p.collection.type === 'auth' && !signed.includes(p));
+  const signedAdmins = carried.filter((a) => a.tokenSecret !== '').length;
+  if (signed.length > 0 || signedAdmins > 0) notes.push({ what: 'tokens', why: `tokens PocketBase issued stay valid until they expire or the password changes (${[signed.map((p) => p.collection.name).join(', '), signedAdmins > 0 ? `${signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')})` });
+  if (unsigned.length > 0 || signedAdmins < carried.length) {
+    notes.push({ what: 'tokens', why: `PocketBase's file holds no token secret for ${[unsigned.map((p) => p.collection.name).join(', '), carried.length - signedAdmins > 0 ? `${carried.length - signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')}${generation === 'legacy' ? ' (before 0.23 they are in its settings)' : ''}: their PocketBase tokens are not accepted, they sign in again with the same passwords`, kind: 'not-carried' });
+  }
+  return notes;
+}
+
 async function importInto(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean): Promise<ImportReport> {
   const { registry } = deps;
   const db = await registry.get(options.database);
@@ -228,14 +241,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}`, kind: 'not-carried' });
   }
 
-  // Which sessions of the PocketBase app survive the move.
-  const signed = plan.collections.filter((p) => p.collection.type === 'auth' && (p.collection.options.authToken as { secret?: unknown } | undefined)?.secret);
-  const unsigned = plan.collections.filter((p) => p.collection.type === 'auth' && !signed.includes(p));
-  const signedAdmins = admins.carry.filter((a) => a.tokenSecret !== '').length;
-  if (signed.length > 0 || signedAdmins > 0) notes.push({ what: 'tokens', why: `tokens PocketBase issued stay valid until they expire or the password changes (${[signed.map((p) => p.collection.name).join(', '), signedAdmins > 0 ? `${signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')})` });
-  if (unsigned.length > 0 || signedAdmins < admins.carry.length) {
-    notes.push({ what: 'tokens', why: `PocketBase's file holds no token secret for ${[unsigned.map((p) => p.collection.name).join(', '), admins.carry.length - signedAdmins > 0 ? `${admins.carry.length - signedAdmins} administrator(s)` : ''].filter(Boolean).join('; ')}${source.generation === 'legacy' ? ' (before 0.23 they are in its settings)' : ''}: their PocketBase tokens are not accepted, they sign in again with the same passwords`, kind: 'not-carried' });
-  }
+  notes.push(...sessionNotes(plan, admins.carry, source.generation));
 
   const report: ImportReport = {
     source: source.dataFile,
