@@ -123,12 +123,72 @@ function count(raw: string | undefined): number {
   return Number(raw) < 0 ? Number.MAX_SAFE_INTEGER : Number(raw);
 }
 
+/** `migrate up`, and `migrate` alone: the pending pb_migrations (every database), then the pending YAML migrations. */
 async function up(kit: Kit): Promise<void> {
   const steps = await kit.pb.up();
   for (const step of steps) kit.out(stepLine('Applied', step));
   const { applied } = await kit.yaml.applyPending();
   for (const v of applied) kit.out(`Applied ${v}.`);
   if (steps.length === 0 && applied.length === 0) kit.out(kit.pb.files().length > 0 ? 'No new migrations to apply.' : 'No pending migrations.');
+}
+
+/** `migrate list`: the YAML migrations, then each pb_migrations file with where it is applied. */
+async function list(kit: Kit): Promise<void> {
+  const { items } = await kit.yaml.list();
+  const files = kit.pb.files();
+  if (items.length === 0 && files.length === 0) kit.out('No migrations.');
+  for (const item of items) kit.out(describe(item));
+  if (files.length === 0) return;
+  const histories = await kit.pb.history();
+  for (const f of files) {
+    const where = histories.filter((h) => h.rows.some((r) => r.file === f.file)).map((h) => h.db);
+    const status = where.length === histories.length ? 'applied' : where.length === 0 ? 'pending' : 'partly';
+    kit.out(`${f.file}  ${status.padEnd(7)}  pb_migrations${status === 'partly' ? `  (applied in ${where.join(', ')})` : ''}`);
+  }
+}
+
+/** `migrate status`: counts of the YAML migrations, and of the pb_migrations files per database. */
+async function status(kit: Kit): Promise<void> {
+  const s = await kit.yaml.status();
+  kit.out(`applied: ${s.appliedCount}`);
+  kit.out(`pending: ${s.pendingCount}`);
+  kit.out(`failed: ${s.failedCount}`);
+  kit.out(`last applied: ${s.lastAppliedVersion ?? 'none'}`);
+  const files = new Set(kit.pb.files().map((f) => f.file));
+  if (files.size === 0) return;
+  for (const { db, rows } of await kit.pb.history()) {
+    const applied = rows.filter((r) => files.has(r.file)).length;
+    kit.out(`pb_migrations (${db}): applied ${applied}, pending ${files.size - applied}`);
+  }
+}
+
+/** `migrate down`: reverts the `wanted` migrations applied last, of either kind, newest first. */
+async function down(kit: Kit, wanted: number): Promise<void> {
+  let done = 0;
+  for (; done < wanted; done++) {
+    const latest = await latestApplied(kit);
+    if (!latest) break;
+    if (latest.kind === 'pb') for (const step of await kit.pb.revert(latest.file)) kit.out(stepLine('Reverted', step));
+    else kit.out(`Rolled back ${(await kit.yaml.rollback(latest.version)).version}.`);
+  }
+  if (done === 0) kit.out(kit.pb.files().length > 0 ? 'No migrations to revert.' : 'No applied migrations.');
+}
+
+/** `migrate collections`: a pb_migrations file that imports the database's collections as they are. */
+async function snapshot(kit: Kit, name: string): Promise<void> {
+  const db = await kit.services.registry.get(name);
+  const set = await kit.services.collections.all(db);
+  const collections = [SUPERUSERS_COLLECTION, ...set.list]
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => (a.c.created < b.c.created ? -1 : a.c.created > b.c.created ? 1 : a.i - b.i))
+    .map(({ c }) => {
+      const json = collectionJson(c, { tokenTtl: kit.config.tokenTtl });
+      // ≥ 0.23's shape: v0.22's `schema` and `options` are the same values again.
+      delete json.schema;
+      delete json.options;
+      return json;
+    });
+  kit.out(`Successfully created file "${writeMigration(kit.config, migrationFileName('collections_snapshot'), snapshotMigration(collections))}"`);
 }
 
 export function registerMigrateCommands(program: Command, options: MigrateOptions = {}): void {
@@ -147,37 +207,9 @@ export function registerMigrateCommands(program: Command, options: MigrateOption
       .option('--database-url <url>', 'PostgreSQL URL (env CAIRN_DATABASE_URL)')
       .option('--migrationsDir <path>', "PocketBase's pb_migrations directory (env CAIRN_PB_MIGRATIONS_DIR, default ./pb_migrations)");
 
-  sub('list', 'list migrations with their status (YAML, then pb_migrations per database)').action((_opts: unknown, cmd: Command) =>
-    withKit(cmd, options, async (kit) => {
-      const { items } = await kit.yaml.list();
-      const files = kit.pb.files();
-      if (items.length === 0 && files.length === 0) kit.out('No migrations.');
-      for (const item of items) kit.out(describe(item));
-      if (files.length === 0) return;
-      const histories = await kit.pb.history();
-      for (const f of files) {
-        const where = histories.filter((h) => h.rows.some((r) => r.file === f.file)).map((h) => h.db);
-        const status = where.length === histories.length ? 'applied' : where.length === 0 ? 'pending' : 'partly';
-        kit.out(`${f.file}  ${status.padEnd(7)}  pb_migrations${status === 'partly' ? `  (applied in ${where.join(', ')})` : ''}`);
-      }
-    }),
-  );
+  sub('list', 'list migrations with their status (YAML, then pb_migrations per database)').action((_opts: unknown, cmd: Command) => withKit(cmd, options, list));
 
-  sub('status', 'counts of applied, pending and failed migrations').action((_opts: unknown, cmd: Command) =>
-    withKit(cmd, options, async (kit) => {
-      const s = await kit.yaml.status();
-      kit.out(`applied: ${s.appliedCount}`);
-      kit.out(`pending: ${s.pendingCount}`);
-      kit.out(`failed: ${s.failedCount}`);
-      kit.out(`last applied: ${s.lastAppliedVersion ?? 'none'}`);
-      const files = new Set(kit.pb.files().map((f) => f.file));
-      if (files.size === 0) return;
-      for (const { db, rows } of await kit.pb.history()) {
-        const applied = rows.filter((r) => files.has(r.file)).length;
-        kit.out(`pb_migrations (${db}): applied ${applied}, pending ${files.size - applied}`);
-      }
-    }),
-  );
+  sub('status', 'counts of applied, pending and failed migrations').action((_opts: unknown, cmd: Command) => withKit(cmd, options, status));
 
   sub('generate <name>', 'save the schema changes since the last applied YAML migration as a pending migration')
     .option('--description <text>', 'description written into the file')
@@ -193,19 +225,8 @@ export function registerMigrateCommands(program: Command, options: MigrateOption
     withKit(cmd, options, up),
   );
 
-  sub('down [n]', 'revert the N (default 1; negative: all) migrations applied last, of either kind, newest first').action(
-    (n: string | undefined, _opts: unknown, cmd: Command) =>
-      withKit(cmd, options, async (kit) => {
-        const wanted = count(n);
-        let done = 0;
-        for (; done < wanted; done++) {
-          const latest = await latestApplied(kit);
-          if (!latest) break;
-          if (latest.kind === 'pb') for (const step of await kit.pb.revert(latest.file)) kit.out(stepLine('Reverted', step));
-          else kit.out(`Rolled back ${(await kit.yaml.rollback(latest.version)).version}.`);
-        }
-        if (done === 0) kit.out(kit.pb.files().length > 0 ? 'No migrations to revert.' : 'No applied migrations.');
-      }),
+  sub('down [n]', 'revert the N (default 1; negative: all) migrations applied last, of either kind, newest first').action((n: string | undefined, _opts: unknown, cmd: Command) =>
+    withKit(cmd, options, (kit) => down(kit, count(n))),
   );
 
   sub('apply <version>', 'apply one YAML migration').action((version: string, _opts: unknown, cmd: Command) =>
@@ -230,23 +251,7 @@ export function registerMigrateCommands(program: Command, options: MigrateOption
 
   sub('collections', "write a pb_migrations file with a snapshot of a database's collections")
     .option('--db <name>', 'the database (default main)')
-    .action((_opts: unknown, cmd: Command) =>
-      withKit(cmd, options, async (kit) => {
-        const db = await kit.services.registry.get(cmd.opts<{ db?: string }>().db ?? DEFAULT_DATABASE);
-        const set = await kit.services.collections.all(db);
-        const list = [SUPERUSERS_COLLECTION, ...set.list]
-          .map((c, i) => ({ c, i }))
-          .sort((a, b) => (a.c.created < b.c.created ? -1 : a.c.created > b.c.created ? 1 : a.i - b.i))
-          .map(({ c }) => {
-            const json = collectionJson(c, { tokenTtl: kit.config.tokenTtl });
-            // ≥ 0.23's shape: v0.22's `schema` and `options` are the same values again.
-            delete json.schema;
-            delete json.options;
-            return json;
-          });
-        kit.out(`Successfully created file "${writeMigration(kit.config, migrationFileName('collections_snapshot'), snapshotMigration(list))}"`);
-      }),
-    );
+    .action((_opts: unknown, cmd: Command) => withKit(cmd, options, (kit) => snapshot(kit, cmd.opts<{ db?: string }>().db ?? DEFAULT_DATABASE)));
 
   sub('history-sync', "drop the history (each database's _migrations) of pb_migrations files that are gone").action((_opts: unknown, cmd: Command) =>
     withKit(cmd, options, async (kit) => {
