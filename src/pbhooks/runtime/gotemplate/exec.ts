@@ -3,6 +3,7 @@ import { FUNCS } from './funcs.ts';
 import type { Expr, Node, TemplateSet } from './parse.ts';
 import { BREAK, CONTINUE, esc, goString, isTrue, member, Safe, TemplateError } from './values.ts';
 
+/** The variables in scope, innermost last: `$` in the first. */
 type Scope = { vars: Map<string, any>[] };
 function lookupVar(scope: Scope, name: string): any {
   for (let i = scope.vars.length - 1; i >= 0; i--) if (scope.vars[i].has(name)) return scope.vars[i].get(name);
@@ -23,6 +24,7 @@ function walk(v: any, path: string[], args: any[] | null): any {
   for (let i = 0; i < path.length; i++) v = member(v, path[i], i === path.length - 1 ? args : null);
   return v;
 }
+/** An expression's value; `args` (and the previous command's value, `piped`) go to the method or function it names. */
 function evalExpr(e: Expr, dot: any, scope: Scope, args: any[] | null = null, piped?: { v: any }): any {
   switch (e.t) {
     case 'lit':
@@ -55,6 +57,7 @@ function evalExpr(e: Expr, dot: any, scope: Scope, args: any[] | null = null, pi
     }
   }
 }
+/** Writes `nodes` run with `dot` to `out`; `depth` counts nested `{{template}}` calls (at most 100). */
 function exec(nodes: Node[], dot: any, scope: Scope, defs: Map<string, Node[]>, out: string[], depth: number): void {
   for (const node of nodes) {
     switch (node.n) {

@@ -2,6 +2,7 @@
 import { TemplateError } from './values.ts';
 
 export type Tok = { kind: 'text'; text: string } | { kind: 'action'; src: string; line: number };
+/** A source as text and actions: `{{-` and `-}}` trim the spaces beside them, comments (`{{/* … *\/}}`) are dropped. */
 export function lex(src: string, name: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
@@ -46,7 +47,7 @@ export function lex(src: string, name: string): Tok[] {
   return out;
 }
 
-
+/** An action's words: string literals whole, `(`, `)`, `|`, `,` and `:=` apart, the rest split at spaces. */
 export function words(src: string): string[] {
   const out: string[] = [];
   let i = 0;

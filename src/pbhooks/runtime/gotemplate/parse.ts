@@ -2,12 +2,15 @@
 import { lex, type Tok, words } from './lex.ts';
 import { TemplateError } from './values.ts';
 
+/** An operand or a pipeline of commands (each command a callee and its arguments). */
 export type Expr =
   | { t: 'field'; base: Expr | null; path: string[] } // base null: the dot
   | { t: 'var'; name: string; path: string[] }
   | { t: 'lit'; v: any }
   | { t: 'ident'; name: string }
   | { t: 'pipe'; cmds: Expr[][] }; // each command: [callee, ...args]
+
+/** Words up to `closing` (or their end) as a pipeline; `pos` moves past what was read. */
 function parsePipeline(ws: string[], pos = { i: 0 }, closing?: string): Expr {
   const cmds: Expr[][] = [];
   let cmd: Expr[] = [];
@@ -39,6 +42,7 @@ function parsePipeline(ws: string[], pos = { i: 0 }, closing?: string): Expr {
   if (cmds.some((c) => c.length === 0)) throw new TemplateError('template: missing command in pipeline');
   return { t: 'pipe', cmds };
 }
+/** One word as an operand: `.field`, `$var.field`, a literal (Go's quotes, numbers, booleans, nil) or a function's name. */
 function term(w: string): Expr {
   if (w === '.') return { t: 'field', base: null, path: [] };
   if (w.startsWith('.')) return { t: 'field', base: null, path: w.slice(1).split('.') };
@@ -57,6 +61,7 @@ function term(w: string): Expr {
 }
 
 
+/** A template's tree: text, an action's output (or assignment), the control structures. */
 export type Node =
   | { n: 'text'; text: string }
   | { n: 'out'; pipe: Expr; decl?: { names: string[]; assign: boolean } }

@@ -1,5 +1,6 @@
 /** Go's values as html/template prints, compares and tests them, over JavaScript's. */
 
+/** Text that is printed as it is (what `raw` and `html` return): every other value is escaped. */
 export class Safe {
   constructor(readonly s: string) {}
   toString() {
@@ -7,11 +8,14 @@ export class Safe {
   }
 }
 export class TemplateError extends Error {}
+/** Thrown by `{{break}}` and `{{continue}}`, caught by the range they are in. */
 export const BREAK = { brk: true };
 export const CONTINUE = { cont: true };
 
+/** HTML-escapes as Go's `template.HTMLEscapeString` does. */
 export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;').replace(/\0/g, '\uFFFD');
 
+/** Go's truth of a value: its zero value, and empty lists, maps and strings, are false. */
 export const isTrue = (v: any): boolean => {
   if (v === null || v === undefined || v === false || v === 0 || v === '') return false;
   if (Array.isArray(v)) return v.length > 0;
@@ -20,6 +24,7 @@ export const isTrue = (v: any): boolean => {
   if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.keys(v).length > 0;
   return true;
 };
+/** A value printed as Go's `fmt` prints it (`[a b]`, `map[k:v]`, nothing for nil). */
 export const goString = (v: any): string => {
   if (v === null || v === undefined) return '';
   if (v instanceof Safe) return v.s;
@@ -48,4 +53,5 @@ export const member = (v: any, key: string, args: any[] | null): any => {
   if (typeof got === 'function') return got.apply(holder, args ?? []);
   return got;
 };
+/** `eq`'s comparison: a `Safe` compares as its text. */
 export const cmp = (a: any, b: any) => (a instanceof Safe ? a.s : a) === (b instanceof Safe ? b.s : b) || (typeof a === 'number' && typeof b === 'number' && a === b);
