@@ -97,6 +97,20 @@ export interface PathStart {
   key: string;
 }
 
+/** Where `resolvePath` is along a path: the joins so far, the collection reached (`collection`) and its alias (`ref`). */
+interface PathWalk extends PathStart {
+  path: string;
+  segments: string[];
+  modifier: string | undefined;
+  position: number;
+  /** Relation hops taken. */
+  depth: number;
+}
+
+function unknownField(walk: PathWalk, i: number): FilterError {
+  return new FilterError(`unknown field ${JSON.stringify(walk.segments.slice(0, i + 1).join('.'))}`, walk.position);
+}
+
 /**
  * Resolves field names and relation paths of a collection for the filter compiler, as PocketBase
  * does. Paths through single relations are scalar subqueries. Paths through multiple relations,
@@ -155,94 +169,109 @@ export class RecordFieldResolver implements Resolver {
     }
     const segments = base.split('.');
     if (segments.some((s) => s === '')) throw new FilterError(`invalid field path ${JSON.stringify(path)}`, position);
-
-    const { dialect, lookup, allowHidden } = this.options;
-    const hops: Hop[] = [...start.hops];
-    let current = start.collection;
-    let ref = start.ref;
-    let key = start.key;
-    let depth = 0;
-    const hop = () => {
-      if (++depth > MAX_RELATION_DEPTH) throw new FilterError(`relation path deeper than ${MAX_RELATION_DEPTH}`, position);
-    };
-
+    const walk: PathWalk = { path, segments, modifier, position, hops: [...start.hops], collection: start.collection, ref: start.ref, key: start.key, depth: 0 };
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i];
       const last = i === segments.length - 1;
-      const column = columnOf(current, segment, allowHidden);
-      key = `${key}.${segment}`;
-
+      const column = columnOf(walk.collection, segment, this.options.allowHidden);
+      walk.key = `${walk.key}.${segment}`;
       if (!column) {
-        const back = BACK_RELATION.exec(segment);
-        const source = back ? lookup(back[1]) : undefined;
-        const via = source ? source.fields.find((f) => f.name === back![2] && f.type === 'relation') : undefined;
-        if (!back || !source || !via || relationTarget(via).toLowerCase() !== current.name.toLowerCase() || last) {
-          throw new FilterError(`unknown field ${JSON.stringify(segments.slice(0, i + 1).join('.'))}`, position);
-        }
-        hop();
-        // `comments_via_post`: the records of `comments` whose `post` points at the current row.
-        const r = this.aliasFor(key, 'r');
-        const on = typeOf(via).multiple(via)
-          ? sql`EXISTS (SELECT 1 FROM ${raw(dialect.jsonEach(`${r}.${quoteIdent(via.name)}`, `${r}_v`))} WHERE ${raw(r)}_v.value = ${ref}.id)`
-          : sql`${raw(r)}.${ident(via.name)} = ${ref}.id`;
-        hops.push({ key, from: sql`${ident(source.name)} ${raw(r)}`, on: this.visibleOnly(on, source, r), many: true });
-        current = source;
-        ref = sql`${raw(r)}`;
+        if (last) throw unknownField(walk, i);
+        this.backRelationHop(walk, i);
         continue;
       }
-
       const columnRef = column.masked
-        ? sql`(CASE WHEN ${ref}."emailVisibility" = TRUE THEN ${ref}."email" END)`
-        : sql`${ref}.${ident(segment)}`;
-      if (column.field?.type === 'json' && !last) {
-        // The remaining segments are a path inside the JSON value.
-        const keys = segments.slice(i + 1);
-        if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(path)}`, position);
-        if (modifier === 'length' || modifier === 'each') throw new FilterError(`":${modifier}" cannot follow a JSON path in ${JSON.stringify(path)}`, position);
-        return { ...this.operand(hops, dialect.jsonPath(columnRef, keys), 'json', modifier), nullable: true };
-      }
-
-      if (last) {
-        if (modifier === 'length') {
-          if (!column.multiple) throw new FilterError(`":length" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-          return this.operand(hops, sql`${raw(dialect.jsonArrayLength(columnRef.text))}`, 'number', undefined);
-        }
-        if (column.multiple) {
-          const each = modifier === 'each';
-          const jkey = each ? `${key}:each` : `${key}[]`;
-          const j = this.aliasFor(jkey, 'j');
-          hops.push({ key: jkey, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
-          return this.operand(hops, sql`${raw(j)}.value`, column.valueType, each ? undefined : modifier, each);
-        }
-        if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field, ${JSON.stringify(segment)} is not`, position);
-        const op = this.operand(hops, columnRef, column.valueType, modifier);
-        return column.field?.type === 'json' || column.masked ? { ...op, nullable: true } : op;
-      }
-
-      if (column.field?.type !== 'relation') {
-        throw new FilterError(`${JSON.stringify(segment)} is not a relation field, so ${JSON.stringify(path)} cannot be followed`, position);
-      }
-      hop();
-      const target = lookup(relationTarget(column.field));
-      if (!target) throw new FilterError(`the collection related by ${JSON.stringify(segment)} no longer exists`, position);
-      // `author.id` is the value of `author` itself (PocketBase reads it so too): the column, which an
-      // index serves, instead of a hop into the related table. Not where the caller may see only
-      // some related records: there the hop is what hides the others.
-      if (!column.multiple && i === segments.length - 2 && segments[i + 1] === 'id' && modifier === undefined && !this.options.related?.(target, sql`${raw('_t')}`)) {
-        return this.operand(hops, columnRef, 'text', undefined);
-      }
-      const r = this.aliasFor(key, 'r');
-      if (column.multiple) {
-        const j = this.aliasFor(`${key}[]`, 'j');
-        hops.push({ key: `${key}[]`, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
-        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${raw(j)}.value`, target, r), many: true });
-      } else {
-        hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${columnRef}`, target, r), many: false });
-      }
-      current = target;
-      ref = sql`${raw(r)}`;
+        ? sql`(CASE WHEN ${walk.ref}."emailVisibility" = TRUE THEN ${walk.ref}."email" END)`
+        : sql`${walk.ref}.${ident(segment)}`;
+      if (column.field?.type === 'json' && !last) return this.jsonPathOperand(walk, i, columnRef);
+      if (last) return this.lastSegmentOperand(walk, column, columnRef);
+      const shortcut = this.relationHop(walk, i, column, columnRef);
+      if (shortcut) return shortcut;
     }
     throw new FilterError(`invalid field path ${JSON.stringify(path)}`, position);
+  }
+
+  /** One more relation hop, past `MAX_RELATION_DEPTH` refused. */
+  private deeper(walk: PathWalk): void {
+    if (++walk.depth > MAX_RELATION_DEPTH) throw new FilterError(`relation path deeper than ${MAX_RELATION_DEPTH}`, walk.position);
+  }
+
+  /** `comments_via_post`: the records of `comments` whose `post` points at the current row. */
+  private backRelationHop(walk: PathWalk, i: number): void {
+    const { dialect, lookup } = this.options;
+    const back = BACK_RELATION.exec(walk.segments[i]);
+    const source = back ? lookup(back[1]) : undefined;
+    const via = source ? source.fields.find((f) => f.name === back![2] && f.type === 'relation') : undefined;
+    if (!back || !source || !via || relationTarget(via).toLowerCase() !== walk.collection.name.toLowerCase()) throw unknownField(walk, i);
+    this.deeper(walk);
+    const r = this.aliasFor(walk.key, 'r');
+    const on = typeOf(via).multiple(via)
+      ? sql`EXISTS (SELECT 1 FROM ${raw(dialect.jsonEach(`${r}.${quoteIdent(via.name)}`, `${r}_v`))} WHERE ${raw(r)}_v.value = ${walk.ref}.id)`
+      : sql`${raw(r)}.${ident(via.name)} = ${walk.ref}.id`;
+    walk.hops.push({ key: walk.key, from: sql`${ident(source.name)} ${raw(r)}`, on: this.visibleOnly(on, source, r), many: true });
+    walk.collection = source;
+    walk.ref = sql`${raw(r)}`;
+  }
+
+  /** The segments after a JSON field's are a path inside its value. */
+  private jsonPathOperand(walk: PathWalk, i: number, columnRef: Sql): ResolvedOperand {
+    const keys = walk.segments.slice(i + 1);
+    if (keys.some((k) => !JSON_KEY.test(k))) throw new FilterError(`invalid JSON path in ${JSON.stringify(walk.path)}`, walk.position);
+    if (walk.modifier === 'length' || walk.modifier === 'each') throw new FilterError(`":${walk.modifier}" cannot follow a JSON path in ${JSON.stringify(walk.path)}`, walk.position);
+    return { ...this.operand(walk.hops, this.options.dialect.jsonPath(columnRef, keys), 'json', walk.modifier), nullable: true };
+  }
+
+  /** The path's field: its value, its length (`:length`) or, for a multiple one, each of its values (a join). */
+  private lastSegmentOperand(walk: PathWalk, column: Column, columnRef: Sql): ResolvedOperand {
+    const { dialect } = this.options;
+    const { modifier, hops, key } = walk;
+    const segment = walk.segments[walk.segments.length - 1];
+    if (modifier === 'length') {
+      if (!column.multiple) throw new FilterError(`":length" needs a multiple-value field, ${JSON.stringify(segment)} is not`, walk.position);
+      return this.operand(hops, sql`${raw(dialect.jsonArrayLength(columnRef.text))}`, 'number', undefined);
+    }
+    if (column.multiple) {
+      const each = modifier === 'each';
+      const jkey = each ? `${key}:each` : `${key}[]`;
+      const j = this.aliasFor(jkey, 'j');
+      hops.push({ key: jkey, from: sql`${raw(dialect.jsonEach(columnRef.text, j))}`, many: true });
+      return this.operand(hops, sql`${raw(j)}.value`, column.valueType, each ? undefined : modifier, each);
+    }
+    if (modifier === 'each') throw new FilterError(`":each" needs a multiple-value field, ${JSON.stringify(segment)} is not`, walk.position);
+    const op = this.operand(hops, columnRef, column.valueType, modifier);
+    return column.field?.type === 'json' || column.masked ? { ...op, nullable: true } : op;
+  }
+
+  /**
+   * A hop through the relation field of segment `i` into its collection; the operand itself when the
+   * path ends in the related record's `id`, which is the relation's own value.
+   */
+  private relationHop(walk: PathWalk, i: number, column: Column, columnRef: Sql): ResolvedOperand | undefined {
+    const { segments, key } = walk;
+    const segment = segments[i];
+    if (column.field?.type !== 'relation') {
+      throw new FilterError(`${JSON.stringify(segment)} is not a relation field, so ${JSON.stringify(walk.path)} cannot be followed`, walk.position);
+    }
+    this.deeper(walk);
+    const target = this.options.lookup(relationTarget(column.field));
+    if (!target) throw new FilterError(`the collection related by ${JSON.stringify(segment)} no longer exists`, walk.position);
+    // `author.id` is the value of `author` itself (PocketBase reads it so too): the column, which an
+    // index serves, instead of a hop into the related table. Not where the caller may see only
+    // some related records: there the hop is what hides the others.
+    if (!column.multiple && i === segments.length - 2 && segments[i + 1] === 'id' && walk.modifier === undefined && !this.options.related?.(target, sql`${raw('_t')}`)) {
+      return this.operand(walk.hops, columnRef, 'text', undefined);
+    }
+    const r = this.aliasFor(key, 'r');
+    if (column.multiple) {
+      const j = this.aliasFor(`${key}[]`, 'j');
+      walk.hops.push({ key: `${key}[]`, from: sql`${raw(this.options.dialect.jsonEach(columnRef.text, j))}`, many: true });
+      walk.hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${raw(j)}.value`, target, r), many: true });
+    } else {
+      walk.hops.push({ key, from: sql`${ident(target.name)} ${raw(r)}`, on: this.visibleOnly(sql`${raw(r)}.id = ${columnRef}`, target, r), many: false });
+    }
+    walk.collection = target;
+    walk.ref = sql`${raw(r)}`;
+    return undefined;
   }
 
   /** The join condition of a hop into `collection` (aliased `alias`), narrowed to rows that count. */
