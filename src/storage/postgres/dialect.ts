@@ -89,8 +89,13 @@ function uniqueColumns(detail: string | undefined): string[] {
 /** pg_trgm's operator classes: an index of either serves `~` (ILIKE) on the column. */
 const TRIGRAM_CLASSES = new Set(['gin_trgm_ops', 'gist_trgm_ops']);
 
-const extensionSchema = async (db: Queryable, name: string) =>
-  (await db.get<{ nspname: string }>('SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ?', [name]))?.nspname;
+/** The advisory lock of the start's set-up (the driver's), taken by whatever creates an extension. */
+export const SETUP_LOCK = 'cairn.setup';
+
+/** The schema an extension was created in (the driver's start asks it of citext, an index of pg_trgm). */
+export const EXTENSION_SCHEMA_SQL = 'SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ?';
+
+const extensionSchema = async (db: Queryable, name: string) => (await db.get<{ nspname: string }>(EXTENSION_SCHEMA_SQL, [name]))?.nspname;
 
 /**
  * The schema of the pg_trgm extension, created (beside citext, which every schema's search_path
@@ -101,7 +106,7 @@ const extensionSchema = async (db: Queryable, name: string) =>
 async function trigramSchema(db: Queryable): Promise<string> {
   const found = await extensionSchema(db, 'pg_trgm');
   if (found) return found;
-  await db.get("SELECT pg_advisory_xact_lock(hashtext('cairn.setup'))");
+  await db.get('SELECT pg_advisory_xact_lock(hashtext(?))', [SETUP_LOCK]);
   const schema = (await extensionSchema(db, 'pg_trgm')) ?? (await extensionSchema(db, 'citext')) ?? 'public';
   await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA ${quoteIdent(schema)}`);
   return schema;

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import type { Sql } from '../sql.ts';
 import type { Database, Dialect, Row, RunResult, StatementResult, Transaction } from '../types.ts';
-import { helperFunctionsSql, postgresDialect } from './dialect.ts';
+import { EXTENSION_SCHEMA_SQL, helperFunctionsSql, postgresDialect, SETUP_LOCK } from './dialect.ts';
 import { toPostgres } from './placeholders.ts';
 import { SharedReads } from './shared-reads.ts';
 import { inOneWrite, isConnectionError, KEEP_ALIVE, query } from './statements.ts';
@@ -161,17 +161,15 @@ export class PgServer {
     const client = await this.pool.connect();
     try {
       // Several processes may start at once: the first does the set-up, the others wait for it.
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', ['cairn.setup']);
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [SETUP_LOCK]);
       try {
         await client.query('CREATE EXTENSION IF NOT EXISTS citext');
-        const ext = await client.query<{ nspname: string }>(
-          "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'citext'",
-        );
+        const ext = await client.query<{ nspname: string }>(toPostgres(EXTENSION_SCHEMA_SQL, true), ['citext']);
         this.extensionSchema = ext.rows[0]?.nspname ?? 'public';
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${SYSTEM_SCHEMA}`);
         await client.query(helperFunctionsSql(this.extensionSchema));
       } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', ['cairn.setup']);
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [SETUP_LOCK]);
       }
     } finally {
       client.release();
