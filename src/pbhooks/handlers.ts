@@ -9,10 +9,8 @@ import { RawAnswer } from '../records/deps.ts';
 import type { PbKind } from './catalogue.ts';
 import { pbRoutePath } from './catalogue.ts';
 import type { MainRuntime } from './main-runtime.ts';
-import type { PbPool } from './pool.ts';
+import type { PbLog, PbPool } from './pool.ts';
 import { applyLeaving, asPbError, type EventLike, opsFor, requestPayload, syncOpsFor } from './ops.ts';
-
-export type PbLog = (level: string, msg: string, data: Record<string, unknown>) => void;
 
 /** What every handler of one `pb_hooks` folder shares. */
 export interface PbHandlerContext {
@@ -53,19 +51,18 @@ export function writeHandler(ctx: PbHandlerContext, { index, source }: PbHandler
       const r = e.record;
       for (const [k, v] of Object.entries(changes)) r[k] = v;
     };
-    const ops = opsFor(ctx.slot, e.app, e.db, {
-      next: async (changes: Record<string, unknown>) => {
-        apply(changes);
-        reachedNext = true;
-        await e.next();
-        return e.record;
-      },
-    });
+    // The calls back from a worker: its e.next() runs the rest of the chain here.
+    const next = async (changes: Record<string, unknown>) => {
+      apply(changes);
+      reachedNext = true;
+      await e.next();
+      return e.record;
+    };
     type Result = { nextCalled: boolean; changes: Record<string, unknown>; deferredNext?: boolean };
     // A straight-line handler is tried on this thread first (main-runtime.ts): no thread crossing.
     let result: Result | undefined = ctx.main?.tryRun(index, payload, syncOpsFor(e.app, e.db));
     try {
-      result ??= (await ctx.pool.run(index, payload, ops)) as Result;
+      result ??= (await ctx.pool.run(index, payload, opsFor(ctx.slot, e.app, e.db, { next }))) as Result;
     } catch (err) {
       throw asPbError(err, source, ctx.log);
     }

@@ -17,7 +17,7 @@ import { HookLoadError } from '../hooks/load-error.ts';
 import { BOOTSTRAP, CRON_MACROS, EVENTS, pbRoutePath } from './catalogue.ts';
 import { otherEventHandler, type PbHandlerContext, routeHandler, writeHandler } from './handlers.ts';
 import { MainRuntime } from './main-runtime.ts';
-import { PbPool, type PbRegistration } from './pool.ts';
+import { type PbLog, PbPool, type PbRegistration } from './pool.ts';
 import { opsFor } from './ops.ts';
 
 export type { PbRegistration } from './pool.ts';
@@ -49,7 +49,7 @@ export interface PbLoaded {
 export async function loadPbHooks(dir: string | undefined, set: HookSet, slot: ServiceSlot, timeoutMs: number, extraFiles: string[] = []): Promise<PbLoaded | undefined> {
   const files = [...new Set([...pbHookFiles(dir), ...extraFiles])];
   if (files.length === 0) return undefined;
-  const log = (level: string, msg: string, data: Record<string, unknown>) => {
+  const log: PbLog = (level, msg, data) => {
     const l = slot.current?.log ?? slot.log;
     (l as any)?.[level in { debug: 1, info: 1, warn: 1, error: 1 } ? level : 'info']?.(data ?? {}, msg);
   };

@@ -10,14 +10,12 @@
  * `e.next()` is deferred (runtime/realm.ts) so no write has started. The handler then runs in a worker
  * from the start, as it would have without this. Log lines of a try are kept until it succeeds.
  */
-import type { PbRegistration } from './pool.ts';
+import type { PbLog, PbRegistration } from './pool.ts';
 import { createPbRuntime, runForHost, type PbRuntime } from './runtime/index.ts';
 import { isStraightLine } from './straight.ts';
 
 /** Answers an `$app` call synchronously, `{ value }`, or undefined where it cannot (the try is given up). */
 export type SyncOps = (op: string, args: any[]) => { value: unknown } | undefined;
-
-type Log = (level: string, msg: string, data: Record<string, unknown>) => void;
 
 /** Why a try run stops: an `$app` call that needs a worker. */
 class GiveUp extends Error {}
@@ -38,7 +36,7 @@ export class MainRuntime {
   private constructor(
     files: string[],
     dir: string,
-    private readonly log: Log,
+    private readonly log: PbLog,
   ) {
     this.runtime = createPbRuntime({
       bridge: {
@@ -57,7 +55,7 @@ export class MainRuntime {
    * The runtime on the main thread for files a worker loaded as `workerRegs`; undefined when no
    * handler could run here, or the files do not load here the same (they register by what they read).
    */
-  static load(files: string[], dir: string, workerRegs: PbRegistration[], log: Log): MainRuntime | undefined {
+  static load(files: string[], dir: string, workerRegs: PbRegistration[], log: PbLog): MainRuntime | undefined {
     let runtime: MainRuntime;
     try {
       runtime = new MainRuntime(files, dir, log);

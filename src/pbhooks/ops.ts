@@ -13,7 +13,7 @@ import { systemContext } from '../context.ts';
 import type { StagedFile } from '../files/staged.ts';
 import { mailOfMessage } from '../hooks/events.ts';
 import type { SyncOps } from './main-runtime.ts';
-import type { Ops } from './pool.ts';
+import type { Ops, PbLog } from './pool.ts';
 export interface EventLike {
   app: HookApp;
   db: string;
@@ -231,7 +231,7 @@ export async function httpSend(config: { url: string; method: string; body: stri
 }
 
 /** Plain errors of a handler as PocketBase answers them: 400, the detail in the log only. */
-export function asPbError(err: unknown, file: string, log: (level: string, msg: string, data: Record<string, unknown>) => void): unknown {
+export function asPbError(err: unknown, file: string, log: PbLog): unknown {
   if (err instanceof ApiError) return err;
   log('error', 'pb_hooks handler failed', { hook: file, err: err instanceof Error ? err.message : String(err) });
   return new ApiError(400, 'Something went wrong while processing your request.');

@@ -17,6 +17,9 @@ export type PbRegistration = Omit<Reg, 'source'>;
 
 export type Ops = (op: string, args: any[]) => Promise<unknown>;
 
+/** Where pb_hooks' log lines go (the server's logger, by level). */
+export type PbLog = (level: string, msg: string, data: Record<string, unknown>) => void;
+
 export interface Job {
   resolve(result: any): void;
   reject(err: unknown): void;
@@ -38,7 +41,7 @@ export class PbWorker {
   constructor(
     files: string[],
     dir: string,
-    private readonly log: (level: string, msg: string, data: Record<string, unknown>) => void,
+    private readonly log: PbLog,
     private readonly onExit: (w: PbWorker) => void,
   ) {
     const { port1, port2 } = new MessageChannel();
@@ -147,7 +150,7 @@ export class PbPool {
     readonly files: string[],
     readonly dir: string,
     private readonly timeoutMs: number,
-    private readonly log: (level: string, msg: string, data: Record<string, unknown>) => void,
+    private readonly log: PbLog,
     private readonly keep = Math.max(2, availableParallelism()),
   ) {}
 

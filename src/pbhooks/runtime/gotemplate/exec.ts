@@ -1,7 +1,11 @@
 /** A parsed template set run with its data. */
 import { FUNCS } from './funcs.ts';
 import type { Expr, Node, TemplateSet } from './parse.ts';
-import { BREAK, CONTINUE, esc, goString, isTrue, member, Safe, TemplateError } from './values.ts';
+import { esc, goString, isTrue, member, Safe, TemplateError } from './values.ts';
+
+/** Thrown by `{{break}}` and `{{continue}}`, caught by the range they are in. */
+const BREAK = { brk: true };
+const CONTINUE = { cont: true };
 
 /** The variables in scope, innermost last: `$` in the first. */
 type Scope = { vars: Map<string, any>[] };

@@ -8,9 +8,6 @@ export class Safe {
   }
 }
 export class TemplateError extends Error {}
-/** Thrown by `{{break}}` and `{{continue}}`, caught by the range they are in. */
-export const BREAK = { brk: true };
-export const CONTINUE = { cont: true };
 
 /** HTML-escapes as Go's `template.HTMLEscapeString` does. */
 export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;').replace(/\0/g, '\uFFFD');
