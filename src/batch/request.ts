@@ -2,6 +2,7 @@ import { badRequest } from '../errors.ts';
 import type { StagedFile } from '../files/staged.ts';
 import { isUnsafeKey } from '../files/uploads.ts';
 import { batchFailed, invalidBatch } from './failure.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 export type BatchAction = 'create' | 'update' | 'delete' | 'upsert';
 
@@ -36,10 +37,6 @@ const MAX_URL = 8192;
 /** Headers that stay the batch request's own: the caller and the database are the batch's. */
 const BATCH_HEADERS = new Set(['authorization', 'x-dbname']);
 const ALLOWED = 'only record writes are allowed in a batch: POST and PUT (upsert) on /api/collections/:collection/records, PATCH and DELETE on /api/collections/:collection/records/:id';
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function invalid(field: string, message: string): never {
   throw badRequest(message, { [field]: { code: 'validation_invalid_value', message } });

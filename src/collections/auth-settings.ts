@@ -1,5 +1,6 @@
 import type { FieldError } from '../errors.ts';
 import type { Collection } from './model.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * The settings of an auth collection in PocketBase ≥ 0.23's terms. They are kept in the collection's
@@ -133,10 +134,6 @@ const LIMITS = {
   // PocketBase's own ceiling (about three years).
   tokenDuration: [10, 94670856],
 } as const;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const cache = new WeakMap<Collection, AuthSettings>();
 

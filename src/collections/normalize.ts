@@ -11,6 +11,7 @@ import { collectionInput, isEchoedSystemField, systemFieldType } from './pocketb
 import { SUPERUSERS_ID } from './superusers.ts';
 import { isCairnIndexName, parseIndex, withIndexTable } from './table-sync.ts';
 import { viewQuery } from '../migrations/views.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 const COLLECTION_TYPES: readonly CollectionType[] = ['base', 'auth', 'view'];
 const FIELD_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -44,10 +45,6 @@ const err = (code: string, message: string): FieldError => ({ code, message });
 
 /** PocketBase's collection ids: word characters, at most 100. */
 const COLLECTION_ID = /^\w{1,100}$/;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** `options` arrives as an object or, in the spec's form, as a JSON-encoded string. */
 function parseOptions(raw: unknown, errors: Errors): Record<string, unknown> | undefined {

@@ -3,6 +3,7 @@ import { sameJson } from '../lib/canonical-json.ts';
 import { AUTH_SETTING_KEYS, authSettingsOf, publicAuthSettings } from './auth-settings.ts';
 import { blankCollection, type Collection, type FieldDef } from './model.ts';
 import { fieldJson022, fieldJson023, pocketBaseFields, PRIVATE_OPTION_KEYS } from './pocketbase-fields.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * The one place where PocketBase's two collection shapes meet (API contract §4 and §17):
@@ -63,10 +64,6 @@ const AUTH_SYSTEM_FIELD_TYPES: Readonly<Record<string, string>> = {
 export function systemFieldType(name: string, type: string): string | undefined {
   const table = type === 'auth' ? AUTH_SYSTEM_FIELD_TYPES : type === 'base' ? BASE_SYSTEM_FIELD_TYPES : undefined;
   return table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -12,6 +12,7 @@ import { detectFileType, SNIFF_BYTES } from './content-type.ts';
 import { fileOptions } from './field.ts';
 import { storedName } from './names.ts';
 import { StagedFile } from './staged.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /** A part of a `multipart/form-data` body, as the HTTP layer hands it over (no framework types). */
 export type UploadPart =
@@ -141,10 +142,6 @@ async function stage(part: Extract<UploadPart, { type: 'file' }>, maxSize: numbe
   const detected = await detectFileType(tempPath, Buffer.concat(head), part.filename);
   const name = storedName(part.filename, detected.extension);
   return new StagedFile({ name, originalName: part.filename, tempPath, size, contentType: detected.contentType, tooLarge: false });
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Keys that would reach an object's prototype instead of becoming its own. */

@@ -2,6 +2,7 @@ import { isReservedFieldName } from '../collections/model.ts';
 import { isValidName } from '../lib/identifiers.ts';
 import type { Generation, PbCollection, PbField } from './source.ts';
 import { type Converter, toBool, toDate, toGeoPoint, toJson, toList, toNumber, toSingle, toText } from './values.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * Pure mapping of PocketBase's stored collections (both generations) onto Cairn's collection
@@ -349,11 +350,9 @@ function draftIndexes(draft: CollectionDraft, ctx: DraftContext, note: NoteOf): 
   }
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** PocketBase's email templates before 0.23 (`meta.verificationTemplate`, …) as ≥ 0.23's `{subject, body}`. */
 function legacyTemplate(raw: unknown): { subject: string; body: string } | undefined {
-  if (!isObj(raw) || typeof raw.subject !== 'string' || typeof raw.body !== 'string' || raw.subject === '' || raw.body === '') return undefined;
+  if (!isPlainObject(raw) || typeof raw.subject !== 'string' || typeof raw.body !== 'string' || raw.subject === '' || raw.body === '') return undefined;
   // Before 0.23 the link was `{ACTION_URL}`, made from the template's `actionUrl` with `{TOKEN}` in it.
   const action = typeof raw.actionUrl === 'string' ? raw.actionUrl : '';
   return { subject: raw.subject, body: action ? raw.body.replaceAll('{ACTION_URL}', action) : raw.body };
@@ -372,8 +371,8 @@ function authOptions(pb: PbCollection, ctx: DraftContext, note: NoteOf): Record<
     for (const key of ['authRule', 'manageRule', 'passwordAuth', 'oauth2', 'otp', 'mfa', 'authAlert', 'authToken', 'passwordResetToken', 'emailChangeToken', 'verificationToken', 'fileToken', 'verificationTemplate', 'resetPasswordTemplate', 'confirmEmailChangeTemplate']) {
       if (o[key] !== undefined) out[key] = o[key];
     }
-    if (isObj(out.oauth2) && !Array.isArray(out.oauth2.providers)) out.oauth2 = { ...out.oauth2, providers: [] };
-    if (isObj(out.authAlert) && out.authAlert.enabled === true) note('authAlert', 'kept, but Cairn sends no mail about sign-ins from a new place', 'changed');
+    if (isPlainObject(out.oauth2) && !Array.isArray(out.oauth2.providers)) out.oauth2 = { ...out.oauth2, providers: [] };
+    if (isPlainObject(out.authAlert) && out.authAlert.enabled === true) note('authAlert', 'kept, but Cairn sends no mail about sign-ins from a new place', 'changed');
     return out;
   }
   const settings = ctx.settings ?? {};
@@ -395,9 +394,9 @@ function authOptions(pb: PbCollection, ctx: DraftContext, note: NoteOf): Record<
   ];
   for (const [kind, legacy] of tokens) {
     const t = settings[legacy];
-    if (isObj(t)) out[kind] = { ...(typeof t.duration === 'number' && t.duration >= 10 ? { duration: t.duration } : {}), ...(typeof t.secret === 'string' && t.secret.length >= 30 ? { secret: t.secret } : {}) };
+    if (isPlainObject(t)) out[kind] = { ...(typeof t.duration === 'number' && t.duration >= 10 ? { duration: t.duration } : {}), ...(typeof t.secret === 'string' && t.secret.length >= 30 ? { secret: t.secret } : {}) };
   }
-  const meta = isObj(settings.meta) ? settings.meta : {};
+  const meta = isPlainObject(settings.meta) ? settings.meta : {};
   for (const [key, legacy] of [['verificationTemplate', 'verificationTemplate'], ['resetPasswordTemplate', 'resetPasswordTemplate'], ['confirmEmailChangeTemplate', 'confirmEmailChangeTemplate']]) {
     const template = legacyTemplate(meta[legacy]);
     if (template) out[key] = template;

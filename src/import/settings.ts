@@ -1,6 +1,7 @@
 import { createDecipheriv } from 'node:crypto';
 import type { Note } from './schema.ts';
 import type { Generation } from './source.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * PocketBase's settings (`_params`) as Cairn's instance settings (system.db `_settings`, one JSON
@@ -27,8 +28,6 @@ export interface SettingsPlan {
   notes: Note[];
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** PocketBase's `security.Decrypt`: base64 of nonce (12 bytes) + ciphertext + GCM tag (16 bytes). */
 export function decryptSettings(text: string, key: string): Record<string, unknown> | undefined {
   try {
@@ -38,7 +37,7 @@ export function decryptSettings(text: string, key: string): Record<string, unkno
     decipher.setAuthTag(data.subarray(data.length - 16));
     const plain = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]).toString('utf8');
     const parsed: unknown = JSON.parse(plain);
-    return isObj(parsed) ? parsed : undefined;
+    return isPlainObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -51,7 +50,7 @@ function legacyProviders(doc: Record<string, unknown>, notes: Note[]): unknown[]
   const providers: unknown[] = [];
   for (const [key, value] of Object.entries(doc)) {
     const m = LEGACY_PROVIDER_KEYS.exec(key);
-    if (!m || !isObj(value) || key === 'recordAuth' || key === 'adminAuth') continue;
+    if (!m || !isPlainObject(value) || key === 'recordAuth' || key === 'adminAuth') continue;
     if (value.enabled !== true && !value.clientId) continue;
     const name = m[1].toLowerCase();
     const provider: Record<string, unknown> = { name, clientId: value.clientId, clientSecret: value.clientSecret, enabled: value.enabled === true };
@@ -88,7 +87,7 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
   }
   if (!doc || Object.keys(doc).length === 0) return { sections, notes };
 
-  const meta = isObj(doc.meta) ? doc.meta : {};
+  const meta = isPlainObject(doc.meta) ? doc.meta : {};
   const cairnMeta: Record<string, unknown> = {};
   if (typeof meta.appName === 'string' && meta.appName.trim() !== '') cairnMeta.appName = meta.appName;
   const url = meta.appURL ?? meta.appUrl;
@@ -101,7 +100,7 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
   }
 
   for (const name of ['smtp', 's3', 'backups', 'rateLimits', 'trustedProxy', 'batch', 'logs']) {
-    if (isObj(doc[name])) sections.set(name, doc[name]);
+    if (isPlainObject(doc[name])) sections.set(name, doc[name]);
   }
   // Saved, `s3` and `backups` decide where files and backups go and the backup schedule, over the
   // environment: PocketBase's defaults (S3 off, no schedule) would move a Cairn on CAIRN_STORAGE=s3

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { badRequest } from '../errors.ts';
 import { isValidName } from '../lib/identifiers.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * Reading a PocketBase data directory (`pb_data`: `data.db` and `storage/`). The file is PocketBase's,
@@ -86,8 +87,6 @@ export interface PbAuthOrigin {
 /** The keys every field has; in the current generation everything else on a field is an option. */
 const FIELD_KEYS = new Set(['id', 'name', 'type', 'system', 'required', 'presentable', 'hidden', 'unique', 'options']);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function parseJson(raw: unknown, fallback: unknown): unknown {
   // PocketBase's JSON columns hold text, or (written by some versions) a blob of the same bytes.
   const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : raw;
@@ -104,9 +103,9 @@ function refuse(message: string): Error {
 }
 
 function fieldOf(raw: unknown, generation: Generation): PbField | undefined {
-  if (!isObject(raw) || typeof raw.name !== 'string' || typeof raw.type !== 'string') return undefined;
+  if (!isPlainObject(raw) || typeof raw.name !== 'string' || typeof raw.type !== 'string') return undefined;
   let options: Record<string, unknown>;
-  if (generation === 'legacy') options = isObject(raw.options) ? { ...raw.options } : {};
+  if (generation === 'legacy') options = isPlainObject(raw.options) ? { ...raw.options } : {};
   else options = Object.fromEntries(Object.entries(raw).filter(([k]) => !FIELD_KEYS.has(k)));
   return {
     id: typeof raw.id === 'string' ? raw.id : '',
@@ -227,7 +226,7 @@ export class PocketBaseSource {
         deleteRule: rule('deleteRule'),
         options: (() => {
           const o = parseJson(row.options, {});
-          return isObject(o) ? o : {};
+          return isPlainObject(o) ? o : {};
         })(),
         created: String(row.created ?? ''),
         updated: String(row.updated ?? ''),
@@ -257,7 +256,7 @@ export class PocketBaseSource {
     const value = Buffer.isBuffer(row?.value) ? row.value.toString('utf8') : row?.value;
     if (typeof value !== 'string' || value === '') return {};
     const parsed = parseJson(value, undefined);
-    if (isObject(parsed)) return { json: parsed };
+    if (isPlainObject(parsed)) return { json: parsed };
     // An encrypted document is stored as a JSON string of base64 text, or as that text itself.
     return { encrypted: typeof parsed === 'string' ? parsed : value };
   }

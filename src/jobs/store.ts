@@ -5,6 +5,7 @@ import { nowIso } from '../lib/time.ts';
 import { orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems } from '../webhooks/target.ts';
 import { parseSchedule, ScheduleError } from './schedule.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /** A cron job (API contract §7), stored in `_cron_jobs` of its database. */
 export interface CronJob {
@@ -57,10 +58,6 @@ interface CronJobRow extends Omit<CronJob, 'headers' | 'body' | 'enabled'> {
 
 function fromRow(row: CronJobRow): CronJob {
   return { ...row, headers: JSON.parse(row.headers), body: row.body === null ? null : JSON.parse(row.body), enabled: row.enabled === 1 };
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

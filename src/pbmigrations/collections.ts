@@ -8,6 +8,7 @@ import { pocketBaseSystemCollection } from '../collections/pocketbase-system.ts'
 import { isSuperusers, SUPERUSERS_COLLECTION } from '../collections/superusers.ts';
 import type { CollectionTransaction } from '../collections/transaction.ts';
 import { badRequest } from '../errors.ts';
+import { isPlainObject } from '../lib/objects.ts';
 import { pocketBaseCollectionId, pocketBaseFieldId } from '../lib/ids.ts';
 
 /** Saves read PocketBase's shapes (its field ids, its options). */
@@ -16,15 +17,13 @@ const POCKETBASE = { pocketBase: true };
 /** PocketBase's own collections (`_superusers`, `_otps`, …): in every database already, never imported. */
 export const isPocketBaseSystemCollection = (name: string) => isSuperusers(name) || pocketBaseSystemCollection(name) !== undefined;
 
-export const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The collections of one file's run, changed through its transaction. */
 export class MigrationCollections {
   constructor(private readonly tx: CollectionTransaction) {}
 
   /** A PocketBase save of a collection: a found one is changed, a new one created (a name taken refuses it). */
   async save(sent: unknown, stored: boolean): Promise<Collection> {
-    if (!isObject(sent)) throw badRequest('A collection is an object.');
+    if (!isPlainObject(sent)) throw badRequest('A collection is an object.');
     // `_superusers` is Cairn's administrators, whose fields are fixed: a file that adds a field to it
     // (an avatar, a name) saves nothing, as the collection shows no such field (docs/pocketbase.md).
     if (isSuperusers(String(sent.id ?? '')) || isSuperusers(String(sent.name ?? ''))) return SUPERUSERS_COLLECTION;
@@ -50,7 +49,7 @@ export class MigrationCollections {
    */
   async import(list: unknown, deleteMissing: boolean): Promise<void> {
     if (!Array.isArray(list)) throw badRequest('importCollections takes a list of collections.');
-    const items = this.sameTargets(list.filter(isObject).filter((c) => !isPocketBaseSystemCollection(String(c.name ?? ''))));
+    const items = this.sameTargets(list.filter(isPlainObject).filter((c) => !isPocketBaseSystemCollection(String(c.name ?? ''))));
     const tables = items.filter((c) => c.type !== 'view');
     const target = (f: any): string | undefined => (f?.type === 'relation' ? String(f.collectionId ?? f.options?.collectionId ?? '') || undefined : undefined);
     const ids = new Map<Record<string, any>, string>();
@@ -102,10 +101,10 @@ export class MigrationCollections {
     }
     if (ids.size === 0) return items;
     const retarget = (f: any) => {
-      if (!isObject(f) || f.type !== 'relation') return f;
+      if (!isPlainObject(f) || f.type !== 'relation') return f;
       const out: Record<string, any> = { ...f };
       if (typeof out.collectionId === 'string' && ids.has(out.collectionId)) out.collectionId = ids.get(out.collectionId);
-      if (isObject(out.options) && ids.has(out.options.collectionId)) out.options = { ...out.options, collectionId: ids.get(out.options.collectionId) };
+      if (isPlainObject(out.options) && typeof out.options.collectionId === 'string' && ids.has(out.options.collectionId)) out.options = { ...out.options, collectionId: ids.get(out.options.collectionId) };
       return out;
     };
     return items.map((c) => ({ ...c, ...(Array.isArray(c.fields) ? { fields: c.fields.map(retarget) } : {}), ...(Array.isArray(c.schema) ? { schema: c.schema.map(retarget) } : {}) }));
@@ -123,11 +122,11 @@ export function asCairnBody(body: Record<string, any>): Record<string, any> {
   const key = Array.isArray(body.fields) ? 'fields' : Array.isArray(body.schema) ? 'schema' : undefined;
   if (key) {
     out[key] = body[key].map((f: any) => {
-      if (!isObject(f)) return f;
+      if (!isPlainObject(f)) return f;
       const field = { ...f };
       // PocketBase's id for a field given none: later files find the field by it (`fields.getById`).
       if ((field.id === undefined || field.id === '') && typeof f.name === 'string' && f.name !== '' && typeof f.type === 'string') field.id = pocketBaseFieldId(f.type, f.name);
-      const options = isObject(f.options) ? (field.options = { ...f.options }) : undefined;
+      const options = isPlainObject(f.options) ? (field.options = { ...f.options }) : undefined;
       for (const target of [field, options]) {
         if (!target) continue;
         for (const k of ['maxSize', 'maxSelect', 'minSelect', 'max', 'min']) {
@@ -147,7 +146,7 @@ const RULES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule',
 function withoutRules(body: Record<string, any>): Record<string, any> {
   const out: Record<string, any> = { ...body };
   for (const k of RULES) if (k in out) out[k] = null;
-  if (isObject(out.options) && 'manageRule' in out.options) out.options = { ...out.options, manageRule: null };
+  if (isPlainObject(out.options) && 'manageRule' in out.options) out.options = { ...out.options, manageRule: null };
   return out;
 }
 
@@ -159,18 +158,18 @@ function unsetMissingMappedFields(body: Record<string, any>, existing?: Collecti
   const list = Array.isArray(body.fields) ? body.fields : Array.isArray(body.schema) ? body.schema : undefined;
   if ((body.type ?? existing?.type) !== 'auth' || !list) return body;
   // A body without OAuth2 settings (v0.22's shape) keeps the stored ones, the mapping included.
-  if (body.oauth2 === undefined && !(isObject(body.options) && body.options.oauth2 !== undefined) && existing?.type === 'auth') {
+  if (body.oauth2 === undefined && !(isPlainObject(body.options) && body.options.oauth2 !== undefined) && existing?.type === 'auth') {
     body = { ...body, oauth2: { mappedFields: { ...authSettingsOf(existing).oauth2.mappedFields } } };
   }
-  const names = new Set(list.filter(isObject).map((f: any) => f.name));
+  const names = new Set(list.filter(isPlainObject).map((f: any) => f.name));
   const fix = (oauth2: unknown) => {
-    if (!isObject(oauth2) || !isObject(oauth2.mappedFields)) return oauth2;
+    if (!isPlainObject(oauth2) || !isPlainObject(oauth2.mappedFields)) return oauth2;
     const mapped = { ...oauth2.mappedFields };
     for (const [k, v] of Object.entries(mapped)) if (typeof v === 'string' && v !== '' && !names.has(v)) mapped[k] = '';
     return { ...oauth2, mappedFields: mapped };
   };
   const out = { ...body };
   if (out.oauth2 !== undefined) out.oauth2 = fix(out.oauth2);
-  if (isObject(out.options) && out.options.oauth2 !== undefined) out.options = { ...out.options, oauth2: fix(out.options.oauth2) };
+  if (isPlainObject(out.options) && out.options.oauth2 !== undefined) out.options = { ...out.options, oauth2: fix(out.options.oauth2) };
   return out;
 }

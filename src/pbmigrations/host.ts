@@ -7,7 +7,8 @@ import type { HookServices } from '../hooks/facade.ts';
 import { HookRecords } from '../hooks/records-api.ts';
 import { withFiles } from '../pbhooks/ops.ts';
 import type { Transaction } from '../storage/index.ts';
-import { isObject, isPocketBaseSystemCollection, MigrationCollections } from './collections.ts';
+import { isPlainObject } from '../lib/objects.ts';
+import { isPocketBaseSystemCollection, MigrationCollections } from './collections.ts';
 import { PendingSettings, PendingSuperusers } from './pending.ts';
 
 /**
@@ -52,12 +53,12 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
   const ops: MigrationOps = async (op, args) => {
     if (['create', 'update', 'findFirst', 'delete'].includes(op) && typeof args[0] === 'string' && isSuperusers(args[0])) {
       if (op === 'create') return superusers.save(args[1]);
-      if (op === 'update') return superusers.save({ ...(isObject(args[2]) ? args[2] : {}), email: (isObject(args[2]) && args[2].email) || (await superusers.emailOf(String(args[1]))) });
+      if (op === 'update') return superusers.save({ ...(isPlainObject(args[2]) ? args[2] : {}), email: (isPlainObject(args[2]) && args[2].email) || (await superusers.emailOf(String(args[1]))) });
       if (op === 'delete') {
         superusers.delete(await superusers.emailOf(String(args[1])));
         return null;
       }
-      const params = isObject(args[2]) ? args[2] : {};
+      const params = isPlainObject(args[2]) ? args[2] : {};
       return superusers.find(String(params.email ?? Object.values(params)[0] ?? ''));
     }
     switch (op) {
@@ -66,7 +67,7 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
       case 'findAdminByEmail':
         return superusers.find(String(args[0]));
       case 'deleteAdmin':
-        superusers.delete(String(isObject(args[0]) ? args[0].email : args[0]));
+        superusers.delete(String(isPlainObject(args[0]) ? args[0].email : args[0]));
         return null;
       case 'collection': {
         if (isSuperusers(String(args[0]))) return json(SUPERUSERS_COLLECTION);
@@ -130,7 +131,7 @@ export async function migrationHost(services: MigrationServices, run: { db: stri
 
 /** PocketBase's save sets a password without its confirmation (a form asks for that, not the model). */
 function withConfirm(data: unknown): Record<string, unknown> {
-  const d = isObject(data) ? { ...data } : {};
+  const d = isPlainObject(data) ? { ...data } : {};
   if (typeof d.password === 'string' && d.passwordConfirm === undefined) d.passwordConfirm = d.password;
   return d;
 }

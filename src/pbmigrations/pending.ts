@@ -9,7 +9,7 @@ import { SUPERUSERS_COLLECTION } from '../collections/superusers.ts';
 import { badRequest, isApiError } from '../errors.ts';
 import { NotFoundError } from '../hooks/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
-import { isObject } from './collections.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /** Superusers saved or deleted by a file, by email (null: deleted). */
 export class PendingSuperusers {
@@ -38,7 +38,7 @@ export class PendingSuperusers {
   }
 
   save(data: unknown): Record<string, unknown> {
-    const d = (isObject(data) ? data : {}) as { email?: unknown; password?: unknown };
+    const d = (isPlainObject(data) ? data : {}) as { email?: unknown; password?: unknown };
     if (typeof d.email !== 'string' || d.email === '') throw badRequest('Failed to create record.', { email: { code: 'validation_required', message: 'Cannot be blank.' } });
     this.byEmail.set(d.email.toLowerCase(), { email: d.email, password: typeof d.password === 'string' && d.password !== '' ? d.password : undefined });
     return { id: '', email: d.email, collectionId: SUPERUSERS_COLLECTION.id, collectionName: SUPERUSERS_COLLECTION.name };
@@ -76,7 +76,7 @@ export class PendingSettings {
 
   /** `checked` false: v0.22's `dao.saveSettings`, which writes the settings as they are (its forms check them). */
   save(settings: unknown, checked: boolean): Record<string, unknown> {
-    if (!isObject(settings)) throw badRequest('The settings are an object.');
+    if (!isPlainObject(settings)) throw badRequest('The settings are an object.');
     this.settings = settings;
     this.checked = checked;
     return settings;
@@ -98,8 +98,8 @@ export class PendingSettings {
       try {
         await this.service.patch({ [section]: value });
       } catch (err) {
-        const refused = isApiError(err) && isObject(err.data) && isObject(err.data[section]) ? Object.keys(err.data[section]) : [];
-        if (!isObject(value) || refused.length === 0) continue;
+        const refused = isApiError(err) && isPlainObject(err.data) && isPlainObject(err.data[section]) ? Object.keys(err.data[section]) : [];
+        if (!isPlainObject(value) || refused.length === 0) continue;
         const rest = Object.fromEntries(Object.entries(value).filter(([k]) => !refused.includes(k)));
         await this.service.patch({ [section]: rest }).catch(() => undefined);
       }

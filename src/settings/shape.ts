@@ -1,5 +1,6 @@
 import type { FieldError } from '../errors.ts';
 import type { SettingsSection } from './section.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * The typed shape of a settings section kept in PocketBase's form (`smtp`, `s3`, `backups`, …). A
@@ -14,8 +15,6 @@ const TYPE_MESSAGE: Record<'bool' | 'int' | 'string', string> = {
   int: 'Must be a whole number.',
   string: 'Must be a string.',
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A zero value of `shape` (what a list item starts from, as Go's zero struct). */
 function zero(shape: Shape): unknown {
@@ -42,11 +41,11 @@ export function bind(shape: Shape, input: unknown, current: unknown, path: strin
     }
     return input.map((item, i) => bind(shape.list, item, zero(shape.list), `${path}.${i}`, errors));
   }
-  if (!isObject(input)) {
+  if (!isPlainObject(input)) {
     errors[path] = { code: 'validation_invalid_object', message: 'Must be an object.' };
     return current;
   }
-  const base = isObject(current) ? current : (zero(shape) as Record<string, unknown>);
+  const base = isPlainObject(current) ? current : (zero(shape) as Record<string, unknown>);
   const out: Record<string, unknown> = { ...base };
   for (const [key, fieldShape] of Object.entries(shape.fields)) {
     if (key in input) out[key] = bind(fieldShape, input[key], base[key] ?? zero(fieldShape), `${path}.${key}`, errors);
@@ -60,8 +59,8 @@ export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
   for (const secret of secrets) {
     const keys = secret.split('.');
     let node: unknown = copy;
-    for (const key of keys.slice(0, -1)) node = isObject(node) ? node[key] : undefined;
-    if (isObject(node)) delete node[keys[keys.length - 1]];
+    for (const key of keys.slice(0, -1)) node = isPlainObject(node) ? node[key] : undefined;
+    if (isPlainObject(node)) delete node[keys[keys.length - 1]];
   }
   return copy as T;
 }
@@ -120,7 +119,7 @@ export function nestErrors(errors: Record<string, FieldError>): Record<string, u
     const keys = path.split('.');
     let node = out;
     for (const key of keys.slice(0, -1)) {
-      if (!isObject(node[key]) || 'code' in (node[key] as object)) node[key] = {};
+      if (!isPlainObject(node[key]) || 'code' in (node[key] as object)) node[key] = {};
       node = node[key] as Record<string, unknown>;
     }
     node[keys[keys.length - 1]] = error;

@@ -1,5 +1,6 @@
 import type { FieldError } from '../errors.ts';
 import type { OutboundPolicy } from '../lib/outbound.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 /**
  * Where an outbound webhook goes: URL, method, extra headers and the optional Standard Webhooks
@@ -31,10 +32,6 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'tra
 const SECRET_FORM = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 const SECRET_MIN_BYTES = 24;
 const SECRET_MAX_BYTES = 64;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * An outbound URL. With `outbound` (when a target is saved through the API), a URL whose host is

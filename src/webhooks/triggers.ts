@@ -2,6 +2,7 @@ import type { Collection } from '../collections/model.ts';
 import type { FieldError } from '../errors.ts';
 import type { OutboundPolicy } from '../lib/outbound.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems, type Target } from './target.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 export type TriggerAction = 'create' | 'update' | 'delete';
 
@@ -15,10 +16,6 @@ const ACTIONS: readonly TriggerAction[] = ['create', 'update', 'delete'];
 /** A trigger carries the record in its body, so only methods with a body make sense. */
 export const TRIGGER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const MAX_TRIGGERS = 50;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function parseTrigger(raw: unknown, problems: Problems, outbound?: OutboundPolicy): Trigger | undefined {
   if (!isPlainObject(raw)) {

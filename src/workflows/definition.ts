@@ -4,6 +4,7 @@ import { randomSecret } from '../lib/ids.ts';
 import type { OutboundPolicy } from '../lib/outbound.ts';
 import { checkHeaders, checkMethod, checkSecret, checkUrl, type Problems, type Target } from '../webhooks/target.ts';
 import { TRIGGER_METHODS } from '../webhooks/triggers.ts';
+import { isPlainObject } from '../lib/objects.ts';
 
 export interface CreateRecordStep {
   type: 'create_record';
@@ -30,10 +31,6 @@ export interface WorkflowDefinition {
 export const WORKFLOW_NAME = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_STEPS = 20;
 const SECRET_TEXT = /^[\x21-\x7e]{16,200}$/;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function parseStep(raw: unknown, collections: CollectionSet, problems: Problems, outbound?: OutboundPolicy): Step | undefined {
   if (!isPlainObject(raw)) {

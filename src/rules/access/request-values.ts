@@ -5,6 +5,7 @@ import type { Auth, RequestContext } from '../../context.ts';
 import { type CollectionLookup, fieldValueType } from '../../records/resolver.ts';
 import type { ValueType } from '../compile.ts';
 import { type NameScope, relationStart, type RequestRef } from './request-ref.ts';
+import { isPlainObject } from '../../lib/objects.ts';
 
 /**
  * What a `@request.*` name stands for in one request. Its `shape` decides the SQL (a scalar, a set,
@@ -45,10 +46,6 @@ const AUTH_KEY_TYPES = new Map<string, ValueType>([
   ['verified', 'bool'],
   ['emailVisibility', 'bool'],
 ]);
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * `@request.auth.<key>` as rules see it. `type` names the kind of caller: "authRecord" for a
