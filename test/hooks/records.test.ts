@@ -17,7 +17,17 @@ export default defineHooks((app) => {
   app.onRecordCreate(async (e) => {
     const title = String(e.record.title ?? '');
     if (title === 'cancel') return;
-    if (title === 'slow') await new Promise((resolve) => setTimeout(resolve, 1500));
+    if (title === 'slow') {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Past CAIRN_HOOK_TIMEOUT_MS: this write goes through the ended transaction and must fail.
+      try {
+        await e.app.records(e.db).create('audit', { what: 'late slow' });
+        await e.next();
+      } finally {
+        (globalThis as Record<string, unknown>).slowHookEnded = true;
+      }
+      return;
+    }
     e.record.slug = slugify(title);
     // Written in the write's transaction: gone with it when the write fails.
     await e.app.records(e.db).create('audit', { what: 'before ' + title });
@@ -155,12 +165,13 @@ describe('hooks: record events', () => {
 
   test('a hook past CAIRN_HOOK_TIMEOUT_MS fails its write with 503 and rolls it back', async () => {
     const before = await audit();
+    delete (globalThis as Record<string, unknown>).slowHookEnded;
     const res = await server.request('POST', '/api/collections/posts/records', { body: { title: 'slow' } });
     assert.equal(res.status, 503);
     assert.equal(res.body.code, 503);
     // The handler goes on after the timeout and tries to write through the ended transaction: that
     // fails, and nothing of it reaches the database.
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await waitFor(() => (globalThis as Record<string, unknown>).slowHookEnded === true, { what: 'the timed-out hook to end' });
     assert.ok(!(await titles()).includes('slow'));
     assert.deepEqual(await audit(), before);
     const next = await server.request('POST', '/api/collections/posts/records', { body: { title: 'After Slow' } });
