@@ -182,7 +182,7 @@ function residentText(m: ResidentMemory | undefined): string {
  * last paired case, and after the solo cases and `SETTLED_MS` idle.
  */
 export function afterCasesLines(after: ResidentMemory | undefined, settled: ResidentMemory | undefined, idleBefore: number | undefined): string[] {
-  const judged = (m: ResidentMemory | undefined) => verdict((m?.rss ?? Infinity) <= TARGETS.afterBenchMb * 2 ** 20);
+  const judged = (m: ResidentMemory | undefined) => (m ? verdict(m.rss <= TARGETS.afterBenchMb * 2 ** 20) : 'not measured');
   return [
     `- resident memory right after the cases: ${residentText(after)}, target ≤ ${TARGETS.afterBenchMb} MB: ${judged(after)} (the bench's Cairn held ${mb(idleBefore)} before them)`,
     `- resident memory after the solo cases and ${SETTLED_MS / 1000} s idle: ${residentText(settled)}, target ≤ ${TARGETS.afterBenchMb} MB: ${judged(settled)}`,

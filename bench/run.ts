@@ -382,7 +382,9 @@ async function main(args: string[], guard = false): Promise<MeasuredCase[]> {
     if (notes.length > 0) process.stdout.write(`\n${notes.join('\n\n')}\n`);
     if (loopLines.length > 0) process.stdout.write(`\n${LOOP_HEADER.join('\n')}\n${loopLines.join('\n')}\n`);
     const footprintLines = footprint ? await measureStart() : [];
-    process.stdout.write(`\n${[...footprintLines, ...(guard ? [] : afterCasesLines(memoryAfter, memorySettled, rssBefore))].join('\n')}\n`);
+    // Memory after the cases means something only once paired cases loaded the bench's Cairn.
+    const memoryLines = guard || selected.length === 0 ? [] : afterCasesLines(memoryAfter, memorySettled, rssBefore);
+    process.stdout.write(`\n${[...footprintLines, ...memoryLines].join('\n')}\n`);
     if (soak) process.stdout.write(`\n${(await runSoak()).join('\n')}\n`);
     return measuredCases;
   } finally {
