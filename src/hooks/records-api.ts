@@ -1,6 +1,6 @@
 import type { CollectionService, CollectionSet } from '../collections/service.ts';
 import { type RequestContext, systemContext } from '../context.ts';
-import { selectById } from '../records/read.ts';
+import { insertionOrderOf, selectById } from '../records/read.ts';
 import { type RecordJson, serializeRecord } from '../records/serialize.ts';
 import type { RecordService } from '../records/service.ts';
 import { ROOT_ALIAS, shapeOf } from '../records/shape.ts';
@@ -226,8 +226,9 @@ function findQuery(ctx: RequestContext, collection: Collection, set: CollectionS
   const { from, where } = conditionOf(ctx, collection, options.filter, options.params, resolver);
   let order: Sql[] = [];
   const sort = options.sort?.trim() ?? '';
-  if (sort !== '') order = compileSort(sort, resolver(), ctx.db.dialect, ROOT_ALIAS);
-  order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(ctx.db.dialect.insertionOrder(ROOT_ALIAS))}`);
+  const insertion = insertionOrderOf(collection, ctx.db.dialect);
+  if (sort !== '') order = compileSort(sort, resolver(), ctx.db.dialect, ROOT_ALIAS, insertion);
+  order.push(sql`${raw(insertion)}`);
   const offset = options.offset === undefined ? 0 : count(options.offset, 'offset');
   // Both engines take OFFSET only after a LIMIT: without one, every row.
   const limit = options.limit !== undefined ? sql` LIMIT ${count(options.limit, 'limit')}` : offset > 0 ? sql` LIMIT ${Number.MAX_SAFE_INTEGER}` : EMPTY;

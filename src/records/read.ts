@@ -3,7 +3,7 @@ import type { CollectionSet } from '../collections/service.ts';
 import { isSystem, type RequestContext } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
-import { type Database, EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
+import { type Database, type Dialect, EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
 import { ownRow } from './caller-row.ts';
 import { checkExpand, checkExpandedSize, DEFAULT_EXPAND_MAX_RECORDS, DEFAULT_MAX_ANSWER_BYTES, expandRecords, parseExpand } from './expand.ts';
@@ -58,6 +58,14 @@ export async function finishRecords(deps: RecordDeps, ctx: RequestContext, colle
 }
 
 /** Lists records: access condition, filter, sort, pagination, totals, expand and fields. */
+/**
+ * What a collection's records are listed in when nothing else decides, and what `@rowid` sorts by:
+ * the table's insertion order, or a view's id (a view has no rowid of its own).
+ */
+export function insertionOrderOf(collection: Collection, dialect: Dialect): string {
+  return collection.type === 'view' ? `${ROOT_ALIAS}.id` : dialect.insertionOrder(ROOT_ALIAS);
+}
+
 export function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery): Promise<ListResult>;
 export function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery, asText: true): Promise<ListResult | JsonText>;
 export async function listRecords(deps: RecordDeps, ctx: RequestContext, collection: Collection, query: ListQuery, asText = false): Promise<ListResult | JsonText> {
@@ -80,8 +88,9 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   } catch (err) {
     throw filterProblem(err, 'filter');
   }
+  const insertion = insertionOrderOf(collection, dialect);
   try {
-    if (sortText !== '') order = compileSort(sortText, deps.access.filterResolver(ctx, collection, collections), dialect, ROOT_ALIAS);
+    if (sortText !== '') order = compileSort(sortText, deps.access.filterResolver(ctx, collection, collections), dialect, ROOT_ALIAS, insertion);
   } catch (err) {
     throw filterProblem(err, 'sort');
   }
@@ -94,8 +103,7 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
       if (s.order && sortText === '') order.push(s.order);
     }
   }
-  // Views have no rowid; their id column is the stable tie-breaker.
-  order.push(collection.type === 'view' ? sql`${raw(ROOT_ALIAS)}.id` : sql`${raw(dialect.insertionOrder(ROOT_ALIAS))}`);
+  order.push(sql`${raw(insertion)}`);
 
   const from = sql`${raw(shape.table)} ${raw(ROOT_ALIAS)}`;
   const where = conditions.length > 0 ? sql` WHERE ${join(conditions, ' AND ')}` : EMPTY;

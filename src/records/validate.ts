@@ -2,6 +2,7 @@ import { autodateStamp } from '../collections/fields/autodate.ts';
 import { generatedText } from '../collections/fields/text.ts';
 import { type Collection, isCairnUsers } from '../collections/model.ts';
 import type { FieldError } from '../errors.ts';
+import { isPlainObject } from '../lib/objects.ts';
 import type { RecordShape, ShapeField } from './shape.ts';
 
 export const REQUIRED: FieldError = { code: 'validation_required', message: 'Cannot be blank.' };
@@ -59,7 +60,9 @@ function applyModifiers(f: ShapeField, base: unknown, modifiers: Modifier[]): { 
   if (f.field.type === 'number') {
     let n = typeof base === 'number' ? base : Number(base ?? 0) || 0;
     for (const m of modifiers) {
-      const delta = typeof m.value === 'number' ? m.value : Number(m.value);
+      // An object is no number: Number() would call its toString/valueOf, which a JSON body may send
+      // as plain values (`{"toString": 1}`) and so make it throw.
+      const delta = typeof m.value === 'number' ? m.value : isPlainObject(m.value) ? NaN : Number(m.value);
       if (!Number.isFinite(delta) || m.kind === 'prepend') return { error: { code: 'validation_invalid_number', message: 'Must be a valid number.' } };
       n = m.kind === 'append' ? n + delta : n - delta;
     }

@@ -131,6 +131,14 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal(changed.status, 200, changed.text);
     assert.deepEqual(changed.body.schema.map((f: { name: string }) => f.name), ['title']);
     assert.equal((await server.request('GET', '/api/collections/long_books/records')).body.totalItems, 2);
+    // A view has no rowid: `@rowid` sorts by its id, as its list does when nothing else decides.
+    for (const [sort, reversed] of [['@rowid', false], ['-@rowid', true]] as const) {
+      const sorted = await server.request('GET', `/api/collections/long_books/records?sort=${encodeURIComponent(sort)}`);
+      assert.equal(sorted.status, 200, sorted.text);
+      const ids = sorted.body.items.map((r: { id: string }) => r.id);
+      const ascending = [...ids].sort();
+      assert.deepEqual(ids, reversed ? ascending.reverse() : ascending, sort);
+    }
 
     for (const [body, key, code] of [
       [{ viewQuery: 'SELECT 1 AS abc' }, 'viewQuery', 'validation_invalid_view_query'],

@@ -157,6 +157,13 @@ describe('records: create, view, update, delete, expand, fields', () => {
     assert.equal(res.body.pages, 505);
     const removed = await server.admin('PATCH', `/api/collections/books/records/${ids.dune}`, { body: { 'tags-': ['sf'] } });
     assert.deepEqual(removed.body.tags, ['crime']);
+    // An object is no amount, whatever its keys (Number() would call a `toString` it sent as a value).
+    for (const key of ['pages+', 'pages-']) {
+      const odd = await server.admin('PATCH', `/api/collections/books/records/${ids.dune}`, { body: { [key]: { toString: 'x', valueOf: 1 } } });
+      assert.equal(odd.status, 400, odd.text);
+      assert.equal(odd.body.data.pages.code, 'validation_invalid_number');
+    }
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${ids.dune}`)).body.pages, 505);
   });
 
   test('non-object bodies are refused', async () => {
