@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import PocketBase, { ClientResponseError } from 'pocketbase';
@@ -286,6 +287,32 @@ describe('batch writes', () => {
     none.append('requests.0.cover', new Blob(['x']), 'x.txt');
     assert.equal((await server.admin('POST', '/api/batch', { raw: none })).status, 400);
     assert.deepEqual(filesUnder(storage), before);
+  });
+
+  test('a multipart batch larger than a stream buffer is read whole; a client gone mid-body leaves the server serving', async () => {
+    // 200 KB of form: more than the buffers of a second reader of the body, which stalled it once.
+    const form = new FormData();
+    form.append('requests.0.cover', new Blob(['a cover']), 'cover.txt');
+    form.append('@jsonPayload', JSON.stringify({ requests: [{ method: 'POST', url: '/api/collections/books/records', body: { title: 'Big form', padding: 'x'.repeat(200_000) } }] }));
+    const res = await fetch(`${server.url}/api/batch`, { method: 'POST', body: form, headers: { authorization: server.adminToken }, signal: AbortSignal.timeout(15_000) });
+    assert.equal(res.status, 200, await res.clone().text());
+    const [made] = (await res.json()) as { body: { title: string; cover: string } }[];
+    assert.equal(made.body.title, 'Big form');
+    assert.match(made.body.cover, /^cover_\w+\.txt$/);
+
+    // A body cut off after 100 KB of a declared megabyte, as multipart and as JSON.
+    for (const type of ['multipart/form-data; boundary=cut', 'application/json']) {
+      const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(`POST /api/batch HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 1000000\r\n\r\n`);
+      socket.write(type.startsWith('multipart') ? `--cut\r\nContent-Disposition: form-data; name="@jsonPayload"\r\n\r\n${'x'.repeat(100_000)}` : `{"requests": [${' '.repeat(100_000)}`);
+      await waitFor(() => server.host.pending().requests === 1, { what: 'the cut request to reach the server' });
+      socket.destroy();
+      await new Promise((resolve) => socket.once('close', resolve));
+      await waitFor(() => server.host.pending().requests === 0, { what: 'the cut request to end' });
+    }
+    assert.equal((await server.request('GET', '/api/health')).status, 200);
+    assert.equal((await server.admin('GET', '/api/collections/books/records?perPage=1')).status, 200);
   });
 
   test('webhooks fire once per committed change, in request order, and never for a failed batch', async () => {

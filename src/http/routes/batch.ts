@@ -31,7 +31,18 @@ function limited(payload: Readable, limit: number): Readable {
     },
   });
   payload.on('error', (err) => meter.destroy(err));
+  // Fastify's body reader listens from when it starts reading; a client gone before then must not
+  // leave the error unheard, which would end the process.
+  meter.on('error', () => {});
   return payload.pipe(meter);
+}
+
+/**
+ * Whether the body is multipart, asked before it is parsed: `req.isMultipart()` is only set by the
+ * multipart parser, which runs after `preParsing`.
+ */
+function sendsMultipart(req: FastifyRequest): boolean {
+  return /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
 }
 
 const tooLarge = (limit: number) => new ApiError(413, `The batch is larger than the limit of ${limit} bytes.`, {}, { connection: 'close' });
@@ -45,7 +56,10 @@ export function batchRoutes(batch: BatchService, files: FileStore, bodyLimit: nu
   return async (app: FastifyInstance): Promise<void> => {
     const preParsing = async (req: FastifyRequest, _reply: FastifyReply, payload: Readable) => {
       const limits = await batch.limits();
-      if (req.isMultipart()) return payload;
+      // A multipart body is read by busboy from the request itself (`req.parts()`), its sizes held to
+      // the upload limits there: a meter here would be a second reader nobody drains, which stalls the
+      // request once its buffer is full.
+      if (sendsMultipart(req)) return payload;
       const limit = limits.maxBodySize > 0 ? limits.maxBodySize : bodyLimit;
       if ((declaredLength(req) ?? 0) > limit) throw tooLarge(limit);
       return limited(payload, limit);
