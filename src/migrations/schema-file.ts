@@ -303,7 +303,38 @@ function locatorFor(doc: Document, counter: LineCounter): Locator {
 
 /** The yaml library reports absurdly nested input as the stack overflow it caused; say what it means. */
 function yamlMessage(message: string): string {
-  return message.includes('Maximum call stack size exceeded') ? 'The document is nested too deeply' : message;
+  return message.includes('Maximum call stack size exceeded') ? TOO_DEEP : message;
+}
+
+const TOO_DEEP = 'The document is nested too deeply';
+
+/** Deeper than any migration goes, and far from where composing a document runs out of stack. */
+const MAX_NESTING = 200;
+
+/**
+ * Where the text's collections first nest deeper than `MAX_NESTING`, read from the yaml library's
+ * syntax tree (its parser keeps a stack of its own; composing the document then recurses). A stack
+ * overflow while composing is caught by the library, but in a server the next one could leave V8's
+ * regular-expression compiler without memory and end the process, so such a text is never composed.
+ */
+function tooDeepAt(text: string): number | undefined {
+  type CstNode = { offset?: number; value?: unknown; items?: { key?: unknown; value?: unknown }[] };
+  for (const token of new (yaml().Parser)().parse(text)) {
+    const stack: [CstNode, number][] = [[token as CstNode, 0]];
+    while (stack.length > 0) {
+      const [node, depth] = stack.pop()!;
+      if (depth > MAX_NESTING) return node.offset ?? 0;
+      const push = (child: unknown) => {
+        if (child && typeof child === 'object') stack.push([child as CstNode, depth + 1]);
+      };
+      push(node.value);
+      for (const item of node.items ?? []) {
+        push(item.key);
+        push(item.value);
+      }
+    }
+  }
+  return undefined;
 }
 
 export interface ParsedFile {
@@ -319,6 +350,11 @@ export interface ParsedFile {
 export function parseMigrationText(textIn: string, options: { requireVersion?: boolean; field?: string } = {}): ParsedFile {
   const field = options.field ?? 'yaml';
   const counter = new (yaml().LineCounter)();
+  const deep = tooDeepAt(textIn);
+  if (deep !== undefined) {
+    const before = textIn.slice(0, deep);
+    throw invalidMigration(`${TOO_DEEP}.`, [], { line: before.split('\n').length, column: deep - before.lastIndexOf('\n') }, field);
+  }
   const document = yaml().parseDocument(textIn, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   const first = document.errors[0];
   if (first) {

@@ -194,6 +194,21 @@ describe('hardening regressions', () => {
     assert.match((res.json as { message: string }).message, /nested too deeply/);
     assert.doesNotMatch(res.text, /call stack/);
   });
+
+  test('deeply nested YAML, sent again and again, is refused before it is composed (a second one ended the process)', async () => {
+    const n = 20_000;
+    const shapes = { flow: `a: ${'['.repeat(n)}${']'.repeat(n)}`, dashes: `a:\n${'- '.repeat(n)}x\n`, maps: `a: ${'{b: '.repeat(n)}1${'}'.repeat(n)}` };
+    for (const [shape, yaml] of Object.entries(shapes)) {
+      for (let round = 0; round < 2; round++) {
+        const upload = await send(server.url, { method: 'POST', path: '/api/migrations/upload', headers: { authorization: server.adminToken, 'content-type': 'application/yaml' }, body: yaml });
+        assert.equal(upload.status, 400, `${shape}: ${upload.text}`);
+        assert.match((upload.json as { message: string }).message, /nested too deeply/);
+        const saved = await server.admin('POST', '/api/migrations/save', { body: { yaml } });
+        assert.equal(saved.status, 400, `${shape}: ${saved.text}`);
+      }
+    }
+    assert.equal((await server.request('GET', '/api/health')).status, 200);
+  });
 });
 
 describe('hardening regressions on a fresh server', () => {
