@@ -155,7 +155,10 @@ export class DatabaseRegistry {
   async create(name: string): Promise<DatabaseInfo> {
     if (!isValidDatabaseName(name)) throw invalidName(name);
     if (!this.known.has(name)) await this.reload();
-    if (this.known.has(name)) throw conflict(`Database "${name}" already exists.`);
+    // `open` holds a create under way from here on (no await between this check and the claim below):
+    // two creates of one name would otherwise make its file together, each connection waiting on
+    // the other's write lock in this one thread.
+    if (this.known.has(name) || this.open.has(name)) throw conflict(`Database "${name}" already exists.`);
     if (this.closing) throw new Error('registry is closing');
     const info = { name, created: nowIso() };
     const promise = this.prepare(name, this.options.backend.create(name));

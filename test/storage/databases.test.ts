@@ -49,6 +49,13 @@ describe('databases and x-dbname', () => {
     );
   });
 
+  test('five creates of one name at once: one 200, four 409s, and the database works', async () => {
+    const answers = await Promise.all(Array.from({ length: 5 }, () => server.admin('POST', '/api/databases', { body: { name: 'rush' } })));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409], answers.map((a) => a.text).join('\n'));
+    assert.equal((await server.admin('POST', '/api/collections/users/records', { db: 'rush', body: { email: 'rush@example.com', password: 'rush-password-1', passwordConfirm: 'rush-password-1' } })).status, 200);
+    assert.equal((await server.request('GET', '/api/health')).status, 200);
+  });
+
   for (const [label, name] of [
     ['a path', '../x'],
     ['200 characters', 'a'.repeat(200)],
