@@ -228,7 +228,8 @@ export async function createView(tx: Queryable, name: string, stored: string): P
   if (missing.length > 0 || castId) {
     const select = castId ? columns.map((c) => (c === idColumn ? `CAST(${quoteIdent(c.name)} AS TEXT) AS ${quoteIdent(c.name)}` : quoteIdent(c.name))).join(', ') : '*';
     await tx.exec(`DROP VIEW ${view}`);
-    await tx.run(`CREATE VIEW ${view} AS SELECT ${select}${missing.map((c) => `, '' AS ${quoteIdent(c)}`).join('')} FROM (${query}) AS _view`);
+    // The query on a line of its own: a `--` comment it ends with must not swallow the parenthesis.
+    await tx.run(`CREATE VIEW ${view} AS SELECT ${select}${missing.map((c) => `, '' AS ${quoteIdent(c)}`).join('')} FROM (${query}\n) AS _view`);
   }
   const fields: FieldDef[] = [];
   const seen = new Set<string>();

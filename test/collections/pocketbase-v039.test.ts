@@ -131,6 +131,13 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     assert.equal(changed.status, 200, changed.text);
     assert.deepEqual(changed.body.schema.map((f: { name: string }) => f.name), ['title']);
     assert.equal((await server.request('GET', '/api/collections/long_books/records')).body.totalItems, 2);
+    // A query ending in a `--` comment (the view is made around it: it has no created or updated).
+    const commented = 'SELECT id, title FROM books -- every book';
+    const dry = await server.admin('POST', '/api/collections/meta/dry-run-view', { body: { query: commented } });
+    assert.equal(dry.status, 200, dry.text);
+    const withComment = await create({ name: 'commented_books', type: 'view', viewQuery: commented, listRule: '' });
+    assert.equal(withComment.status, 200, withComment.text);
+    assert.equal((await server.request('GET', '/api/collections/commented_books/records')).body.totalItems, 2);
     // A view has no rowid: `@rowid` sorts by its id, as its list does when nothing else decides.
     for (const [sort, reversed] of [['@rowid', false], ['-@rowid', true]] as const) {
       const sorted = await server.request('GET', `/api/collections/long_books/records?sort=${encodeURIComponent(sort)}`);
