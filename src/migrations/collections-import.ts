@@ -59,19 +59,21 @@ export async function importCollections(db: Database, service: CollectionService
           before.collections.find((c) => typeof raw.name === 'string' && lower(c.name) === lower(raw.name));
         if (existing && typeof raw.id === 'string' && raw.id !== existing.id) aliases.set(raw.id, existing);
         if (imported.some((c) => existing && c.id === existing.id)) throw failure(`Collection "${label}" is given twice.`);
+        let next: Collection;
         try {
-          imported.push(
-            normalizeCollection(item, existing, {
-              find,
-              all: [...imported, ...before.collections],
-              validateRule: service.validateRule,
-              validateOptions: service.validateOptions,
-            }),
-          );
+          next = normalizeCollection(item, existing, {
+            find,
+            all: [...imported, ...before.collections],
+            validateRule: service.validateRule,
+            validateOptions: service.validateOptions,
+          });
         } catch (err) {
           if (isApiError(err) && err.status === 400) throw failure(`Collection "${label}": ${err.message} ${JSON.stringify(err.data)}`);
           throw err;
         }
+        // Two new collections of one name (or id) would meet only at the metadata table's unique key.
+        if (imported.some((c) => c.id === next.id || lower(c.name) === lower(next.name))) throw failure(`Collection "${label}" is given twice.`);
+        imported.push(next);
       }
       for (const next of imported) {
         const previous = before.collections.find((c) => c.id === next.id);

@@ -69,6 +69,20 @@ describe('PUT /api/collections/import', () => {
     assert.ok(!(await names()).includes('fine_one'));
   });
 
+  test('a new collection given twice (by name, in any case, or by id) is a 400 that names it', async () => {
+    for (const collections of [
+      [{ name: 'twice' }, { name: 'twice' }],
+      [{ name: 'twice' }, { name: 'TWICE' }],
+      [{ id: 'twiceid00000001', name: 'twice_a' }, { id: 'twiceid00000001', name: 'twice_b' }],
+    ]) {
+      const res = await put({ collections });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.data.collections.code, 'validation_collections_import_failure');
+      assert.match(res.body.data.collections.message, /given twice|already exists/);
+    }
+    assert.ok(!(await names()).some((n: string) => n.toLowerCase().startsWith('twice')));
+  });
+
   test('a view collection is imported with its query; its rules are checked against its columns', async () => {
     const bad = await put({ collections: [{ name: 'kept_titles', type: 'view', viewQuery: 'SELECT id, title FROM kept', listRule: "nope = 'x'" }] });
     assert.equal(bad.status, 400);
