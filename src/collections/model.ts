@@ -89,8 +89,14 @@ export const AUTH_SYSTEM_COLUMNS = [
 /** Auth columns that are never part of a record's JSON. */
 export const AUTH_SECRET_COLUMNS = new Set(['passwordHash', 'tokenKey', 'lastResetSentAt', 'lastVerificationSentAt']);
 
-/** Names no user-defined field may take: system columns of every table and keys of the record JSON. */
-export const RESERVED_FIELD_NAMES = new Set([...BASE_SYSTEM_FIELDS, 'collectionId', 'collectionName', 'expand', 'rowid'].map((n) => n.toLowerCase()));
+/**
+ * Names no user-defined field may take: system columns of every table and keys of the record JSON,
+ * and the system columns PostgreSQL gives every table (refused on SQLite too, so that a schema moves
+ * between the drivers).
+ */
+export const RESERVED_FIELD_NAMES = new Set(
+  [...BASE_SYSTEM_FIELDS, 'collectionId', 'collectionName', 'expand', 'rowid', 'tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid'].map((n) => n.toLowerCase()),
+);
 
 /**
  * Names only an auth collection keeps for itself: its auth columns and the keys of its records'

@@ -237,8 +237,8 @@ function collectionName(body: Record<string, unknown>, existing: Collection | un
   } else if (!isValidName(body.name)) {
     errors.name = err('validation_invalid_name', 'Must contain only letters, digits and underscores (max 63), and not start with an underscore.');
   } else if (!isValidCollectionName(body.name)) {
-    // SQLite keeps these table names for itself.
-    errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" are reserved.');
+    // SQLite's and PostgreSQL's own table names.
+    errors.name = err('validation_reserved_name', 'Names starting with "sqlite_" or "pg_" are reserved.');
   } else if (body.name === SUPERUSERS_ID) {
     // PocketBase's id of `_superusers`, which paths may use for it.
     errors.name = err('validation_reserved_name', `"${SUPERUSERS_ID}" is the id of _superusers.`);

@@ -16,9 +16,13 @@ export function isValidName(name: unknown): name is string {
   return typeof name === 'string' && NAME_PATTERN.test(name);
 }
 
-/** Collection names become table (or view) names, and SQLite keeps `sqlite_*` for its own tables. */
+/**
+ * Collection names become table (or view) names: SQLite keeps `sqlite_*` for its own tables, and
+ * PostgreSQL's `pg_*` catalogues come first on its search path. Both are refused on either driver, so
+ * that a schema moves between them.
+ */
 export function isValidCollectionName(name: unknown): name is string {
-  return isValidName(name) && !name.toLowerCase().startsWith('sqlite_');
+  return isValidName(name) && !/^(sqlite|pg)_/i.test(name);
 }
 
 /** Names a database cannot have on either driver, so that a database moves between them: on

@@ -155,7 +155,7 @@ function namedSql(value: unknown, path: Path, what: string): { name: string; sql
     const raw = map(v, p, `Each entry of ${what}`);
     onlyKeys(raw, ['name', 'sql'], p, `${what} property`);
     const name = identifier(raw.name, [...p, 'name'], 'The name');
-    if (!isValidCollectionName(name)) throw new Problem([...p, 'name'], 'Names starting with "sqlite_" are reserved by SQLite.');
+    if (!isValidCollectionName(name)) throw new Problem([...p, 'name'], 'Names starting with "sqlite_" or "pg_" are reserved by the databases.');
     return { name, sql: text(raw.sql, [...p, 'sql'], 'The SQL', MAX_SQL) };
   });
 }
@@ -240,7 +240,7 @@ function databases(value: unknown, path: Path): Migration['databases'] {
     const ops: Record<string, CollectionOps> = {};
     for (const [name, v] of Object.entries(collections)) {
       const cp = [...p, 'collections', name];
-      if (!isValidCollectionName(name)) throw new Problem(cp, `"${name}" is not a valid collection name (letters, digits and underscores, not "sqlite_…").`, true);
+      if (!isValidCollectionName(name)) throw new Problem(cp, `"${name}" is not a valid collection name (letters, digits and underscores, not "sqlite_…" or "pg_…").`, true);
       ops[name] = collectionOps(v, cp);
     }
     out[db] = { collections: ops };

@@ -173,6 +173,9 @@ describe('collections API', () => {
       [{ name: 'x_res', fields: [{ name: 'id', type: 'number' }] }, (d) => assert.equal(d.fields.code, 'validation_system_field_change')],
       [{ name: 'x_res2', fields: [{ name: 'created', type: 'text' }] }, (d) => assert.equal(d.fields.code, 'validation_system_field_change')],
       [{ name: 'x_res3', fields: [{ name: 'rowid', type: 'text' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_reserved_name')],
+      // PostgreSQL's system columns, refused on both drivers.
+      [{ name: 'x_res4', fields: [{ name: 'title', type: 'text' }, { name: 'ctid', type: 'text' }] }, (d) => assert.equal(d.fields[2].name.code, 'validation_reserved_name')],
+      [{ name: 'x_res5', fields: [{ name: 'XMin', type: 'number' }] }, (d) => assert.equal(d.fields[1].name.code, 'validation_reserved_name')],
       [{ name: 'x_keys', fields: [{ name: 'expand', type: 'text' }, { name: 'collectionName', type: 'text' }] }, (d) => assert.equal(d.fields[2].name.code, 'validation_not_in_invalid')],
       [{ name: 'x_dup', fields: [{ name: 'a', type: 'text' }, { name: 'A', type: 'text' }] }, (d) => assert.equal(d.fields[2].name.code, 'validation_duplicated_name')],
       [{ name: 'x_fields', fields: 'title' }, (d) => assert.equal(d.fields.code, 'validation_invalid_fields')],
@@ -184,6 +187,8 @@ describe('collections API', () => {
       [{ name: 'x_idx4', indexes: ['CREATE INDEX twice ON x_idx4 (created)', 'CREATE INDEX TWICE ON x_idx4 (updated)'] }, (d) => assert.equal(d.indexes[1].code, 'validation_duplicated_index_name')],
       [{ name: 'sqlite_master' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
       [{ name: 'SQLite_stat1' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
+      [{ name: 'pg_class' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
+      [{ name: 'PG_stats' }, (d) => assert.equal(d.name.code, 'validation_reserved_name')],
     ];
     for (const [body, check] of cases) {
       const res = await server.admin('POST', '/api/collections', { body });
