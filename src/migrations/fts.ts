@@ -55,10 +55,13 @@ export async function createFulltext(tx: Queryable, collection: string, config: 
   await tx.run('INSERT INTO _fulltext (collection, fields, tokenize) VALUES (?, ?, ?)', [collection, JSON.stringify(config.fields), config.tokenize ?? null]);
 }
 
-/** The words of a search, at most MAX_TERMS. */
+/**
+ * The words of a search, at most MAX_TERMS. Control characters separate words as spaces do: a NUL
+ * ends SQLite's full-text query text early, and PostgreSQL refuses it in text.
+ */
 export function searchWords(terms: string): string[] {
   return terms
-    .split(/\s+/)
+    .split(/[\s\p{Cc}]+/u)
     .filter((t) => t !== '')
     .slice(0, MAX_TERMS);
 }

@@ -326,6 +326,12 @@ describe('migrations API', () => {
     res = await search(`" OR 1=1 -- ' NEAR( *`);
     assert.equal(res.status, 200, 'FTS syntax in the input is only words');
     assert.deepEqual(res.body.items, []);
+    // Control characters separate words (a NUL ended SQLite's query text early: 500).
+    for (const terms of ['\u0000', 'tomato\u0000sauce', 'sauce\u0007']) {
+      res = await search(terms);
+      assert.equal(res.status, 200, `${JSON.stringify(terms)}: ${res.text}`);
+    }
+    assert.deepEqual((await search('tomatoes\u0000sauce')).body.items.map((r: any) => r.title), ['Cooking with tomatoes']);
     const noIndex = await server.admin('GET', '/api/collections/people/records?search=ada');
     assert.equal(noIndex.status, 400);
 
