@@ -32,6 +32,10 @@ export async function runSql(db: Database, body: unknown): Promise<SqlResult> {
   }
   const statements = db.dialect.splitStatements(query);
   if (statements.length === 0) throw validationFailed({ query: { code: 'validation_required', message: 'Cannot be blank.' } });
+  const outside = statements.map(reachesOutside).find((what) => what !== undefined);
+  if (outside !== undefined) {
+    throw validationFailed({ query: { code: 'validation_sql_outside_database', message: `${outside} reaches files or programs outside the database: not run from the console.` } });
+  }
   const started = performance.now();
   let last: StatementResult;
   let affectedRows = 0;
@@ -55,6 +59,22 @@ export async function runSql(db: Database, body: unknown): Promise<SqlResult> {
     columns: last.columns.map((c) => ({ name: c.name, type: c.type, nullable: true })),
     rows: last.rows.map((row) => row.map(asText)),
   };
+}
+
+/**
+ * What in a statement reaches outside its database, which the console refuses whatever the
+ * database's role may do (on PostgreSQL Cairn's role is often a superuser, who may run programs
+ * through COPY): SQLite's ATTACH, DETACH and VACUUM INTO write or open other files; PostgreSQL's COPY
+ * and its server-file and large-object functions read and write the server's files.
+ */
+function reachesOutside(statement: string): string | undefined {
+  // Leading comments are skipped, so that they cannot hide the statement's first word.
+  const text = statement.replace(/^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/, '');
+  const first = /^(attach|detach|copy)\b/i.exec(text)?.[1];
+  if (first) return first.toUpperCase();
+  if (/^vacuum\b[\s\S]*\binto\b/i.test(text)) return 'VACUUM INTO';
+  const fn = /\b(pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|pg_file_write|lo_import|lo_export|dblink\w*)\s*\(/i.exec(statement)?.[1];
+  return fn ? `${fn.toLowerCase()}()` : undefined;
 }
 
 function asText(value: unknown): string | null {

@@ -65,6 +65,28 @@ describe('SQL console (POST /api/sql)', () => {
     assert.equal(long.body.data.query.code, 'validation_length_out_of_range');
   });
 
+  test('statements that reach files or programs outside the database are refused, before anything runs', async () => {
+    const before = await sql("select count(*) from users");
+    for (const query of [
+      "ATTACH DATABASE '/tmp/cairn-console-attach.db' AS other",
+      "/* hidden */ -- still\n attach '/tmp/cairn-console-attach.db' as other",
+      'DETACH DATABASE other',
+      "VACUUM INTO '/tmp/cairn-console-vacuum.db'",
+      "select 1; COPY (select 1) TO PROGRAM 'true'",
+      "select pg_read_file('/etc/hostname')",
+      "SELECT lo_import('/etc/hostname')",
+    ]) {
+      const res = await sql(query);
+      assert.equal(res.status, 400, `${query}: ${res.text}`);
+      assert.equal(res.body.data.query.code, 'validation_sql_outside_database', query);
+    }
+    assert.deepEqual((await sql('select count(*) from users')).body.rows, before.body.rows);
+    // Such words elsewhere in a statement are only words.
+    const words = await sql("select 'attach' as a, 'copy into' as b");
+    assert.equal(words.status, 200, words.text);
+    assert.deepEqual(words.body.rows, [['attach', 'copy into']]);
+  });
+
   test('at most 1000 rows are answered', async () => {
     const res = await sql('with recursive n(i) as (select 1 union all select i + 1 from n where i < 1500) select i from n');
     assert.equal(res.status, 200);
