@@ -166,6 +166,17 @@ describe('records: create, view, update, delete, expand, fields', () => {
     assert.equal((await server.admin('GET', `/api/collections/books/records/${ids.dune}`)).body.pages, 505);
   });
 
+  test('half of a surrogate pair in a string is refused: it would not read back as written', async () => {
+    for (const raw of ['{"title": "\\udc00 alone"}', '{"title": "x\\ud83d"}', '{"title": "ok", "\\ud800": 1}']) {
+      const res = await server.admin('POST', '/api/collections/books/records', { raw, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, raw);
+      assert.match(res.body.message, /surrogate/);
+    }
+    const pair = await server.admin('POST', '/api/collections/books/records', { raw: '{"title": "smile \\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(pair.status, 200, pair.text);
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${pair.body.id}`)).body.title, 'smile \u{1F600}');
+  });
+
   test('non-object bodies are refused', async () => {
     for (const raw of ['[1,2]', '"text"', '42', 'null']) {
       const res = await server.admin('POST', '/api/collections/books/records', { raw, headers: { 'content-type': 'application/json' } });

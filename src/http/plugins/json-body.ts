@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../errors.ts';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
+import { holdsLoneSurrogate } from '../../lib/well-formed.ts';
 
 /**
  * JSON bodies, with an empty one read as no body: PocketBase's SDKs send bodiless POSTs (auth-refresh,
@@ -20,6 +21,11 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(badRequest(`Failed to load the submitted data: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
       return;
     }
-    parse(req, body as string, done);
+    // A lone surrogate can only come from a `\u` escape: texts without one are not walked.
+    if (!(body as string).includes('\\u')) return parse(req, body as string, done);
+    parse(req, body as string, (err: Error | null, value?: unknown) => {
+      if (!err && holdsLoneSurrogate(value)) done(badRequest('Failed to load the submitted data: a string holds half of a UTF-16 surrogate pair.'), undefined);
+      else done(err, value);
+    });
   });
 }
