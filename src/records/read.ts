@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
 import { isSystem, type RequestContext } from '../context.ts';
-import { notFound } from '../errors.ts';
+import { badRequest, isApiError, notFound } from '../errors.ts';
 import { compileFilter, compileSort } from '../rules/index.ts';
 import { type Database, type Dialect, EMPTY, join, type Queryable, raw, type Row, type Sql, sql } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
@@ -111,13 +111,17 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   let rows: Row[];
   let totalItems = -1;
   let totalPages = -1;
-  if (flag(query.skipTotal)) rows = await ctx.db.all(q.text, q.params);
-  else {
-    // The page and its total in one round trip where the driver can (PostgreSQL pipelines them).
-    const [pageRows, counted] = await ctx.db.allEach([q, sql`SELECT COUNT(*) AS n FROM ${from}${where}`]);
-    rows = pageRows;
-    totalItems = Number((counted[0] as { n: number } | undefined)?.n ?? 0);
-    totalPages = Math.ceil(totalItems / perPage);
+  try {
+    if (flag(query.skipTotal)) rows = await ctx.db.all(q.text, q.params);
+    else {
+      // The page and its total in one round trip where the driver can (PostgreSQL pipelines them).
+      const [pageRows, counted] = await ctx.db.allEach([q, sql`SELECT COUNT(*) AS n FROM ${from}${where}`]);
+      rows = pageRows;
+      totalItems = Number((counted[0] as { n: number } | undefined)?.n ?? 0);
+      totalPages = Math.ceil(totalItems / perPage);
+    }
+  } catch (err) {
+    throw viewFailure(ctx, collection, err);
   }
 
   const viewer = await viewerFor(ctx, deps, collection, collections, rows.map((r) => r.id as string));
@@ -131,6 +135,18 @@ export async function listRecords(deps: RecordDeps, ctx: RequestContext, collect
   const records = rows.map((row) => serializeRecord(row, shape, viewer));
   const items = await finishRecords(deps, ctx, collection, records, query);
   return { page, perPage, totalItems, totalPages, items };
+}
+
+/**
+ * A view collection's query failing as it runs (a division by zero, a value too big, a cast of a bad
+ * value) is its author's doing, not the server's: a 400 that says so. The database's words stay out of
+ * it, since they may quote values of rows the caller cannot see; the SQL console shows them to an
+ * administrator. A database that is busy or unreachable is still a 503, and a table's error is left as it is.
+ */
+function viewFailure(ctx: RequestContext, collection: Collection, err: unknown): unknown {
+  if (collection.type !== 'view') return err;
+  if (isApiError(err) ? err.status >= 500 : ctx.db.dialect.classifyError(err).kind === 'busy') return err;
+  return badRequest(`The query of view "${collection.name}" failed as it ran; an administrator can run it in the SQL console to see why.`);
 }
 
 /** Whether records of `collection` leave for this caller as they are read: nothing to expand, pick or enrich. */
@@ -169,7 +185,12 @@ export async function viewRecord(deps: RecordDeps, ctx: RequestContext, collecti
   // A view of the caller's own account that its rule surely lets through answers from the row its
   // token was checked against in this request: the same row, read a moment earlier.
   const own = ownRow(ctx.auth, shape, id);
-  const row = own && (access === null || deps.access.showsOwnRecord(ctx, collection)) ? own : await lookupById(ctx.db, shape, id, access);
+  let row: Row | undefined;
+  try {
+    row = own && (access === null || deps.access.showsOwnRecord(ctx, collection)) ? own : await lookupById(ctx.db, shape, id, access);
+  } catch (err) {
+    throw viewFailure(ctx, collection, err);
+  }
   if (!row) throw notFound();
   const viewer = await viewerFor(ctx, deps, collection, collections, [row.id as string]);
   // Most views ask for neither expand nor fields, nor have enrich hooks: no further pass over the record.

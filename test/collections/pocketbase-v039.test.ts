@@ -138,6 +138,14 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     const withComment = await create({ name: 'commented_books', type: 'view', viewQuery: commented, listRule: '' });
     assert.equal(withComment.status, 200, withComment.text);
     assert.equal((await server.request('GET', '/api/collections/commented_books/records')).body.totalItems, 2);
+    // A query that fails as it runs (an integer overflow on both engines) is the view's 400, not a 500.
+    const failing = await create({ name: 'overflowing', type: 'view', viewQuery: 'SELECT id, abs(-9223372036854775807 - 1) AS n FROM books', listRule: '', viewRule: '' });
+    assert.equal(failing.status, 200, failing.text);
+    const failedList = await server.request('GET', '/api/collections/overflowing/records');
+    assert.equal(failedList.status, 400, failedList.text);
+    assert.match(failedList.body.message, /query of view "overflowing" failed/);
+    const bookId = (await server.request('GET', '/api/collections/long_books/records')).body.items[0].id;
+    assert.equal((await server.request('GET', `/api/collections/overflowing/records/${bookId}`)).status, 400);
     // A view has no rowid: `@rowid` sorts by its id, as its list does when nothing else decides.
     for (const [sort, reversed] of [['@rowid', false], ['-@rowid', true]] as const) {
       const sorted = await server.request('GET', `/api/collections/long_books/records?sort=${encodeURIComponent(sort)}`);
