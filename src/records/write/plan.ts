@@ -39,8 +39,25 @@ export interface RecordWrite {
 
 /** Runs one prepared write in a transaction of its own and answers. */
 export async function commitWrite(db: Database, write: RecordWrite): Promise<unknown> {
-  await db.transaction((tx) => write.apply(tx, true));
+  try {
+    await db.transaction((tx) => write.apply(tx, true));
+  } catch (err) {
+    if (err instanceof ExplainedAfter) throw await err.explain();
+    throw err;
+  }
   return write.answer();
+}
+
+/**
+ * A write that failed in a statement which also ended its transaction (`Transaction.commitWith`),
+ * whose error needs one more read to say why: made once the transaction has let go of its connection.
+ * Read while it held it, that second connection could wait for ever: concurrent writes holding every
+ * connection of the pool, each waiting for one more.
+ */
+export class ExplainedAfter extends Error {
+  constructor(readonly explain: () => Promise<unknown>) {
+    super('a write failed; its error is made after the transaction');
+  }
 }
 
 /** What every phase of one write needs, loaded once when it is prepared. */

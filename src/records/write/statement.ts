@@ -5,14 +5,14 @@ import { isSuperusers } from '../../collections/superusers.ts';
 import { badRequest, type FieldError, validationFailed } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
-import { join, list, raw, type Row, type Sql, sql, type Transaction } from '../../storage/index.ts';
+import { join, list, type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../../storage/index.ts';
 import { passwordErrorsFirst } from '../auth-fields.ts';
 import { selectById } from '../read.ts';
 import { serializeRecord } from '../serialize.ts';
 import { insertSql, type RecordShape, ROOT_ALIAS, shapeOf } from '../shape.ts';
 import { PRIVILEGED_VIEWER } from '../viewer.ts';
 import { Change, changeWritesNothing, emit } from './change.ts';
-import { enter, txOf, type WritePlan } from './plan.ts';
+import { enter, ExplainedAfter, txOf, type WritePlan } from './plan.ts';
 import { canonical, columnValues } from './values.ts';
 
 /**
@@ -56,11 +56,15 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
     const condition = join(conditions.map((c) => sql`(${c})`), ' AND ');
     const row = await written(tx, last, insertSql(shape, names, true, condition.text), [...params, ...condition.params]);
     if (!row) {
-      const relationErrors: Record<string, FieldError> = {};
-      if (relatedInInsert) await checkRelations(last ? ctx.db : tx, collections, shape, plan.values, relationErrors);
-      // The related ids held: the rule refused the create (PocketBase's message for any failed create,
-      // API contract §23), or a related record came meanwhile, and it is refused all the same.
-      throw Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
+      const refusal = async (q: Queryable) => {
+        const relationErrors: Record<string, FieldError> = {};
+        if (relatedInInsert) await checkRelations(q, collections, shape, plan.values, relationErrors);
+        // The related ids held: the rule refused the create (PocketBase's message for any failed create,
+        // API contract §23), or a related record came meanwhile, and it is refused all the same.
+        return Object.keys(relationErrors).length > 0 ? validationFailed(relationErrors, 'Failed to create record.') : badRequest('Failed to create record.');
+      };
+      // A statement that ended the transaction leaves it unable to read: read once it is over.
+      throw last ? new ExplainedAfter(() => refusal(ctx.db)) : await refusal(tx);
     }
     inserted = row;
   } else if (declared !== undefined && names.length === 3 + shape.fields.length && names.every((name, i) => tx.dialect.insertKeeps!(declared.get(name) ?? '', params[i]))) {
