@@ -7,7 +7,7 @@ import { badRequest, notFound } from '../errors.ts';
 import { quoteIdent } from '../lib/identifiers.ts';
 import { raw, type Row, sql, type Transaction } from '../storage/index.ts';
 import type { RecordDeps } from './deps.ts';
-import { selectById } from './read.ts';
+import { selectByIdToWrite } from './read.ts';
 import { serializeRecord } from './serialize.ts';
 import { type ConditionTexts, conditionText, type RecordShape, ROOT_ALIAS, shapeOf } from './shape.ts';
 import { applyDerivedUpdate } from './write/update.ts';
@@ -35,7 +35,7 @@ export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite
         if (!gone) throw notFound();
         return announce(s, tx, gone);
       }
-      const row = await selectById(tx, s.shape, id, access);
+      const row = await selectByIdToWrite(tx, s.shape, id, access);
       if (!row) throw notFound();
       await deleteWithReferences(s, tx, row, new Set());
     },

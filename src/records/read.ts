@@ -168,6 +168,17 @@ export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, 
   return q.get(...byId(shape, id, access));
 }
 
+/**
+ * `selectById` in a transaction that goes on to write the row: concurrent writers of it wait until
+ * this one commits (PostgreSQL; SQLite's write transactions are one at a time), so that an update
+ * made from the stored values (`n+`) or a delete's walk over what points at the record reads what
+ * the last writer left.
+ */
+export async function selectByIdToWrite(tx: Pick<Queryable, 'get' | 'dialect'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
+  const [text, params] = byId(shape, id, access);
+  return tx.get(text + tx.dialect.lockForWrite(ROOT_ALIAS), params);
+}
+
 /** `selectById` as a request's read by key (`Database.lookup`), outside any transaction. */
 function lookupById(db: Database, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
   return db.lookup(...byId(shape, id, access));

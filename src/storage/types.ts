@@ -207,6 +207,12 @@ export interface Dialect {
   /** An order term that makes sorting stable in insertion order (the tie-breaker of every list). */
   insertionOrder(alias: string): string;
   /**
+   * What a read of rows a transaction goes on to write ends with, so that concurrent writers of
+   * them wait for it (`FOR UPDATE OF alias`); empty where a write transaction holds the whole
+   * database already (SQLite).
+   */
+  lockForWrite(alias: string): string;
+  /**
    * The index methods a collection's index may name (`CREATE INDEX … USING gin`), empty where the
    * engine has one kind of index (SQLite): there `USING` and operator classes are refused by name.
    */

@@ -177,6 +177,20 @@ describe('records: create, view, update, delete, expand, fields', () => {
     assert.equal((await server.admin('GET', `/api/collections/books/records/${pair.body.id}`)).body.title, 'smile \u{1F600}');
   });
 
+  test('concurrent writes: updates made from stored values all count, refused relations answer at once', async () => {
+    const book = (await server.admin('POST', '/api/collections/books/records', { body: { title: 'Counted', pages: 0 } })).body;
+    const adds = await Promise.all(Array.from({ length: 20 }, () => server.admin('PATCH', `/api/collections/books/records/${book.id}`, { body: { 'pages+': 1 } })));
+    assert.deepEqual([...new Set(adds.map((r) => r.status))], [200]);
+    assert.equal((await server.admin('GET', `/api/collections/books/records/${book.id}`)).body.pages, 20, 'no update made from a stale row');
+    // More creates than the PostgreSQL pool has connections, each refused for a missing author: each
+    // finds out why once its transaction let go of its connection.
+    const refused = await Promise.all(Array.from({ length: 25 }, (_, i) => server.admin('POST', '/api/collections/books/records', { body: { title: `Orphan ${i}`, author: 'missingauthor00' } })));
+    for (const r of refused) {
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.data.author.code, 'validation_missing_rel_records');
+    }
+  });
+
   test('non-object bodies are refused', async () => {
     for (const raw of ['[1,2]', '"text"', '42', 'null']) {
       const res = await server.admin('POST', '/api/collections/books/records', { raw, headers: { 'content-type': 'application/json' } });

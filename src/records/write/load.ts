@@ -1,6 +1,6 @@
 import { notFound } from '../../errors.ts';
 import { prepareAuthUpdate } from '../auth-fields.ts';
-import { selectById } from '../read.ts';
+import { selectByIdToWrite } from '../read.ts';
 import { enter, txOf, type WritePlan } from './plan.ts';
 import { authState, sameAuthState } from './values.ts';
 
@@ -15,7 +15,7 @@ export async function load(plan: WritePlan): Promise<WritePlan> {
   enter(plan, 'load');
   const { deps, collection, shape } = plan.scope;
   const tx = txOf(plan);
-  const before = await selectById(tx, shape, plan.id, plan.rule !== null && plan.modifiers ? null : plan.rule);
+  const before = await selectByIdToWrite(tx, shape, plan.id, plan.rule !== null && plan.modifiers ? null : plan.rule);
   if (!before) throw notFound();
   plan.before = before;
   if (collection.type === 'auth') {

@@ -219,6 +219,9 @@ export const postgresDialect: Dialect = {
     return 'RANDOM()';
   },
 
+  lockForWrite(alias) {
+    return ` FOR UPDATE OF ${alias}`;
+  },
   insertionOrder(alias) {
     return `${alias}."_seq"`;
   },

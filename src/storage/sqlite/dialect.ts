@@ -157,6 +157,9 @@ export const sqliteDialect: Dialect = {
     return 'RANDOM()';
   },
 
+  lockForWrite() {
+    return '';
+  },
   insertionOrder(alias) {
     return `${alias}.rowid`;
   },
