@@ -1,6 +1,6 @@
 import { fieldType } from '../collections/fields/registry.ts';
 import { AUTH_SECRET_COLUMNS, type FieldDef, isReservedFieldName } from '../collections/model.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, isApiError } from '../errors.ts';
 import { isValidName, quoteIdent } from '../lib/identifiers.ts';
 import { randomId } from '../lib/ids.ts';
 import type { Database, Queryable } from '../storage/index.ts';
@@ -338,7 +338,14 @@ export async function dryRunView(db: Database, text: string): Promise<{ fields: 
   try {
     await db.transaction(async (tx) => {
       const fields = await createView(tx, name, viewQuery(name, text));
-      const sample = await tx.all<Record<string, unknown>>(`SELECT * FROM ${quoteIdent(name)} LIMIT ${DRY_RUN_SAMPLE}`);
+      let sample: Record<string, unknown>[];
+      try {
+        sample = await tx.all<Record<string, unknown>>(`SELECT * FROM ${quoteIdent(name)} LIMIT ${DRY_RUN_SAMPLE}`);
+      } catch (err) {
+        // The query failing as it runs (a value too big, a division by zero) is the query's fault.
+        if (isApiError(err) && err.status >= 500) throw err;
+        throw badRequest(`The query failed as it ran: ${isApiError(err) ? err.message : tx.dialect.describeError(err)}`);
+      }
       const ids = new Set<string>();
       for (const row of sample) {
         const id = row.id === null || row.id === undefined ? '' : String(row.id);

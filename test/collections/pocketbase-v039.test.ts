@@ -141,6 +141,8 @@ describe('collections API: PocketBase v0.39 behaviours', () => {
     // A query that fails as it runs (an integer overflow on both engines) is the view's 400, not a 500.
     const failing = await create({ name: 'overflowing', type: 'view', viewQuery: 'SELECT id, abs(-9223372036854775807 - 1) AS n FROM books', listRule: '', viewRule: '' });
     assert.equal(failing.status, 200, failing.text);
+    const failedDry = await server.admin('POST', '/api/collections/meta/dry-run-view', { body: { query: 'SELECT id, abs(-9223372036854775807 - 1) AS n FROM books' } });
+    assert.equal(failedDry.status, 400, failedDry.text);
     const failedList = await server.request('GET', '/api/collections/overflowing/records');
     assert.equal(failedList.status, 400, failedList.text);
     assert.match(failedList.body.message, /query of view "overflowing" failed/);
