@@ -12,7 +12,8 @@ export function holdsLoneSurrogate(value: unknown): boolean {
     if (typeof v === 'string') {
       if (LONE_SURROGATE.test(v)) return true;
     } else if (Array.isArray(v)) {
-      pending.push(...v);
+      // One by one: spreading a body's array of some 100,000 items into push() overflows the stack.
+      for (const item of v) pending.push(item);
     } else if (typeof v === 'object' && v !== null) {
       for (const [key, item] of Object.entries(v)) {
         if (LONE_SURROGATE.test(key)) return true;
