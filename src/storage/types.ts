@@ -213,6 +213,11 @@ export interface Dialect {
    */
   lockForWrite(alias: string): string;
   /**
+   * What a read of rows a write is about to point at ends with, so that a concurrent delete of them
+   * waits for the write's commit (`FOR KEY SHARE`); empty on SQLite, as `lockForWrite`.
+   */
+  lockToReference(): string;
+  /**
    * The index methods a collection's index may name (`CREATE INDEX … USING gin`), empty where the
    * engine has one kind of index (SQLite): there `USING` and operator classes are refused by name.
    */

@@ -191,6 +191,25 @@ describe('records: create, view, update, delete, expand, fields', () => {
     }
   });
 
+  test('concurrent writes: a create or update racing the delete of the record it points at never leaves a reference to it', async () => {
+    for (let round = 0; round < 4; round++) {
+      const target = (await server.admin('POST', '/api/collections/authors/records', { body: { name: `Gone ${round}` } })).body.id;
+      const spare = (await server.admin('POST', '/api/collections/books/records', { body: { title: `Spare ${round}` } })).body.id;
+      const writes = Array.from({ length: 12 }, (_, i) =>
+        i === 6
+          ? server.admin('PATCH', `/api/collections/books/records/${spare}`, { body: { author: target } })
+          : server.admin('POST', '/api/collections/books/records', { body: { title: `Race ${round}.${i}`, coauthors: [ids.bob, target] } }),
+      );
+      const deleted = server.admin('DELETE', `/api/collections/authors/records/${target}`);
+      for (const r of await Promise.all(writes)) {
+        assert.ok(r.status === 200 || (r.status === 400 && Object.values(r.body.data).some((e: any) => e.code === 'validation_missing_rel_records')), r.text);
+      }
+      assert.equal((await deleted).status, 204);
+      const left = await server.admin('GET', `/api/collections/books/records?filter=${encodeURIComponent(`author = "${target}" || coauthors ~ "${target}"`)}`);
+      assert.deepEqual(left.body.items, [], 'no book points at the deleted author');
+    }
+  });
+
   test('a body with an escape and a long array is read (the surrogate check walks it without overflowing)', async () => {
     const raw = `{"title": "caf\\u00e9", "ignored": [${Array.from({ length: 200_000 }, () => '0').join(',')}]}`;
     const res = await server.admin('POST', '/api/collections/books/records', { raw, headers: { 'content-type': 'application/json' } });

@@ -5,7 +5,7 @@ import { isSuperusers } from '../../collections/superusers.ts';
 import { badRequest, type FieldError, validationFailed } from '../../errors.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
-import { join, list, type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../../storage/index.ts';
+import { type Dialect, join, list, type Queryable, raw, type Row, type Sql, sql, type Transaction } from '../../storage/index.ts';
 import { passwordErrorsFirst } from '../auth-fields.ts';
 import { selectById } from '../read.ts';
 import { serializeRecord } from '../serialize.ts';
@@ -29,7 +29,7 @@ async function insert(plan: WritePlan): Promise<WritePlan> {
   const { deps, ctx, collection, collections, shape, privileged } = plan.scope;
   const tx = txOf(plan);
   // The related ids are checked by the INSERT itself where they can be (a statement fewer), else first.
-  const related = shape.hasRelations && collection.type !== 'auth' ? relationCondition(collections, shape, plan.values) : undefined;
+  const related = shape.hasRelations && collection.type !== 'auth' ? relationCondition(tx.dialect, collections, shape, plan.values) : undefined;
   const relatedInInsert = related && !related.isEmpty ? related : undefined;
   if (shape.hasRelations && !related) {
     const relationErrors: Record<string, FieldError> = {};
@@ -154,31 +154,41 @@ function* relatedIds(collections: CollectionSet, shape: RecordShape, values: Map
   }
 }
 
-/** How many of `ids` the related collection holds. */
-const countOf = (target: Collection, ids: string[]) => sql`SELECT COUNT(*) AS n FROM ${raw(quoteIdent(target.name))} WHERE id IN (${list(ids)})`;
+/**
+ * How many of `ids` the related collection holds, with those rows locked against a concurrent delete
+ * until the write commits where the database locks rows (PostgreSQL's `FOR KEY SHARE`, what its own
+ * foreign keys take): a delete that has read them waits for the write and then sees its reference, and
+ * one that went first is seen gone.
+ */
+function countOf(dialect: Dialect, target: Collection, ids: string[]): Sql {
+  const lock = dialect.lockToReference();
+  const table = raw(quoteIdent(target.name));
+  if (lock === '') return sql`SELECT COUNT(*) AS n FROM ${table} WHERE id IN (${list(ids)})`;
+  return sql`SELECT COUNT(*) AS n FROM (SELECT 1 AS found FROM ${table} WHERE id IN (${list(ids)})${raw(lock)}) AS related`;
+}
 
 /**
  * The condition under which every related id of the values exists, for the INSERT to hold (empty: no
  * related id given); undefined where a field's related collection is gone (`checkRelations` reports
  * that with the other fields' problems).
  */
-function relationCondition(collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>): Sql | undefined {
+function relationCondition(dialect: Dialect, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>): Sql | undefined {
   const parts: Sql[] = [];
   for (const { target, ids } of relatedIds(collections, shape, values)) {
     if (!target) return undefined;
-    parts.push(sql`(${countOf(target, ids)}) = ${raw(String(ids.length))}`);
+    parts.push(sql`(${countOf(dialect, target, ids)}) = ${raw(String(ids.length))}`);
   }
   return join(parts, ' AND ');
 }
 
 /** Checks that every related id exists; inside the write's transaction so the check holds at commit. */
-async function checkRelations(tx: Pick<Transaction, 'get'>, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
+async function checkRelations(tx: Pick<Transaction, 'get' | 'dialect'>, collections: CollectionSet, shape: RecordShape, values: Map<string, unknown>, errors: Record<string, FieldError>): Promise<void> {
   for (const { name, target, ids } of relatedIds(collections, shape, values)) {
     if (!target) {
       errors[name] = { code: 'validation_missing_rel_collection', message: 'The related collection no longer exists.' };
       continue;
     }
-    const q = countOf(target, ids);
+    const q = countOf(tx.dialect, target, ids);
     const found = await tx.get<{ n: number }>(q.text, q.params);
     if (Number(found?.n ?? 0) !== ids.length) {
       errors[name] = { code: 'validation_missing_rel_records', message: 'Failed to find all relation records with the provided ids.' };

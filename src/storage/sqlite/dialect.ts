@@ -160,6 +160,9 @@ export const sqliteDialect: Dialect = {
   lockForWrite() {
     return '';
   },
+  lockToReference() {
+    return '';
+  },
   insertionOrder(alias) {
     return `${alias}.rowid`;
   },

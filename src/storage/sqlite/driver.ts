@@ -260,7 +260,7 @@ export class SqliteDatabase implements Database {
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error(`database "${this.name}" is closed`);
     await this.lock.acquire();
-    let group: WriteGroup;
+    let group: WriteGroup | undefined;
     let done: { result: T; tx: SqliteTransaction };
     try {
       if (!this.group) {
@@ -271,6 +271,9 @@ export class SqliteDatabase implements Database {
       done = await this.member(fn, group);
     } catch (err) {
       this.endTurn();
+      // A failure too is answered after the group's commit: it was decided on the group's writes (a
+      // related record an earlier member deleted), and what its caller reads next must show them.
+      await group?.committed.catch(() => {});
       throw err;
     }
     this.endTurn();
