@@ -208,6 +208,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     validateRule: (c, rule, others, options) => checkRule(c, rule, others, registry.system.dialect, options),
     validateOptions: [(c) => validateTriggers(c, outbound)],
     invalidations,
+    lock: backend.lockInTransaction?.bind(backend),
   });
   invalidations.on('collections', (name) => {
     for (const info of name ? [{ name }] : registry.list()) {

@@ -34,6 +34,11 @@ export interface CollectionServiceOptions {
   validateOptions?: OptionsValidator[];
   /** Tells the other nodes of an instance that a database's collections changed. */
   invalidations?: Invalidations;
+  /**
+   * Holds the lock named `key` until `tx` ends, for every process on the storage (the backend's
+   * `lockInTransaction`); absent where a write transaction keeps every other writer out (SQLite).
+   */
+  lock?: (tx: Transaction, key: string) => Promise<void>;
 }
 
 /** Creates a collection's table (or adopts an existing one) and stores its metadata. */
@@ -54,6 +59,7 @@ export class CollectionService {
   readonly validateOptions: OptionsValidator[];
 
   private readonly invalidations?: Invalidations;
+  private readonly lock?: (tx: Transaction, key: string) => Promise<void>;
   /** Collections as a transaction under way has changed them (transaction.ts), answered inside it. */
   private readonly changing = new WeakMap<Transaction, CollectionSet>();
 
@@ -61,6 +67,7 @@ export class CollectionService {
     this.validateRule = options.validateRule ?? (() => undefined);
     this.validateOptions = options.validateOptions ?? [];
     this.invalidations = options.invalidations;
+    this.lock = options.lock;
   }
 
   /** All collections of the database (cached). */
@@ -134,34 +141,50 @@ export class CollectionService {
     return { find: (n) => set.find(n), all: set.list, validateRule: this.validateRule, validateOptions: this.validateOptions };
   }
 
-  async create(db: Database, body: unknown): Promise<Collection> {
-    const set = await this.all(db);
-    const name = (body as { name?: unknown } | null)?.name;
-    const exists = typeof name === 'string' && set.find(name)?.name.toLowerCase() === name.toLowerCase();
-    const nameTaken = { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique (case insensitive).' } };
-    let collection: Collection;
+  /**
+   * Runs a change of a database's collections in a transaction, given its collections as they are
+   * once every earlier change has committed: on SQLite the write transaction comes after theirs, on
+   * PostgreSQL the transaction first takes the database's schema lock (every node's). So the same
+   * change sent several times at once is decided as if the requests came one after the other, never
+   * on a cached set another request has just made stale. The cache is dropped after, here and on
+   * every node.
+   */
+  async changeSchema<T>(db: Database, fn: (tx: Transaction, set: CollectionSet) => Promise<T>): Promise<T> {
     try {
-      collection = normalizeCollection(body, undefined, this.normalizeContext(set));
-    } catch (err) {
-      // A taken name is PocketBase's 400 (API contract §3), with whatever else is wrong beside it.
-      if (exists && isApiError(err) && err.status === 400) throw validationFailed({ ...err.data, ...nameTaken }, 'Failed to create collection.');
-      throw err;
+      return await db.transaction(async (tx) => {
+        await this.lock?.(tx, `cairn.collections.${db.name}`);
+        return fn(tx, new CollectionSet([...(await loadCollections(tx)), ...POCKETBASE_SYSTEM_COLLECTIONS]));
+      });
+    } finally {
+      await this.invalidate(db);
     }
-    if (exists) throw validationFailed(nameTaken, 'Failed to create collection.');
+  }
+
+  async create(db: Database, body: unknown): Promise<Collection> {
     try {
-      collection = await db.transaction(async (tx) => {
+      return await this.changeSchema(db, async (tx, set) => {
+        const name = (body as { name?: unknown } | null)?.name;
+        const exists = typeof name === 'string' && set.find(name)?.name.toLowerCase() === name.toLowerCase();
+        const nameTaken = { name: { code: 'validation_collection_name_exists', message: 'Collection name must be unique (case insensitive).' } };
+        let collection: Collection;
+        try {
+          collection = normalizeCollection(body, undefined, this.normalizeContext(set));
+        } catch (err) {
+          // A taken name is PocketBase's 400 (API contract §3), with whatever else is wrong beside it.
+          if (exists && isApiError(err) && err.status === 400) throw validationFailed({ ...err.data, ...nameTaken }, 'Failed to create collection.');
+          throw err;
+        }
+        if (exists) throw validationFailed(nameTaken, 'Failed to create collection.');
         // A view left by a collection deleted through this API may still be read by others.
         const made = collection.type === 'view' ? await replaceView(tx, collection.name, () => this.viewWithFields(tx, collection, set, false)) : collection;
         await createCollectionIn(tx, made);
         return made;
       });
     } catch (err) {
-      if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${collection.name}" already exists.`);
+      // Only where no schema lock is taken: two creates of one name meet at the metadata's unique key.
+      if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${(body as { name?: unknown }).name}" already exists.`);
       throw err;
-    } finally {
-      await this.invalidate(db);
     }
-    return collection;
   }
 
   /**
@@ -184,49 +207,40 @@ export class CollectionService {
   }
 
   async update(db: Database, nameOrId: string, body: unknown): Promise<Collection> {
-    const set = await this.all(db);
-    const existing = set.find(nameOrId);
-    if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
-    if (pocketBaseSystemCollection(existing.name) === existing) throw badRequest(`"${existing.name}" is a system collection and cannot be changed.`);
-    let next = normalizeCollection(body, existing, this.normalizeContext(set));
-    try {
-      next = await db.transaction(async (tx) => {
-        await refuseRetypingValues(tx, existing, next);
-        let saved = next;
-        if (next.type === 'view') {
-          // A view holds no data: a new query replaces it (as migrations' drop_views and create_views do).
-          if (next.options.query !== existing.options.query) {
-            saved = await replaceView(tx, existing.name, () => this.viewWithFields(tx, next, set, true));
-          } else checkViewCollectionRules(next, this.normalizeContext(set), true);
-        } else await syncTable(tx, existing, next);
-        await updateCollection(tx, saved);
-        return saved;
-      });
-    } finally {
-      await this.invalidate(db);
-    }
-    return next;
+    return this.changeSchema(db, async (tx, set) => {
+      const existing = set.find(nameOrId);
+      if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
+      if (pocketBaseSystemCollection(existing.name) === existing) throw badRequest(`"${existing.name}" is a system collection and cannot be changed.`);
+      const next = normalizeCollection(body, existing, this.normalizeContext(set));
+      await refuseRetypingValues(tx, existing, next);
+      let saved = next;
+      if (next.type === 'view') {
+        // A view holds no data: a new query replaces it (as migrations' drop_views and create_views do).
+        if (next.options.query !== existing.options.query) {
+          saved = await replaceView(tx, existing.name, () => this.viewWithFields(tx, next, set, true));
+        } else checkViewCollectionRules(next, this.normalizeContext(set), true);
+      } else await syncTable(tx, existing, next);
+      await updateCollection(tx, saved);
+      return saved;
+    });
   }
 
   /** The soft drop: metadata goes, the table and its data stay (re-creating the name adopts them). */
   async remove(db: Database, nameOrId: string): Promise<void> {
-    const set = await this.all(db);
-    const existing = set.find(nameOrId);
-    if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
-    if (existing.system) throw badRequest(`"${existing.name}" is a system collection and cannot be deleted.`);
-    const referrers = set.list.filter(
-      (c) => c.id !== existing.id && c.fields.some((f) => f.type === 'relation' && relationTarget(f).toLowerCase() === existing.name.toLowerCase()),
-    );
-    if (referrers.length > 0) {
-      throw badRequest(
-        `"${existing.name}" is referenced by relation fields of ${referrers.map((c) => `"${c.name}"`).join(', ')}; remove those fields first.`,
+    await this.changeSchema(db, async (tx, set) => {
+      const existing = set.find(nameOrId);
+      if (!existing) throw notFound(`Collection "${nameOrId}" not found.`);
+      if (existing.system) throw badRequest(`"${existing.name}" is a system collection and cannot be deleted.`);
+      const referrers = set.list.filter(
+        (c) => c.id !== existing.id && c.fields.some((f) => f.type === 'relation' && relationTarget(f).toLowerCase() === existing.name.toLowerCase()),
       );
-    }
-    try {
-      await db.transaction((tx) => deleteCollectionRow(tx, existing.id));
-    } finally {
-      await this.invalidate(db);
-    }
+      if (referrers.length > 0) {
+        throw badRequest(
+          `"${existing.name}" is referenced by relation fields of ${referrers.map((c) => `"${c.name}"`).join(', ')}; remove those fields first.`,
+        );
+      }
+      await deleteCollectionRow(tx, existing.id);
+    });
   }
 }
 

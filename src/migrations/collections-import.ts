@@ -34,75 +34,71 @@ export async function importCollections(db: Database, service: CollectionService
     throw validationFailed({ collections: { code: 'validation_required', message: 'Cannot be blank.' } }, 'Failed to import collections.');
   }
   const deleteMissing = input.deleteMissing === true;
-  try {
-    await db.transaction(async (tx) => {
-      const before: DatabaseSchema = await readDatabaseSchema(tx);
-      const imported: Collection[] = [];
-      // An export's id for a collection matched by name under another id (PocketBase's own
-      // `_superusers`, `_pb_users_auth_` over an older Cairn `users`): relations naming it resolve.
-      const aliases = new Map<string, Collection>();
-      const find = (nameOrId: string) =>
-        imported.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
-        before.collections.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
-        aliases.get(nameOrId);
-      for (const [index, item] of items.entries()) {
-        const raw = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
-        const label = typeof raw.name === 'string' && raw.name !== '' ? raw.name : `#${index}`;
-        // PocketBase's system collections are Cairn's own: matched, never changed by an import.
-        const own = typeof raw.name === 'string' ? systemCollectionNamed(raw.name) : undefined;
-        if (own) {
-          if (typeof raw.id === 'string' && raw.id !== own.id) aliases.set(raw.id, own);
-          continue;
-        }
-        const existing =
-          before.collections.find((c) => typeof raw.id === 'string' && c.id === raw.id) ??
-          before.collections.find((c) => typeof raw.name === 'string' && lower(c.name) === lower(raw.name));
-        if (existing && typeof raw.id === 'string' && raw.id !== existing.id) aliases.set(raw.id, existing);
-        if (imported.some((c) => existing && c.id === existing.id)) throw failure(`Collection "${label}" is given twice.`);
-        let next: Collection;
-        try {
-          next = normalizeCollection(item, existing, {
-            find,
-            all: [...imported, ...before.collections],
-            validateRule: service.validateRule,
-            validateOptions: service.validateOptions,
-          });
-        } catch (err) {
-          if (isApiError(err) && err.status === 400) throw failure(`Collection "${label}": ${err.message} ${JSON.stringify(err.data)}`);
-          throw err;
-        }
-        // Two new collections of one name (or id) would meet only at the metadata table's unique key.
-        if (imported.some((c) => c.id === next.id || lower(c.name) === lower(next.name))) throw failure(`Collection "${label}" is given twice.`);
-        imported.push(next);
+  await service.changeSchema(db, async (tx) => {
+    const before: DatabaseSchema = await readDatabaseSchema(tx);
+    const imported: Collection[] = [];
+    // An export's id for a collection matched by name under another id (PocketBase's own
+    // `_superusers`, `_pb_users_auth_` over an older Cairn `users`): relations naming it resolve.
+    const aliases = new Map<string, Collection>();
+    const find = (nameOrId: string) =>
+      imported.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
+      before.collections.find((c) => c.id === nameOrId || lower(c.name) === lower(nameOrId)) ??
+      aliases.get(nameOrId);
+    for (const [index, item] of items.entries()) {
+      const raw = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+      const label = typeof raw.name === 'string' && raw.name !== '' ? raw.name : `#${index}`;
+      // PocketBase's system collections are Cairn's own: matched, never changed by an import.
+      const own = typeof raw.name === 'string' ? systemCollectionNamed(raw.name) : undefined;
+      if (own) {
+        if (typeof raw.id === 'string' && raw.id !== own.id) aliases.set(raw.id, own);
+        continue;
       }
-      for (const next of imported) {
-        const previous = before.collections.find((c) => c.id === next.id);
-        if (previous) await refuseRetypingValues(tx, previous, next);
-      }
-      const kept = before.collections.filter((c) => !imported.some((i) => i.id === c.id) && (!deleteMissing || c.system));
-      const after: DatabaseSchema = { collections: [...kept, ...imported], fts: {} };
-      for (const [name, config] of Object.entries(before.fts)) {
-        if (after.collections.some((c) => lower(c.name) === lower(name))) after.fts[name] = config;
-      }
-      let written: DatabaseSchema;
+      const existing =
+        before.collections.find((c) => typeof raw.id === 'string' && c.id === raw.id) ??
+        before.collections.find((c) => typeof raw.name === 'string' && lower(c.name) === lower(raw.name));
+      if (existing && typeof raw.id === 'string' && raw.id !== existing.id) aliases.set(raw.id, existing);
+      if (imported.some((c) => existing && c.id === existing.id)) throw failure(`Collection "${label}" is given twice.`);
+      let next: Collection;
       try {
-        written = await realizeDatabase(tx, before, after);
+        next = normalizeCollection(item, existing, {
+          find,
+          all: [...imported, ...before.collections],
+          validateRule: service.validateRule,
+          validateOptions: service.validateOptions,
+        });
       } catch (err) {
-        if (isApiError(err) && err.status === 400) throw failure(`${err.message} ${JSON.stringify(err.data)}`);
+        if (isApiError(err) && err.status === 400) throw failure(`Collection "${label}": ${err.message} ${JSON.stringify(err.data)}`);
         throw err;
       }
-      // A view's rules are checked once its query gave it fields.
-      const ctx = { find, all: written.collections, validateRule: service.validateRule, validateOptions: service.validateOptions };
-      for (const view of written.collections.filter((c) => c.type === 'view' && imported.some((i) => i.id === c.id))) {
-        try {
-          checkViewCollectionRules(view, ctx, true);
-        } catch (err) {
-          if (isApiError(err) && err.status === 400) throw failure(`Collection "${view.name}": ${err.message} ${JSON.stringify(err.data)}`);
-          throw err;
-        }
+      // Two new collections of one name (or id) would meet only at the metadata table's unique key.
+      if (imported.some((c) => c.id === next.id || lower(c.name) === lower(next.name))) throw failure(`Collection "${label}" is given twice.`);
+      imported.push(next);
+    }
+    for (const next of imported) {
+      const previous = before.collections.find((c) => c.id === next.id);
+      if (previous) await refuseRetypingValues(tx, previous, next);
+    }
+    const kept = before.collections.filter((c) => !imported.some((i) => i.id === c.id) && (!deleteMissing || c.system));
+    const after: DatabaseSchema = { collections: [...kept, ...imported], fts: {} };
+    for (const [name, config] of Object.entries(before.fts)) {
+      if (after.collections.some((c) => lower(c.name) === lower(name))) after.fts[name] = config;
+    }
+    let written: DatabaseSchema;
+    try {
+      written = await realizeDatabase(tx, before, after);
+    } catch (err) {
+      if (isApiError(err) && err.status === 400) throw failure(`${err.message} ${JSON.stringify(err.data)}`);
+      throw err;
+    }
+    // A view's rules are checked once its query gave it fields.
+    const ctx = { find, all: written.collections, validateRule: service.validateRule, validateOptions: service.validateOptions };
+    for (const view of written.collections.filter((c) => c.type === 'view' && imported.some((i) => i.id === c.id))) {
+      try {
+        checkViewCollectionRules(view, ctx, true);
+      } catch (err) {
+        if (isApiError(err) && err.status === 400) throw failure(`Collection "${view.name}": ${err.message} ${JSON.stringify(err.data)}`);
+        throw err;
       }
-    });
-  } finally {
-    await service.invalidate(db);
-  }
+    }
+  });
 }

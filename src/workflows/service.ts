@@ -51,10 +51,17 @@ export class WorkflowService {
   /** Creates a workflow; the answer carries its secret, the only time it is shown. */
   async create(db: Database, body: unknown): Promise<Workflow & { secret: string }> {
     const def = parseDefinition(body, await this.deps.collections.all(db), this.deps.webhooks.outbound);
-    if (await findWorkflow(db, def.name)) throw conflict(`Workflow "${def.name}" already exists.`, { name: { code: 'validation_not_unique', message: 'Workflow names are unique.' } });
+    const taken = () => conflict(`Workflow "${def.name}" already exists.`, { name: { code: 'validation_not_unique', message: 'Workflow names are unique.' } });
+    if (await findWorkflow(db, def.name)) throw taken();
     const now = nowIso();
     const workflow: Workflow = { id: randomId(), name: def.name, steps: def.steps, created: now, updated: now };
-    await insertWorkflow(db, workflow, hashSecret(def.secret));
+    try {
+      await insertWorkflow(db, workflow, hashSecret(def.secret));
+    } catch (err) {
+      // Another create of the name came between the lookup and the insert.
+      if (db.dialect.classifyError(err).kind === 'unique') throw taken();
+      throw err;
+    }
     return { ...workflow, secret: def.secret };
   }
 
