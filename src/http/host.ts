@@ -195,6 +195,10 @@ export class Host implements ServiceRestarter {
       // Realtime streams are requests that never finish: ended first (their clients reconnect once
       // the new services serve).
       await this.current.services.realtime.close();
+      // A request still receiving its body has not been acted on: its connection is closed rather
+      // than waited for (a client stalled mid-upload held the restore, and everyone else on 503s, for
+      // DRAIN_MS).
+      for (const res of this.responses) if (!res.req.complete) res.req.socket.destroy();
       // The request that asked for the restart is one of those in flight: wait for the others.
       const deadline = Date.now() + DRAIN_MS;
       while (this.responses.size > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -248,6 +250,32 @@ describe('backups', { skip: skipOn('postgres', 'SQLite files; on PostgreSQL the 
       release();
     }
     assert.equal((await source.admin('POST', '/api/collections/items/records', { body: { n: 1 } })).status, 200);
+  });
+
+  test('a restore does not wait for a client stalled mid-upload: that connection is closed', async () => {
+    const server = await startServer();
+    try {
+      assert.equal((await server.admin('POST', '/api/backups', { body: { name: 'stalled.zip' } })).status, 204);
+      const socket = connect(server.host.port, '127.0.0.1');
+      socket.on('error', () => {});
+      let closed = false;
+      socket.on('close', () => (closed = true));
+      await once(socket, 'connect');
+      // Headers and the start of a 100 kB form, then nothing more.
+      socket.write(
+        `POST /api/backups/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${server.adminToken}\r\n` +
+          'Content-Type: multipart/form-data; boundary=edge\r\nContent-Length: 100000\r\n\r\n' +
+          '--edge\r\nContent-Disposition: form-data; name="file"; filename="slow.zip"\r\n\r\nPK',
+      );
+      await waitFor(() => server.host.pending().requests === 1, { what: 'the stalled upload under way' });
+      const restored = await server.admin('POST', '/api/backups/stalled.zip/restore');
+      assert.equal(restored.status, 204, restored.text);
+      await waitFor(() => closed, { what: 'the stalled connection closed', timeoutMs: 1000 });
+      assert.equal(server.host.pending().requests, 0);
+      assert.equal((await server.admin('GET', '/api/backups')).body.some((b: { key: string }) => b.key === 'slow.zip'), false, 'nothing of the cut upload is kept');
+    } finally {
+      await server.close();
+    }
   });
 
   test('scheduled backups: CAIRN_BACKUP_CRON, keeping CAIRN_BACKUP_KEEP of them', async () => {
