@@ -182,7 +182,7 @@ export class CollectionService {
       });
     } catch (err) {
       // Only where no schema lock is taken: two creates of one name meet at the metadata's unique key.
-      if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${(body as { name?: unknown }).name}" already exists.`);
+      if (db.dialect.classifyError(err).kind === 'unique') throw conflict(`Collection "${(body as { name?: unknown } | null)?.name}" already exists.`);
       throw err;
     }
   }
