@@ -142,6 +142,15 @@ export class CollectionService {
   }
 
   /**
+   * Holds the schema lock of `db` until `tx` ends, for every node (PostgreSQL's transaction advisory
+   * lock); nothing on SQLite, whose write transactions already come one at a time. Whatever changes a
+   * database's collections takes it before it reads them.
+   */
+  async lockSchema(tx: Transaction, db: Database): Promise<void> {
+    await this.lock?.(tx, `cairn.collections.${baseDatabase(db).name}`);
+  }
+
+  /**
    * Runs a change of a database's collections in a transaction, given its collections as they are
    * once every earlier change has committed: on SQLite the write transaction comes after theirs, on
    * PostgreSQL the transaction first takes the database's schema lock (every node's). So the same
@@ -152,7 +161,7 @@ export class CollectionService {
   async changeSchema<T>(db: Database, fn: (tx: Transaction, set: CollectionSet) => Promise<T>): Promise<T> {
     try {
       return await db.transaction(async (tx) => {
-        await this.lock?.(tx, `cairn.collections.${db.name}`);
+        await this.lockSchema(tx, db);
         return fn(tx, new CollectionSet([...(await loadCollections(tx)), ...POCKETBASE_SYSTEM_COLLECTIONS]));
       });
     } finally {

@@ -45,8 +45,10 @@ export class CollectionTransaction {
     private set: CollectionSet,
   ) {}
 
-  /** Reads the collections through `tx` and makes them what the service answers inside it. */
+  /** Takes the database's schema lock, reads the collections through `tx` and makes them what the
+   * service answers inside it. */
   static async open(service: CollectionService, db: Database, tx: Transaction): Promise<CollectionTransaction> {
+    await service.lockSchema(tx, db);
     const list = await loadCollections(tx);
     const t = new CollectionTransaction(service, baseDatabase(db), tx, new CollectionSet([...list, ...POCKETBASE_SYSTEM_COLLECTIONS]));
     service.track(tx, t.set);

@@ -20,6 +20,7 @@ import { checkViewRules, transformDatabase } from './transform.ts';
 async function restore(deps: MigrationDeps, db: Database | undefined, schema: DatabaseSchema | undefined): Promise<void> {
   if (!db || !schema) return;
   await db.transaction(async (tx) => {
+    await deps.collections.lockSchema(tx, db);
     await realizeDatabase(tx, await readDatabaseSchema(tx), schema);
   });
   await deps.collections.invalidate(db);
@@ -68,6 +69,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
         const after: InstanceSchema = {};
         for (let i = 0; i < names.length; i++) {
           const name = names[i];
+          await collections.lockSchema(txs[i], dbs[i]);
           before[name] = await readDatabaseSchema(txs[i]);
           const target = transformDatabase(name, before[name], migration.databases[name].collections, context);
           after[name] = await realizeDatabase(txs[i], before[name], target);
@@ -140,6 +142,7 @@ export async function rollbackMigration(deps: MigrationDeps, version: string): P
       [system, ...dbs],
       async ([systemTx, ...txs]) => {
         for (let i = 0; i < names.length; i++) {
+          await collections.lockSchema(txs[i], dbs[i]);
           current[names[i]] = await readDatabaseSchema(txs[i]);
           await realizeDatabase(txs[i], current[names[i]], snapshot.databases[names[i]]);
         }
