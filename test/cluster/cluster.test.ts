@@ -126,6 +126,16 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
     assert.equal((await request(nodes[2].url, 'GET', '/api/collections/notes/records')).status, 403);
   });
 
+  test('the same schema change sent to the three nodes at once: decided one after the other', async () => {
+    const creates = await Promise.all(nodes.flatMap((n) => [n, n].map((node) => admin(node, 'POST', '/api/collections', { name: 'everywhere', fields: [{ name: 'title', type: 'text' }] }))));
+    assert.deepEqual(creates.map((r) => r.status).sort(), [200, 400, 400, 400, 400, 400], creates.map((r) => r.text).join('\n'));
+    for (const r of creates.filter((r) => r.status === 400)) assert.equal(r.body.data.name.code, 'validation_collection_name_exists');
+    // Each node has cached the collection; the deletes that come after the first find it gone.
+    for (const n of nodes) assert.equal((await admin(n, 'GET', '/api/collections/everywhere/records')).status, 200);
+    const deletes = await Promise.all(nodes.map((n) => admin(n, 'DELETE', '/api/collections/everywhere')));
+    assert.deepEqual(deletes.map((r) => r.status).sort(), [204, 404, 404], deletes.map((r) => r.text).join('\n'));
+  });
+
   test('a password change on one node revokes the old token on the others', async () => {
     const [a, b, c] = nodes;
     const email = 'cluster-user@example.com';
