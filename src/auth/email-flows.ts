@@ -142,7 +142,7 @@ export class EmailFlows {
 
   /** Takes a checked token: Cairn's are single-use; PocketBase's are stateless and lapse as the account changes. */
   private async take(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, checked: CheckedToken, raw: unknown): Promise<OneTimeToken | undefined> {
-    return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw);
+    return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw, purpose === 'password-reset');
   }
 
   /**

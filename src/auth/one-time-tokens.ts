@@ -67,16 +67,28 @@ export async function issueToken(db: Database, purpose: OneTimePurpose, account:
 /**
  * Takes a token: deleted in the same statement that reads it, so two concurrent confirmations cannot
  * both succeed. Undefined when unknown, used, expired, of another purpose or another collection.
+ * `voidOthers`: the account's other tokens of the purpose go in that statement too (a password reset
+ * voids every other reset link), so two different links of one account confirmed at once cannot both
+ * succeed either: the second finds its own token gone with the first's.
  */
-export async function consumeToken(db: Database, purpose: OneTimePurpose, collectionId: string, token: unknown): Promise<OneTimeToken | undefined> {
+export async function consumeToken(db: Database, purpose: OneTimePurpose, collectionId: string, token: unknown, voidOthers = false): Promise<OneTimeToken | undefined> {
   if (typeof token !== 'string' || token === '' || token.length > 200) return undefined;
+  const hash = hashOf(token);
   // A write: through a transaction, since plain reads go to the read-only connection.
-  const row = await db.transaction((tx) =>
-    tx.get<OneTimeToken & { expires: string }>(
-      'DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING collectionId, recordId, email, newEmail, expires',
-      [hashOf(token), purpose, collectionId],
-    ),
+  const rows = await db.transaction((tx) =>
+    voidOthers
+      ? tx.all<OneTimeToken & { hash: string; expires: string }>(
+          `DELETE FROM _auth_tokens WHERE purpose = ? AND collectionId = ?
+             AND recordId IN (SELECT recordId FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ?)
+           RETURNING hash, collectionId, recordId, email, newEmail, expires`,
+          [purpose, collectionId, hash, purpose, collectionId],
+        )
+      : tx.all<OneTimeToken & { hash: string; expires: string }>(
+          'DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING hash, collectionId, recordId, email, newEmail, expires',
+          [hash, purpose, collectionId],
+        ),
   );
+  const row = rows.find((r) => r.hash === hash);
   if (!row || row.expires < new Date().toISOString()) return undefined;
   return { collectionId: row.collectionId, recordId: row.recordId, email: row.email, newEmail: row.newEmail };
 }

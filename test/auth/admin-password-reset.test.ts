@@ -12,6 +12,8 @@ describe('administrator password reset', () => {
   before(async () => {
     inbox = await startInbox();
     server = await startServer({ env: { CAIRN_SMTP_URL: inbox.url } });
+    const second = { email: 'second-admin@example.com', password: 'second-admin-pw-1', passwordConfirm: 'second-admin-pw-1' };
+    assert.equal((await server.admin('POST', '/api/admins', { body: second })).status, 200);
   });
   after(async () => {
     await server.close();
@@ -59,5 +61,14 @@ describe('administrator password reset', () => {
 
     assert.equal(inbox.messages.filter((m) => m.to.includes('nobody@example.com')).length, 0);
     assert.equal(inbox.messages.length, before + 1, 'only the user mail was sent');
+  });
+
+  test('two reset links confirmed at once: one succeeds, the other is void', async () => {
+    const email = 'second-admin@example.com';
+    await post('/api/admins/request-password-reset', { email });
+    await post('/api/admins/request-password-reset', { email });
+    const tokens = [tokenFrom(await inbox.next(email, /Reset/, 0)), tokenFrom(await inbox.next(email, /Reset/, 1))];
+    const replies = await Promise.all(tokens.map((token, i) => post('/api/admins/confirm-password-reset', { token, password: `racing-pw-${i}-x`, passwordConfirm: `racing-pw-${i}-x` })));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [204, 400], replies.map((r) => r.text).join('\n'));
   });
 });

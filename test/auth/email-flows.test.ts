@@ -117,6 +117,21 @@ describe('email verification and password reset through a real SMTP server', () 
     assert.equal(other.status, 400);
   });
 
+  test('two reset links of one account confirmed at once: one succeeds, the other is void', async () => {
+    await createUser(server, 'twolinks@example.com', 'twolinks-password-1');
+    for (let round = 0; round < 3; round++) {
+      await post('/api/collections/users/request-password-reset', { email: 'twolinks@example.com' });
+      await post('/api/collections/users/request-password-reset', { email: 'twolinks@example.com' });
+      const tokens = [tokenFrom(await inbox.next('twolinks@example.com', /Reset/, 2 * round)), tokenFrom(await inbox.next('twolinks@example.com', /Reset/, 2 * round + 1))];
+      const passwords = [`twolinks-pass-${round}-a`, `erin-pass-${round}-b`];
+      const replies = await Promise.all(tokens.map((token, i) => post('/api/collections/users/confirm-password-reset', { token, password: passwords[i], passwordConfirm: passwords[i] })));
+      assert.deepEqual(replies.map((r) => r.status).sort(), [204, 400], replies.map((r) => r.text).join('\n'));
+      const won = passwords[replies.findIndex((r) => r.status === 204)];
+      const logins = await Promise.all(passwords.map((password) => post('/api/auth/login', { email: 'twolinks@example.com', password })));
+      assert.deepEqual(logins.map((r) => r.status === 200), passwords.map((p) => p === won), 'the password of the link that succeeded is the one that works');
+    }
+  });
+
   test('expired, forged, foreign-collection and foreign-database tokens are refused', async () => {
     const dave = await createUser(server, 'dave@example.com');
     await post('/api/collections/users/request-password-reset', { email: 'dave@example.com' });
