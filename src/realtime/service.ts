@@ -9,7 +9,7 @@ import { Broadcaster } from './broadcast.ts';
 import { type DropReason, type EventStream, RealtimeClient } from './client.ts';
 import { type ClientDirectory, localDirectory } from './directory.ts';
 import type { ChangeFeed } from './feed.ts';
-import { authIdOf, Identities } from './identity.ts';
+import { authIdOf, Identities, type Identity } from './identity.ts';
 import { parseSubscribeRequest, parseTopic, type Topic } from './topics.ts';
 import type { RealtimeHooks, Subscriber } from './app-hooks.ts';
 
@@ -50,6 +50,8 @@ const SHUTDOWN_GRACE_MS = 1000;
 export class RealtimeService {
   private readonly clients = new Map<string, RealtimeClient>();
   private readonly identities = new Identities();
+  /** Clients a subscription request under way is binding to its caller (see `subscribe`). */
+  private readonly claims = new WeakMap<RealtimeClient, string>();
   private readonly audiences = new Audiences();
   private readonly broadcaster: Broadcaster;
   private stopFeed?: () => void;
@@ -160,13 +162,22 @@ export class RealtimeService {
       await this.directory.forward(elsewhere.node, { clientId: request.clientId, dbName: caller.dbName, bearer: caller.bearer, body });
       return;
     }
-    const bound = this.identities.of(client)?.authId ?? '';
-    if (bound !== '' && bound !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
-    if (bound !== authIdOf(caller.auth)) this.directory.bound(client.id, authIdOf(caller.auth)).catch(() => undefined);
-
-    if (this.hooks) request.topics = await this.hooks.realtimeSubscribe(client.id, caller, request.topics);
-    if (client.closed) return;
-    const identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
+    const authId = authIdOf(caller.auth);
+    const bound = this.identities.of(client)?.authId || this.claims.get(client) || '';
+    if (bound !== '' && bound !== authId) throw forbidden("The current and the previous request authorization don't match.");
+    if (bound !== authId) this.directory.bound(client.id, authId).catch(() => undefined);
+    // Claimed before anything is awaited (the application hooks): another user's request for the
+    // same client arriving meanwhile meets this caller, as it would once the client is bound.
+    const claims = authId !== '' && bound === '';
+    if (claims) this.claims.set(client, authId);
+    let identity: Identity;
+    try {
+      if (this.hooks) request.topics = await this.hooks.realtimeSubscribe(client.id, caller, request.topics);
+      if (client.closed) return;
+      identity = this.identities.bind(client, caller.dbName, caller.bearer, caller.auth);
+    } finally {
+      if (claims) this.claims.delete(client);
+    }
     // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
     // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.
     const kept = new Map(this.audiences.of(client).filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));

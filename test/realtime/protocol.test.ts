@@ -122,6 +122,18 @@ describe('realtime protocol', () => {
     assert.equal((await subscribeRaw(server.url, s.clientId, ['posts'], { token: server.adminToken })).status, 403);
   });
 
+  test('two users binding one client at once: one 204, the other 403', async () => {
+    const users = [await createUser(server, 'race-alice@example.com'), await createUser(server, 'race-bob@example.com')];
+    for (let round = 0; round < 5; round++) {
+      const count = server.services.realtime.clientCount;
+      const s = await SseStream.open(server.url);
+      const replies = await Promise.all(users.map((u) => subscribeRaw(server.url, s.clientId, ['posts'], { token: u.token })));
+      assert.deepEqual(replies.map((r) => r.status).sort(), [204, 403], `round ${round}`);
+      s.close();
+      await waitFor(() => server.services.realtime.clientCount === count, { what: 'the closed stream to be forgotten' });
+    }
+  });
+
   test('clients beyond the cap are refused with a 400; a closed stream frees its place', async () => {
     await waitFor(() => server.services.realtime.clientCount === streams.filter((s) => !s.ended).length, { what: 'the client count to settle' });
     while (server.services.realtime.clientCount < 6) await open();
