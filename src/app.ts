@@ -229,6 +229,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     expandLimits: { records: config.expandMaxRecords, bytes: config.maxAnswerMb * 1024 * 1024 },
     files: fileStore,
     search: fulltextSearch,
+    lock: backend.lockInTransaction?.bind(backend),
     events: hooks,
   });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);

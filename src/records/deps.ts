@@ -138,4 +138,9 @@ export interface RecordDeps {
   search?: SearchProvider;
   files?: RecordFiles;
   events?: RecordEvents;
+  /**
+   * Holds the lock named `key` until `tx` ends, for every process on the storage (the backend's
+   * `lockInTransaction`); absent where write transactions come one at a time (SQLite).
+   */
+  lock?: (tx: Transaction, key: string) => Promise<void>;
 }

@@ -51,6 +51,9 @@ export async function prepareUpsert(deps: RecordDeps, ctx: RequestContext, colle
       return chosen.steps;
     },
     async apply(tx, alone) {
+      // Upserts of one new id at once: the second waits for the first's commit and then updates what
+      // it created (on PostgreSQL each would otherwise see no row and the second's INSERT fail).
+      if (!existed && id !== undefined) await deps.lock?.(tx, `cairn.upsert.${ctx.dbName}.${collection.id}.${id}`);
       const existsNow = await exists(tx);
       if (existsNow !== existed) chosen = await plan(existsNow, tx);
       await chosen.apply(tx, alone);

@@ -124,6 +124,14 @@ describe('batch writes', () => {
     assert.ok(books.some((b) => b.id === 'upsertedbook001'));
   });
 
+  test('upserts of one new id sent at once: each 200, one record, holding one of the values', async () => {
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => batch([{ method: 'PUT', url: '/api/collections/books/records', body: { id: 'racingupsert001', title: `Take ${i}`, pages: i } }])));
+    assert.deepEqual([...new Set(replies.map((r) => r.status))], [200], replies.map((r) => r.text).join('\n'));
+    const books = (await all('books')).filter((b) => b.id === 'racingupsert001');
+    assert.equal(books.length, 1);
+    assert.equal(books[0].title, `Take ${books[0].pages}`, 'one whole upsert, not a mix');
+  });
+
   test('one failing request changes nothing and is named by its index', async () => {
     const book = (await server.admin('POST', '/api/collections/books/records', { body: { title: 'Untouched' } })).body;
     const before = await state();
