@@ -578,16 +578,14 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
 async function applyPbMigrations(dir: string, services: Services, execute: PbMigrationExecutor, log: FastifyInstance['log']): Promise<void> {
   const runner = new PbMigrationRunner({ dir, registry: services.registry, collections: services.collections, execute });
   for (const step of await runner.up()) log.info({ db: step.db, file: step.file }, 'pb_migrations: applied');
-  const announce = services.registry.onCreated;
-  // The other nodes hear of the database once it has its schema (and never of one removed again).
-  services.registry.onCreated = async (name) => {
+  // Before the database is listed: nothing is served from it, and the other nodes never hear of one
+  // removed again (the registry removes it when this throws).
+  services.registry.onCreating = async (name) => {
     try {
       for (const step of await runner.up([name])) log.info({ db: step.db, file: step.file }, 'pb_migrations: applied');
     } catch (err) {
       log.error({ err, db: name }, 'pb_migrations did not apply to a new database; it is removed again');
-      await services.registry.discard(name);
       throw err;
     }
-    await announce?.(name);
   };
 }

@@ -56,14 +56,14 @@ export class Authenticator {
     if (bearer === undefined) return GUEST;
     if (!JWT_SHAPE.test(bearer)) {
       if (!this.apiKeys) throw unauthorized();
-      return this.apiKeys(db ?? (await this.registry.get(dbName)), dbName, bearer, undefined);
+      return this.apiKeys(db ?? (await this.registry.served(dbName)), dbName, bearer, undefined);
     }
     let claims: AuthClaims;
     try {
       claims = await this.tokens.verify(bearer);
     } catch (err) {
       // Not Cairn's: one PocketBase signed for an account carried by an import stays valid.
-      const carried = this.pocketbase && (await this.pocketbase.resolve(bearer, db ?? (await this.registry.get(dbName)), 'auth'));
+      const carried = this.pocketbase && (await this.pocketbase.resolve(bearer, db ?? (await this.registry.served(dbName)), 'auth'));
       if (carried) return carried;
       throw err;
     }
@@ -88,7 +88,7 @@ export class Authenticator {
     }
     // User tokens and API-key tokens belong to the database they were issued in.
     if (claims.db !== dbName) throw unauthorized();
-    const database = db ?? (await this.registry.get(dbName));
+    const database = db ?? (await this.registry.served(dbName));
     if (claims.type === 'apikey') {
       if (!this.apiKeys) throw unauthorized();
       return this.apiKeys(database, dbName, bearer, claims);

@@ -52,11 +52,14 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
   const context = transformContext(collections);
   try {
     for (const name of names) {
-      if (!registry.has(name)) {
-        await registry.create(name);
+      if (registry.has(name)) {
+        dbs.push(await registry.get(name));
+      } else {
+        // Served only once the migration has committed: a request writing into it meanwhile would
+        // be answered, then lost with the database if the migration fails.
+        dbs.push(await registry.begin(name));
         created.push(name);
       }
-      dbs.push(await registry.get(name));
     }
     const untouched: InstanceSchema = {};
     for (const { name } of registry.list()) {
@@ -75,6 +78,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
           after[name] = await realizeDatabase(txs[i], before[name], target);
           checkViewRules(name, after[name], context);
         }
+        for (const name of created) await registry.register(systemTx, name);
         await markApplied(systemTx, {
           version,
           name: migration.name,
@@ -93,6 +97,7 @@ export async function applyMigration(deps: MigrationDeps, version: string): Prom
   } finally {
     for (const db of dbs) await collections.invalidate(db);
   }
+  for (const name of created) await registry.publish(name);
 }
 
 /** Applies every pending migration in version order; stops at the first failure. */

@@ -37,8 +37,15 @@ export class DatabaseRegistry {
   private readonly open = new Map<string, Promise<Database>>();
   /** The databases of `open` whose opening has finished, for the synchronous lookup of `opened`. */
   private readonly ready = new Map<string, Database>();
+  /** Databases made by `begin` and not yet published: claimed in `open`, not in `known`. */
+  private readonly pending = new Map<string, DatabaseInfo>();
   private closing = false;
-  /** Called once a new database is listed (the app tells the other nodes). */
+  /**
+   * Called on a new database before it is listed or served (pb_migrations run here); throwing
+   * removes it again.
+   */
+  onCreating?: (name: string) => Promise<void>;
+  /** Called once a new database is listed and served (the app tells the other nodes). */
   onCreated?: (name: string) => Promise<void>;
 
   constructor(private readonly options: RegistryOptions) {}
@@ -125,7 +132,23 @@ export class DatabaseRegistry {
     }
   }
 
-  /** The open database of that name; 400 for a malformed name, 404 for an unknown one. */
+  /**
+   * The database a request names: 400 for a malformed name, 404 for one that is not listed, including
+   * one still being made (`begin`), which the work making it may yet remove.
+   */
+  async served(name: string): Promise<Database> {
+    if (!this.known.has(name)) {
+      if (!isValidDatabaseName(name)) throw invalidName(name);
+      await this.reload();
+      if (!this.known.has(name)) throw notFound(`Database "${name}" not found.`);
+    }
+    return this.get(name);
+  }
+
+  /**
+   * The open database of that name; 400 for a malformed name, 404 for an unknown one. Also a database
+   * still being made, for the work making it (requests go through `served`).
+   */
   get(name: string): Promise<Database> {
     const opened = this.open.get(name);
     if (opened) return opened;
@@ -151,8 +174,29 @@ export class DatabaseRegistry {
     return this.get(name);
   }
 
-  /** Creates a database with Cairn's internal schema (and the `users` collection). */
+  /** Creates a database with Cairn's internal schema (and the `users` collection), and serves it. */
   async create(name: string): Promise<DatabaseInfo> {
+    const db = await this.begin(name);
+    try {
+      await this.register(this.system, name);
+    } catch (err) {
+      // Not removed: on a unique violation the storage is the other creator's.
+      this.open.delete(name);
+      this.pending.delete(name);
+      await db.close();
+      throw err;
+    }
+    return this.publish(name);
+  }
+
+  /**
+   * Makes a database that is neither listed nor served yet: `register` lists it in a transaction of
+   * the system database, `publish` serves it once that has committed, `discard` removes it instead.
+   * Work that creates a database and may fail afterwards (a migration) lists it in its own
+   * transaction, so that no request, here or on another node, writes into a database that is then
+   * removed.
+   */
+  async begin(name: string): Promise<Database> {
     if (!isValidDatabaseName(name)) throw invalidName(name);
     if (!this.known.has(name)) await this.reload();
     // `open` holds a create under way from here on (no await between this check and the claim below):
@@ -160,40 +204,74 @@ export class DatabaseRegistry {
     // the other's write lock in this one thread.
     if (this.known.has(name) || this.open.has(name)) throw conflict(`Database "${name}" already exists.`);
     if (this.closing) throw new Error('registry is closing');
-    const info = { name, created: nowIso() };
     const promise = this.prepare(name, this.options.backend.create(name));
     this.open.set(name, promise);
+    this.pending.set(name, { name, created: nowIso() });
+    let db: Database;
     try {
-      await promise;
+      db = await promise;
     } catch (err) {
       this.open.delete(name);
+      this.pending.delete(name);
       throw err;
     }
+    if (this.onCreating) {
+      try {
+        await this.onCreating(name);
+      } catch (err) {
+        await this.discard(name);
+        throw err;
+      }
+    }
+    return db;
+  }
+
+  /** Lists a database made by `begin` in `q` (the system database, or a transaction of it); 409 if the name is taken. */
+  async register(q: Queryable, name: string): Promise<void> {
+    const info = this.pending.get(name);
+    if (!info) throw new Error(`database "${name}" is not being created`);
     try {
-      await this.system.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
+      await q.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
     } catch (err) {
-      this.open.delete(name);
       if (this.dialect.classifyError(err).kind === 'unique') throw conflict(`Database "${name}" already exists.`);
       throw err;
     }
-    this.known.set(name, info);
-    if (this.open.get(name) === promise) this.ready.set(name, await promise);
+  }
+
+  /** Serves a database made by `begin` once its listing has committed, and tells the other nodes. */
+  async publish(name: string): Promise<DatabaseInfo> {
+    const info = this.pending.get(name);
+    const opening = this.open.get(name);
+    if (!info || !opening) throw new Error(`database "${name}" is not being created`);
+    this.pending.delete(name);
+    this.known.set(name, this.known.get(name) ?? info);
+    const db = await opening;
+    if (this.open.get(name) === opening) this.ready.set(name, db);
     await this.onCreated?.(name);
     return info;
   }
 
   /**
-   * Undoes a `create` made moments ago (a migration that created the database failed): closes it and
-   * removes its files and its entry. Not a way to delete databases that hold data.
+   * Undoes a `create` or `begin` made moments ago (a migration that created the database failed):
+   * closes it and removes its files and its entry. Not a way to delete databases that hold data.
    */
   async discard(name: string): Promise<void> {
-    if (!this.known.has(name)) return;
+    const listed = this.known.has(name);
     const opened = this.open.get(name);
+    if (!listed && !this.pending.has(name)) return;
     this.open.delete(name);
     this.ready.delete(name);
     this.known.delete(name);
+    this.pending.delete(name);
     const db = await opened?.catch(() => undefined);
+    // Listed without us: another process made the same name at the same moment (our listing met its
+    // row); the storage is its database.
+    if (!listed && (await this.system.get('SELECT 1 AS found FROM _databases WHERE name = ?', [name]))) {
+      await db?.close();
+      return;
+    }
     await this.options.backend.remove(name, db);
+    if (!listed) return;
     await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
     // A `reload` that read the row before it was deleted may have learnt the name again meanwhile.
     this.known.delete(name);

@@ -63,7 +63,7 @@ class LazyRequestInfo implements RequestInfo {
 export async function fullContext(options: ContextOptions, req: FastifyRequest): Promise<RequestContext> {
   const header = req.headers['x-dbname'];
   const dbName = typeof header === 'string' && header !== '' ? header : DEFAULT_DATABASE;
-  const db = options.registry.opened(dbName) ?? (await options.registry.get(dbName));
+  const db = options.registry.opened(dbName) ?? (await options.registry.served(dbName));
   const auth = options.authenticate && req.headers.authorization !== undefined ? await options.authenticate(req, dbName, db) : GUEST;
   return { dbName, db, auth, request: new LazyRequestInfo(req) };
 }
@@ -79,7 +79,7 @@ export function registerContext(app: FastifyInstance, options: ContextOptions): 
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
   const build = async (req: FastifyRequest, dbName: string, opened: Database | undefined, needsDatabase: boolean, checksCaller: boolean): Promise<void> => {
-    const db = needsDatabase ? (opened ?? (await options.registry.get(dbName))) : undefined;
+    const db = needsDatabase ? (opened ?? (await options.registry.served(dbName))) : undefined;
     const auth = checksCaller ? await options.authenticate!(req, dbName, db) : GUEST;
     req.ctx = { dbName, db: db as Database, auth, request: new LazyRequestInfo(req) };
   };

@@ -33,7 +33,7 @@ async function databaseOf(req: FastifyRequest<FileParams>, registry: DatabaseReg
   if (fromHeader && fromQuery && fromHeader !== fromQuery) throw badRequest('The x-dbname header and the db parameter name different databases.');
   const name = fromHeader ?? fromQuery ?? DEFAULT_DATABASE;
   try {
-    return { name, db: await registry.get(name) };
+    return { name, db: await registry.served(name) };
   } catch (err) {
     if (isApiError(err) && err.status < 500) throw notFound();
     throw err;
