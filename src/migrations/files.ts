@@ -42,8 +42,11 @@ export interface MigrationFiles {
   list(): Promise<MigrationFileRef[]>;
   find(version: string): Promise<MigrationFileRef | undefined>;
   read(version: string): Promise<{ ref: MigrationFileRef; text: string } | undefined>;
-  /** Writes the file of a version (replacing any file of that version). */
-  write(version: string, name: string, text: string): Promise<MigrationFileRef>;
+  /**
+   * Writes the file of a version that has none; undefined, writing nothing, when that version has a
+   * file by then (another save of it at the same moment): the caller decides as if it had come second.
+   */
+  create(version: string, name: string, text: string): Promise<MigrationFileRef | undefined>;
   remove(version: string): Promise<void>;
 }
 
@@ -75,12 +78,24 @@ export class MigrationDirectory implements MigrationFiles {
     return ref ? { ref, text: readFileSync(path.join(this.dir, ref.fileName), 'utf8') } : undefined;
   }
 
+  async create(version: string, name: string, text: string): Promise<MigrationFileRef | undefined> {
+    // Synchronous from the check to the rename: two saves of one version in this process cannot both
+    // find it free.
+    if (this.listSync().some((r) => r.version === version)) return undefined;
+    return this.writeSync(version, name, text);
+  }
+
+  /** Writes the file of a version, replacing any file of that version (the mirror of the database's). */
   async write(version: string, name: string, text: string): Promise<MigrationFileRef> {
+    return this.writeSync(version, name, text);
+  }
+
+  private writeSync(version: string, name: string, text: string): MigrationFileRef {
     mkdirSync(this.dir, { recursive: true });
     const fileName = `${version}_${slug(name)}.yaml`;
     const tmp = path.join(this.dir, `.${fileName}.${process.pid}.tmp`);
     writeFileSync(tmp, text, { mode: 0o644 });
-    const previous = await this.find(version);
+    const previous = this.listSync().find((r) => r.version === version);
     renameSync(tmp, path.join(this.dir, fileName));
     if (previous && previous.fileName !== fileName) rmSync(path.join(this.dir, previous.fileName), { force: true });
     return { version, fileName };
@@ -170,13 +185,17 @@ export class DatabaseMigrationFiles implements MigrationFiles {
     return [...stored.values()].sort(byVersion);
   }
 
-  async write(version: string, name: string, text: string): Promise<MigrationFileRef> {
+  async create(version: string, name: string, text: string): Promise<MigrationFileRef | undefined> {
     const fileName = `${version}_${slug(name)}.yaml`;
-    await this.system.run(
+    // The primary key decides between saves of one version at once, on any node; a deleted version's
+    // tombstone is taken over.
+    const { changes } = await this.system.run(
       `INSERT INTO _migration_files (version, fileName, text, updated) VALUES (?, ?, ?, ?)
-        ON CONFLICT (version) DO UPDATE SET fileName = excluded.fileName, text = excluded.text, removed = 0, updated = excluded.updated`,
+        ON CONFLICT (version) DO UPDATE SET fileName = excluded.fileName, text = excluded.text, removed = 0, updated = excluded.updated
+        WHERE _migration_files.removed <> 0`,
       [version, fileName, text, new Date().toISOString()],
     );
+    if (changes === 0) return undefined;
     await this.mirror.write(version, name, text).catch(() => undefined);
     return { version, fileName };
   }

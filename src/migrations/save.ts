@@ -36,14 +36,17 @@ async function saveNew(deps: MigrationDeps, name: string, render: (version: stri
   const known = new Set((await journalEntries(deps.registry.system)).map((e) => e.version));
   for (const ref of await deps.files.list()) known.add(ref.version);
   // Reserved until written, so that two saves of this process never pick the same version.
-  const version = nextVersion((v) => known.has(v) || reserved.has(v));
-  reserved.add(version);
-  try {
-    const { text, migration } = render(version);
-    await deps.files.write(version, name, text);
-    return { version, name, yaml: text, migration: { ...migration, version } };
-  } finally {
-    reserved.delete(version);
+  for (;;) {
+    const version = nextVersion((v) => known.has(v) || reserved.has(v));
+    reserved.add(version);
+    try {
+      const { text, migration } = render(version);
+      if (await deps.files.create(version, name, text)) return { version, name, yaml: text, migration: { ...migration, version } };
+      // Another node saved a migration under it meanwhile.
+      known.add(version);
+    } finally {
+      reserved.delete(version);
+    }
   }
 }
 
@@ -57,25 +60,38 @@ function sameContent(text: string, migration: Migration): boolean {
 
 /** Whether a file with its own version must be written: false when the same content is there; 409 when other content is. */
 async function needsWrite(deps: MigrationDeps, version: string, text: string, migration: Migration): Promise<boolean> {
-  const taken = () =>
-    conflict(`Migration version ${version} already exists with different content.`, {
-      version: { code: 'validation_version_exists', message: 'A different migration has this version.' },
-    });
   const existing = (await deps.files.read(version));
   if (existing) {
     if (existing.text === text || sameContent(existing.text, migration)) return false;
-    throw taken();
+    throw versionTaken(version);
   }
   // An applied migration whose file went missing may be restored, with the very same file only.
   const entry = await journalEntry(deps.registry.system, version);
-  if (entry?.status === 'applied' && entry.checksum !== checksum(text)) throw taken();
+  if (entry?.status === 'applied' && entry.checksum !== checksum(text)) throw versionTaken(version);
   return true;
+}
+
+function versionTaken(version: string) {
+  return conflict(`Migration version ${version} already exists with different content.`, {
+    version: { code: 'validation_version_exists', message: 'A different migration has this version.' },
+  });
+}
+
+/**
+ * Writes a file whose version `needsWrite` found free, unless it is taken by now: another save of the
+ * version ran beside this one, which then ends as if it had come second. False when the same content
+ * is there (nothing written).
+ */
+async function writeNew(deps: MigrationDeps, version: string, name: string, text: string, migration: Migration): Promise<boolean> {
+  if (await deps.files.create(version, name, text)) return true;
+  if (await needsWrite(deps, version, text, migration)) throw versionTaken(version);
+  return false;
 }
 
 async function saveParsed(deps: MigrationDeps, parsed: ParsedFile, text: string): Promise<MigrationDocument> {
   const { migration } = parsed;
   if (migration.version === '') return saveNew(deps, migration.name, (version) => ({ text: withVersion(parsed, version), migration }));
-  if (await needsWrite(deps, migration.version, text, migration)) (await deps.files.write(migration.version, migration.name, text));
+  if (await needsWrite(deps, migration.version, text, migration)) await writeNew(deps, migration.version, migration.name, text, migration);
   const stored = (await deps.files.read(migration.version))!;
   return { version: migration.version, name: migration.name, yaml: stored.text, migration: parseMigrationText(stored.text).migration };
 }
@@ -108,7 +124,7 @@ export async function saveBody(deps: MigrationDeps, body: unknown): Promise<Migr
     });
   }
   const text = migrationToYaml(migration);
-  if (await needsWrite(deps, migration.version, text, migration)) (await deps.files.write(migration.version, migration.name, text));
+  if (await needsWrite(deps, migration.version, text, migration)) await writeNew(deps, migration.version, migration.name, text, migration);
   return { version: migration.version, name: migration.name, yaml: (await deps.files.read(migration.version))!.text, migration };
 }
 
@@ -171,8 +187,8 @@ export async function importArchive(deps: MigrationDeps, buffer: Buffer): Promis
   const imported: string[] = [];
   try {
     for (const c of toWrite) {
-      (await deps.files.write(c.version, c.name, c.text));
-      imported.push(c.version);
+      if (await writeNew(deps, c.version, c.name, c.text, c.migration)) imported.push(c.version);
+      else skipped.push(c.version);
     }
   } catch (err) {
     for (const v of imported) (await deps.files.remove(v));

@@ -103,6 +103,23 @@ describe('migrations: requests at the same moment', () => {
     assert.deepEqual(listed.body.items.map((u: { email: string }) => u.email).sort(), kept.sort());
     assert.ok((await listedDatabases(server)).includes('mdb_ok'));
   });
+
+  test('saves of different content under one version: one 200, the others 409, and the stored file is the one answered', async () => {
+    const yaml = (name: string) => `version: 20300101_000000_002\nname: ${name}\ndatabases:\n  main:\n    collections:\n      ${name}:\n        create_table:\n          name: ${name}\n          type: base\n          schema:\n            - name: title\n              type: text\n`;
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => server.admin('POST', '/api/migrations/save', { body: { yaml: yaml(`diff${i}`) } })));
+    assert.deepEqual(tally(replies), { 200: 1, 409: 7 }, replies.map((r) => r.text).join('\n'));
+    for (const r of replies.filter((r) => r.status === 409)) assert.equal(r.body.data.version.code, 'validation_version_exists');
+    const stored = await server.admin('GET', '/api/migrations/load?version=20300101_000000_002');
+    assert.equal(stored.body.yaml, replies.find((r) => r.status === 200)!.body.yaml);
+  });
+
+  test('saves of the same content under one version: each 200, one file', async () => {
+    const yaml = 'version: 20300101_000000_003\nname: same\ndatabases:\n  main:\n    collections:\n      same:\n        create_table:\n          name: same\n          type: base\n          schema: []\n';
+    const replies = await Promise.all(Array.from({ length: 8 }, () => server.admin('POST', '/api/migrations/save', { body: { yaml } })));
+    assert.deepEqual(tally(replies), { 200: 8 }, replies.map((r) => r.text).join('\n'));
+    const items = (await server.admin('GET', '/api/migrations')).body.items.filter((i: { version: string }) => i.version === '20300101_000000_003');
+    assert.equal(items.length, 1);
+  });
 });
 
 describe('migrations: a database a migration creates, seen from another node', { skip: skipOn('sqlite', 'nodes share a PostgreSQL database') }, () => {
