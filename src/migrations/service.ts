@@ -61,6 +61,8 @@ function versionParam(version: unknown): string {
 export class MigrationService {
   readonly files: MigrationFiles;
   private readonly deps: MigrationDeps;
+  /** The last delete of this process (see `delete`). */
+  private deleting: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: MigrationServiceOptions) {
     const dir = path.join(options.dir, 'migrations');
@@ -213,15 +215,23 @@ export class MigrationService {
     });
   }
 
-  /** Deletes a pending or failed migration: its file and its `_migrations` row. */
+  /**
+   * Deletes a pending or failed migration: its file and its `_migrations` row. The deletes of this
+   * process run one after the other: the same delete sent twice at once then answers as it does
+   * twice in a row (204, then 404) rather than a 409 for the lock the first one holds.
+   */
   delete(versionIn: unknown): Promise<void> {
     const version = versionParam(versionIn);
-    return this.locked(async () => {
-      const entry = await journalEntry(this.options.registry.system, version);
-      if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
-      if (entry?.status === 'applied') throw conflict(`Migration "${version}" is applied; roll it back before deleting it.`);
-      (await this.files.remove(version));
-      await removeEntry(this.options.registry.system, version);
-    });
+    const run = this.deleting.then(() =>
+      this.locked(async () => {
+        const entry = await journalEntry(this.options.registry.system, version);
+        if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
+        if (entry?.status === 'applied') throw conflict(`Migration "${version}" is applied; roll it back before deleting it.`);
+        (await this.files.remove(version));
+        await removeEntry(this.options.registry.system, version);
+      }),
+    );
+    this.deleting = run.catch(() => undefined);
+    return run;
   }
 }

@@ -120,6 +120,12 @@ describe('migrations: requests at the same moment', () => {
     const items = (await server.admin('GET', '/api/migrations')).body.items.filter((i: { version: string }) => i.version === '20300101_000000_003');
     assert.equal(items.length, 1);
   });
+
+  test('deletes of one migration: one 204, the others the 404 of a deleted one', async () => {
+    const version = await saveMigration(server, { yaml: 'version: 20300101_000000_004\nname: gone\ndatabases:\n  main:\n    collections:\n      gone:\n        create_table:\n          name: gone\n          type: base\n          schema: []\n' });
+    const replies = await Promise.all(Array.from({ length: 8 }, () => server.admin('DELETE', `/api/migrations/${version}`)));
+    assert.deepEqual(tally(replies), { 204: 1, 404: 7 }, replies.map((r) => r.text).join('\n'));
+  });
 });
 
 describe('migrations: a database a migration creates, seen from another node', { skip: skipOn('sqlite', 'nodes share a PostgreSQL database') }, () => {
