@@ -249,6 +249,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     registry.system,
     [metaSection(defaultAppUrl(config.host, config.port)), oauth2Section, smtpSection(config.smtpUrl), ...pocketbaseSections(config)],
     invalidations,
+    backend.lockInTransaction?.bind(backend),
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);

@@ -1,7 +1,7 @@
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
-import type { Database, Queryable, SchemaStep } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
 import type { SettingsSection } from './section.ts';
 import { nestErrors } from './shape.ts';
 
@@ -24,10 +24,16 @@ export class SettingsService {
   /** The values last loaded, for code that cannot wait (a request's own hooks); see `peek`. */
   private snapshot?: Map<string, unknown>;
 
+  /**
+   * @param lock Holds the lock named `key` until `tx` ends, for every process on the storage (the
+   * backend's `lockInTransaction`); absent where a write transaction keeps every other writer out
+   * (SQLite).
+   */
   constructor(
     private readonly system: Database,
     sections: SettingsSection<any>[],
     private readonly invalidations?: Invalidations,
+    private readonly lock?: (tx: Transaction, key: string) => Promise<void>,
   ) {
     for (const s of sections) this.sections.set(s.name, s);
     // Another node changed them: read again, now, so that `peek` sees the change without a request
@@ -73,16 +79,22 @@ export class SettingsService {
   private saved = new Set<string>();
 
   private load(): Promise<Map<string, unknown>> {
-    this.cache ??= this.system.all<{ name: string; value: string }>('SELECT name, value FROM _settings').then((rows) => {
-      const values = new Map<string, unknown>();
-      for (const [name, section] of this.sections) values.set(name, section.defaults());
-      for (const row of rows) if (this.sections.has(row.name)) values.set(row.name, JSON.parse(row.value));
-      this.saved = new Set(rows.map((r) => r.name));
+    this.cache ??= this.read(this.system).then(({ values, saved }) => {
+      this.saved = saved;
       this.snapshot = values;
       return values;
     });
     this.cache.catch(() => (this.cache = undefined));
     return this.cache;
+  }
+
+  /** Every section's stored value (else its defaults), and which are stored. */
+  private async read(db: Queryable): Promise<{ values: Map<string, unknown>; saved: Set<string> }> {
+    const rows = await db.all<{ name: string; value: string }>('SELECT name, value FROM _settings');
+    const values = new Map<string, unknown>();
+    for (const [name, section] of this.sections) values.set(name, section.defaults());
+    for (const row of rows) if (this.sections.has(row.name)) values.set(row.name, JSON.parse(row.value));
+    return { values, saved: new Set(rows.map((r) => r.name)) };
   }
 
   /** The stored value of a section, secrets included (for the domain that owns it). */
@@ -128,29 +140,33 @@ export class SettingsService {
     await this.invalidations?.publish('settings');
   }
 
-  /** Applies the sections present in `body`; nothing is saved unless every section is valid. */
+  /**
+   * Applies the sections present in `body`; nothing is saved unless every section is valid. The
+   * sections are read inside the write transaction, never from the cache: PATCHes sent at once then
+   * each merge over what the ones before them stored, as if sent one after the other. SQLite runs
+   * write transactions one at a time already; PostgreSQL needs the lock, which stands for the whole
+   * document because a section never saved has no row to lock.
+   */
   async patch(body: unknown): Promise<Record<string, unknown>> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-    const values = await this.load();
-    const errors: Record<string, FieldError> = {};
-    const changed = new Map<string, unknown>();
-    for (const [name, input] of Object.entries(body)) {
-      const section = this.sections.get(name);
-      if (!section) {
-        errors[name] = { code: 'validation_unknown_setting', message: `Unknown settings section; known: ${[...this.sections.keys()].join(', ')}.` };
-        continue;
+    await this.system.transaction(async (tx) => {
+      await this.lock?.(tx, 'cairn.settings');
+      const { values } = await this.read(tx);
+      const errors: Record<string, FieldError> = {};
+      const changed = new Map<string, unknown>();
+      for (const [name, input] of Object.entries(body)) {
+        const section = this.sections.get(name);
+        if (!section) {
+          errors[name] = { code: 'validation_unknown_setting', message: `Unknown settings section; known: ${[...this.sections.keys()].join(', ')}.` };
+          continue;
+        }
+        changed.set(name, section.merge(input, values.get(name), errors));
       }
-      changed.set(name, section.merge(input, values.get(name), errors));
-    }
-    // Nested per section (`{meta: {appName: …}}`), as PocketBase answers them.
-    if (Object.keys(errors).length > 0) throw new ApiError(400, 'Failed to save the settings.', nestErrors(errors));
-    await this.system.transaction((tx) => storeSettings(tx, changed));
-    for (const [name, value] of changed) {
-      values.set(name, value);
-      this.saved.add(name);
-    }
-    this.changed();
-    await this.invalidations?.publish('settings');
+      // Nested per section (`{meta: {appName: …}}`), as PocketBase answers them.
+      if (Object.keys(errors).length > 0) throw new ApiError(400, 'Failed to save the settings.', nestErrors(errors));
+      await storeSettings(tx, changed);
+    });
+    await this.forget();
     return this.view();
   }
 }
