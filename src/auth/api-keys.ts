@@ -4,7 +4,7 @@ import { badRequest, type FieldError, notFound, unauthorized, validationFailed }
 import { randomId, randomSecret } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
-import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
+import { type Database, orderColumn, type Queryable, type SchemaStep } from '../storage/index.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 import { API_KEY_TOKEN_TTL, type AuthClaims, tokenKeyFingerprint, type TokenService } from './tokens.ts';
 
@@ -127,8 +127,9 @@ export class ApiKeyService {
     return { ...toJson(row), key, token };
   }
 
-  private async row(db: Database, id: string): Promise<ApiKeyRow> {
-    const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM _api_keys WHERE id = ?`, [id]);
+  /** The key's row; with `forWrite`, locked until the caller's transaction ends. */
+  private async row(db: Queryable, id: string, forWrite = false): Promise<ApiKeyRow> {
+    const row = await db.get<ApiKeyRow>(`SELECT ${COLUMNS} FROM _api_keys WHERE id = ?${forWrite ? db.dialect.lockForWrite('_api_keys') : ''}`, [id]);
     if (!row) throw notFound(`API key "${id}" not found.`);
     return row;
   }
@@ -173,16 +174,20 @@ export class ApiKeyService {
 
   async update(db: Database, id: string, body: unknown): Promise<ApiKeyJson> {
     const input = parseInput(body, false);
-    const current = await this.row(db, id);
-    const next: ApiKeyRow = {
-      ...current,
-      name: input.name ?? current.name,
-      enabled: input.enabled === undefined ? current.enabled : input.enabled ? 1 : 0,
-      roles: input.roles === undefined ? current.roles : JSON.stringify(input.roles),
-      updated: nowIso(),
-    };
-    await db.run('UPDATE _api_keys SET name = ?, enabled = ?, roles = ?, updated = ? WHERE id = ?', [next.name, next.enabled, next.roles, next.updated, id]);
-    return toJson(next);
+    // The row is read locked, in the write's transaction: a PATCH of other properties sent at the same
+    // time waits, then starts from this one's result instead of writing back what it read before.
+    return db.transaction(async (tx) => {
+      const current = await this.row(tx, id, true);
+      const next: ApiKeyRow = {
+        ...current,
+        name: input.name ?? current.name,
+        enabled: input.enabled === undefined ? current.enabled : input.enabled ? 1 : 0,
+        roles: input.roles === undefined ? current.roles : JSON.stringify(input.roles),
+        updated: nowIso(),
+      };
+      await tx.run('UPDATE _api_keys SET name = ?, enabled = ?, roles = ?, updated = ? WHERE id = ?', [next.name, next.enabled, next.roles, next.updated, id]);
+      return toJson(next);
+    });
   }
 
   async delete(db: Database, id: string): Promise<void> {
