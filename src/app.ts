@@ -233,7 +233,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     events: hooks,
   });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
-  const admins = new AdminService(registry.system, config.minPasswordLength);
+  const admins = new AdminService(registry.system, config.minPasswordLength, backend.lockInTransaction?.bind(backend));
   const authenticator = new Authenticator(tokens, admins, collections, registry);
   const pocketbaseTokens = new PocketBaseTokens(admins, collections);
   authenticator.pocketbase = pocketbaseTokens;

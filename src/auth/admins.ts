@@ -1,9 +1,9 @@
 import { isEmail } from '../collections/fields/email.ts';
-import { badRequest, conflict, type FieldError, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
+import { type ApiError, badRequest, conflict, type FieldError, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
-import { type Database, orderColumn, type SchemaStep } from '../storage/index.ts';
+import { type Database, orderColumn, type Queryable, type SchemaStep, type Transaction } from '../storage/index.ts';
 import { SUPERUSERS_SELECT } from '../storage/superusers.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
@@ -104,11 +104,23 @@ export function adminJson(a: AdminRow): Record<string, unknown> {
 
 const COLUMNS = 'id, email, avatar, passwordHash, tokenKey, created, updated';
 
+/**
+ * Held by what decides on the number of administrators (creating the first, deleting one): on
+ * PostgreSQL two such transactions would otherwise each count before the other's write.
+ */
+const COUNT_LOCK = 'cairn.admins.count';
+
 /** Administrators are instance-wide and live in system.db. */
 export class AdminService {
+  /**
+   * @param lock Holds the lock named `key` until `tx` ends, for every process on the storage (the
+   * backend's `lockInTransaction`); absent where a write transaction keeps every other writer out
+   * (SQLite).
+   */
   constructor(
     private readonly system: Database,
     private readonly minPasswordLength: number,
+    private readonly lock?: (tx: Transaction, key: string) => Promise<void>,
   ) {}
 
   async count(): Promise<number> {
@@ -182,27 +194,27 @@ export class AdminService {
     return out;
   }
 
-  async create(body: unknown, options: { requireConfirm?: boolean; onlyFirst?: boolean } = {}): Promise<AdminRow> {
+  /**
+   * Adds an administrator. With `onlyFirst`, only while there is none: otherwise that error is thrown
+   * (what the guest's request answers once one exists).
+   */
+  async create(body: unknown, options: { requireConfirm?: boolean; onlyFirst?: () => ApiError } = {}): Promise<AdminRow> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
     const v = await this.validated(body as Record<string, unknown>, true, options.requireConfirm);
     const now = nowIso();
     const admin: AdminRow = { id: randomId(), email: v.email!, avatar: v.avatar ?? 0, passwordHash: v.passwordHash!, tokenKey: newTokenKey(), created: now, updated: now };
-    // The first administrator: the check and the insert are one statement, so two racing requests do
-    // not both get in on SQLite (and at worst both on PostgreSQL, where each still needed no token).
-    const insert = options.onlyFirst
+    const { onlyFirst } = options;
+    // The first administrator: the check and the insert are one statement, which is enough on SQLite;
+    // on PostgreSQL two of them each see no row until the other commits, hence the lock.
+    const insert = onlyFirst
       ? `INSERT INTO _admins (${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM _admins)`
       : `INSERT INTO _admins (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
     try {
-      const done = await this.system.run(insert, [
-        admin.id,
-        admin.email,
-        admin.avatar,
-        admin.passwordHash,
-        admin.tokenKey,
-        admin.created,
-        admin.updated,
-      ]);
-      if (done.changes === 0) throw unauthorized();
+      await this.system.transaction(async (tx) => {
+        if (onlyFirst) await this.lock?.(tx, COUNT_LOCK);
+        const done = await tx.run(insert, [admin.id, admin.email, admin.avatar, admin.passwordHash, admin.tokenKey, admin.created, admin.updated]);
+        if (done.changes === 0 && onlyFirst) throw onlyFirst();
+      });
     } catch (err) {
       if (this.system.dialect.classifyError(err).kind === 'unique') {
         throw validationFailed({ email: { code: 'validation_not_unique', message: 'An administrator with this email already exists.' } }, 'Failed to create admin.');
@@ -218,53 +230,69 @@ export class AdminService {
    */
   async createFirst(body: unknown): Promise<AdminRow> {
     if ((await this.count()) > 0) throw unauthorized();
-    return this.create(body, { onlyFirst: true });
+    return this.create(body, { onlyFirst: unauthorized });
   }
 
   /** Creates the first administrator; refused once any exists. */
   async init(body: unknown): Promise<AdminRow> {
-    if ((await this.count()) > 0) throw forbidden('An administrator already exists; sign in instead.');
-    return this.create(body, { requireConfirm: true });
+    const exists = () => forbidden('An administrator already exists; sign in instead.');
+    // Checked first too, so that a refusal costs no password hashing.
+    if ((await this.count()) > 0) throw exists();
+    return this.create(body, { requireConfirm: true, onlyFirst: exists });
   }
 
   async update(id: string, body: unknown): Promise<AdminRow> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-    const current = await this.get(id);
+    await this.get(id);
     const v = await this.validated(body as Record<string, unknown>, false);
-    const next: AdminRow = {
-      ...current,
-      email: v.email ?? current.email,
-      avatar: v.avatar ?? current.avatar,
-      passwordHash: v.passwordHash ?? current.passwordHash,
-      // A new password revokes the administrator's earlier tokens.
-      tokenKey: v.passwordHash ? newTokenKey() : current.tokenKey,
-      updated: nowIso(),
-    };
     try {
-      await this.system.run('UPDATE _admins SET email = ?, avatar = ?, passwordHash = ?, tokenKey = ?, updated = ? WHERE id = ?', [
-        next.email,
-        next.avatar,
-        next.passwordHash,
-        next.tokenKey,
-        next.updated,
-        id,
-      ]);
+      // The row is read locked, in the write's transaction and after the (slow) hashing: a PATCH of
+      // other properties sent at the same time waits, then starts from this one's result instead of
+      // writing back what it read before.
+      return await this.system.transaction(async (tx) => {
+        const current = await this.row(tx, id, true);
+        if (!current) throw notFound();
+        const next: AdminRow = {
+          ...current,
+          email: v.email ?? current.email,
+          avatar: v.avatar ?? current.avatar,
+          passwordHash: v.passwordHash ?? current.passwordHash,
+          // A new password revokes the administrator's earlier tokens.
+          tokenKey: v.passwordHash ? newTokenKey() : current.tokenKey,
+          updated: nowIso(),
+        };
+        await tx.run('UPDATE _admins SET email = ?, avatar = ?, passwordHash = ?, tokenKey = ?, updated = ? WHERE id = ?', [
+          next.email,
+          next.avatar,
+          next.passwordHash,
+          next.tokenKey,
+          next.updated,
+          id,
+        ]);
+        return next;
+      });
     } catch (err) {
       if (this.system.dialect.classifyError(err).kind === 'unique') {
         throw validationFailed({ email: { code: 'validation_not_unique', message: 'An administrator with this email already exists.' } }, 'Failed to update admin.');
       }
       throw err;
     }
-    return next;
   }
 
+  /** Refused for the last administrator, also when the others are deleted at the same time. */
   async delete(id: string): Promise<void> {
-    await this.get(id);
     await this.system.transaction(async (tx) => {
+      await this.lock?.(tx, COUNT_LOCK);
+      if (!(await this.row(tx, id))) throw notFound();
       const n = Number((await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM _admins'))?.n ?? 0);
       if (n <= 1) throw conflict('The only administrator cannot be deleted.');
       await tx.run('DELETE FROM _admins WHERE id = ?', [id]);
     });
+  }
+
+  /** An administrator's row read in `db`; with `forWrite`, locked until the caller's transaction ends. */
+  private row(db: Queryable, id: string, forWrite = false): Promise<AdminRow | undefined> {
+    return db.get<AdminRow>(`SELECT ${COLUMNS} FROM _admins WHERE id = ?${forWrite ? db.dialect.lockForWrite('_admins') : ''}`, [id]);
   }
 
   /** Checks credentials with the same work for unknown emails as for wrong passwords. */
