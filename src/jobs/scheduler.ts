@@ -2,11 +2,11 @@ import { notFound } from '../errors.ts';
 import { uuidv7, uuidv7For } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { pagination } from '../records/query-params.ts';
-import type { Database, DatabaseRegistry } from '../storage/index.ts';
+import type { Database, DatabaseRegistry, Queryable } from '../storage/index.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import { parseSchedule, type RunningSchedule } from './schedule.ts';
-import { type CronJob, deleteJob, findJob, listJobs, markRun, normalizeJob, saveJob } from './store.ts';
+import { type CronJob, deleteJob, findJob, insertJob, listJobs, markRun, normalizeJob, updateJob } from './store.ts';
 
 export type CronJobJson = CronJob & { nextRunAt: string | null };
 
@@ -87,15 +87,20 @@ export class CronService {
 
   async create(dbName: string, db: Database, body: unknown): Promise<CronJobJson> {
     const job = normalizeJob(body, undefined, this.webhooks.outbound);
-    await saveJob(db, job);
+    await insertJob(db, job);
     this.schedule(dbName, job);
     await this.invalidations?.publish('cron', dbName);
     return this.json(dbName, job);
   }
 
   async update(dbName: string, db: Database, id: string, body: unknown): Promise<CronJobJson> {
-    const job = normalizeJob(body, await this.find(db, id), this.webhooks.outbound);
-    await saveJob(db, job);
+    // The job is read locked, in the write's transaction: a PATCH sent beside another or a DELETE
+    // waits for it, then starts from its result (a deleted job is a 404) instead of what it read before.
+    const job = await db.transaction(async (tx) => {
+      const changed = normalizeJob(body, await this.find(tx, id, true), this.webhooks.outbound);
+      await updateJob(tx, changed);
+      return changed;
+    });
     this.schedule(dbName, job);
     await this.invalidations?.publish('cron', dbName);
     return this.json(dbName, job);
@@ -137,8 +142,8 @@ export class CronService {
     if (!fired) this.log?.info({ database: dbName, job: id }, 'cron run skipped: the previous run is unfinished or the job is disabled');
   }
 
-  private async find(db: Database, id: string): Promise<CronJob> {
-    const job = await findJob(db, id);
+  private async find(db: Queryable, id: string, forWrite = false): Promise<CronJob> {
+    const job = await findJob(db, id, forWrite);
     if (!job) throw notFound('Cron job not found.');
     return job;
   }

@@ -135,34 +135,44 @@ export async function listJobs(db: Queryable): Promise<CronJob[]> {
   return (await db.all<CronJobRow>(`SELECT ${COLUMNS} FROM _cron_jobs ORDER BY created, ${db.dialect.insertionOrder('_cron_jobs')}`)).map(fromRow);
 }
 
-export async function findJob(db: Queryable, id: string): Promise<CronJob | undefined> {
-  const row = await db.get<CronJobRow>(`SELECT ${COLUMNS} FROM _cron_jobs WHERE id = ?`, [id]);
+/** A job by id; with `forWrite`, its row locked until the caller's transaction ends. */
+export async function findJob(db: Queryable, id: string, forWrite = false): Promise<CronJob | undefined> {
+  const row = await db.get<CronJobRow>(`SELECT ${COLUMNS} FROM _cron_jobs WHERE id = ?${forWrite ? db.dialect.lockForWrite('_cron_jobs') : ''}`, [id]);
   return row ? fromRow(row) : undefined;
 }
 
-const UPDATED = COLUMNS.split(', ')
-  .filter((c) => c !== 'id' && c !== 'created')
-  .map((c) => `${c} = excluded.${c}`)
-  .join(', ');
-const SAVE_JOB = `INSERT INTO _cron_jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET ${UPDATED}`;
+const INSERT_JOB = `INSERT INTO _cron_jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const CHANGED = COLUMNS.split(', ').filter((c) => c !== 'id' && c !== 'created');
+const UPDATE_JOB = `UPDATE _cron_jobs SET ${CHANGED.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
 
-/** Inserts or replaces a job. */
-export async function saveJob(db: Queryable, job: CronJob): Promise<void> {
-  await db.run(SAVE_JOB, [
-    job.id,
-    job.name,
-    job.schedule,
-    job.timezone,
-    job.url,
-    job.method,
-    JSON.stringify(job.headers),
-    job.body === null || job.body === undefined ? null : JSON.stringify(job.body),
-    job.secret,
-    job.enabled,
-    job.lastRunAt,
-    job.created,
-    job.updated,
-  ]);
+/** A job's columns in COLUMNS' order, as stored. */
+function jobValues(job: CronJob): Record<string, unknown> {
+  return {
+    id: job.id,
+    name: job.name,
+    schedule: job.schedule,
+    timezone: job.timezone,
+    url: job.url,
+    method: job.method,
+    headers: JSON.stringify(job.headers),
+    body: job.body === null || job.body === undefined ? null : JSON.stringify(job.body),
+    secret: job.secret,
+    enabled: job.enabled,
+    lastRunAt: job.lastRunAt,
+    created: job.created,
+    updated: job.updated,
+  };
+}
+
+export async function insertJob(db: Queryable, job: CronJob): Promise<void> {
+  const values = jobValues(job);
+  await db.run(INSERT_JOB, COLUMNS.split(', ').map((c) => values[c]));
+}
+
+/** Writes a job over its row; never an insert, so a PATCH that lost to a DELETE cannot bring it back. */
+export async function updateJob(db: Queryable, job: CronJob): Promise<void> {
+  const values = jobValues(job);
+  await db.run(UPDATE_JOB, [...CHANGED.map((c) => values[c]), job.id]);
 }
 
 export async function deleteJob(db: Queryable, id: string): Promise<boolean> {
