@@ -190,13 +190,16 @@ async function run(deps: ImportDeps, options: ImportOptions, source: PocketBaseS
   await registry.reload();
   const exists = registry.has(options.database);
   // A database made for the import (a dry run's too, which plans against it as the real run would)
-  // is discarded again if the import fails or only pretended.
+  // is discarded again if the import fails or only pretended. It is listed in the import's own
+  // transaction and served only once that has committed: a request writing into it meanwhile would be
+  // answered, then lost with the database.
   const created = !exists;
-  if (created) await registry.create(options.database);
+  if (created) await registry.begin(options.database);
   let keep = false;
   try {
     const report = await importInto(deps, options, source, started, exists);
     keep = !options.dryRun;
+    if (created && keep) await registry.publish(options.database);
     return report;
   } finally {
     if (created && !keep) await registry.discard(options.database).catch(() => undefined);
@@ -289,6 +292,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
         // The app's pb_migrations that PocketBase applied stay applied: serving the app's folder
         // afterwards must not run them again on the imported schema.
         report.migrations = await carryHistory(tx, source.migrationHistory());
+        if (!exists && !options.dryRun) await registry.register(systemTx, options.database);
         await insertAdmins(systemTx, admins.carry);
         await storeSettings(systemTx, prepared.values);
         for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));

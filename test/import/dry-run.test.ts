@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { dropDatabaseFor, onPostgres } from '../helpers/postgres.ts';
-import { runCli } from '../helpers/process.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../helpers/server.ts';
+import { runCli, spawnServer } from '../helpers/process.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, request } from '../helpers/server.ts';
 import { checksums, PB_APPS, PB_TESTS } from './pb-fixtures.ts';
 
 /**
@@ -53,4 +53,25 @@ describe('cairn import pocketbase --dry-run', () => {
       assert.ok((real.collections as unknown[]).length > 0);
     });
   }
+
+  test('a server running beside a dry run never serves the database it makes for the run', async () => {
+    const server = await spawnServer(dir);
+    try {
+      const login = await request(server.url, 'POST', '/api/admins/auth-with-password', { body: { identity: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+      let done = false;
+      const run = importJson(dir, PB_TESTS, 'besidedry', true).finally(() => (done = true));
+      const statuses = new Set<number>();
+      const lane = async () => {
+        for (let i = 0; !done; i++) {
+          const res = await request(server.url, 'POST', '/api/collections/users/records', { token: login.body.token, db: 'besidedry', body: { email: `lane${i}-${Math.random()}@example.com`, password: 'lane-password-1', passwordConfirm: 'lane-password-1' } });
+          statuses.add(res.status);
+        }
+      };
+      await Promise.all([run, lane(), lane()]);
+      assert.deepEqual([...statuses], [404], 'no write answered for a database the dry run then removes');
+      assert.equal((await request(server.url, 'GET', '/api/collections/users/records', { token: login.body.token, db: 'besidedry' })).status, 404);
+    } finally {
+      await server.kill();
+    }
+  });
 });
