@@ -197,10 +197,12 @@ export class ApiKeyService {
 
   /** A new key and token; the old key and every token issued for it stop working at once. */
   async rotate(db: Database, dbName: string, id: string): Promise<IssuedApiKey> {
-    const current = await this.row(db, id);
     const key = API_KEY_PREFIX + randomSecret(32);
-    const next: ApiKeyRow = { ...current, keyHash: this.hash(key), tokenKey: newTokenKey(), updated: nowIso() };
-    await db.run('UPDATE _api_keys SET keyHash = ?, tokenKey = ?, updated = ? WHERE id = ?', [next.keyHash, next.tokenKey, next.updated, id]);
+    // The key as the UPDATE left it: one deleted or renamed meanwhile is answered as it now is.
+    const next = await db.transaction((tx) =>
+      tx.get<ApiKeyRow>(`UPDATE _api_keys SET keyHash = ?, tokenKey = ?, updated = ? WHERE id = ? RETURNING ${COLUMNS}`, [this.hash(key), newTokenKey(), nowIso(), id]),
+    );
+    if (!next) throw notFound(`API key "${id}" not found.`);
     return this.issue(dbName, next, key);
   }
 
