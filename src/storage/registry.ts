@@ -3,7 +3,7 @@ import { isReservedDatabaseName, isValidDatabaseName } from '../lib/identifiers.
 import { nowIso } from '../lib/time.ts';
 import type { StorageBackend } from './backend.ts';
 import type { SchemaStep } from './schema-steps.ts';
-import type { Database, Dialect, Queryable } from './types.ts';
+import type { Database, Dialect, Queryable, Transaction } from './types.ts';
 
 export interface DatabaseInfo {
   name: string;
@@ -178,7 +178,7 @@ export class DatabaseRegistry {
   async create(name: string): Promise<DatabaseInfo> {
     const db = await this.begin(name);
     try {
-      await this.register(this.system, name);
+      await this.system.transaction((tx) => this.register(tx, name));
     } catch (err) {
       // Not removed: on a unique violation the storage is the other creator's.
       this.open.delete(name);
@@ -226,12 +226,17 @@ export class DatabaseRegistry {
     return db;
   }
 
-  /** Lists a database made by `begin` in `q` (the system database, or a transaction of it); 409 if the name is taken. */
-  async register(q: Queryable, name: string): Promise<void> {
+  /**
+   * Lists a database made by `begin` in `tx` (a transaction of the system database); 409 if the name
+   * is taken. Under the name's listing lock until `tx` ends, which `discard` takes too: a failed
+   * creator does not remove the storage of a name another process listed meanwhile.
+   */
+  async register(tx: Transaction, name: string): Promise<void> {
     const info = this.pending.get(name);
     if (!info) throw new Error(`database "${name}" is not being created`);
+    await this.options.backend.lockInTransaction?.(tx, listingLock(name));
     try {
-      await q.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
+      await tx.run('INSERT INTO _databases (name, created) VALUES (?, ?)', [name, info.created]);
     } catch (err) {
       if (this.dialect.classifyError(err).kind === 'unique') throw conflict(`Database "${name}" already exists.`);
       throw err;
@@ -264,14 +269,18 @@ export class DatabaseRegistry {
     this.known.delete(name);
     this.pending.delete(name);
     const db = await opened?.catch(() => undefined);
-    // Listed without us: another process made the same name at the same moment (our listing met its
-    // row); the storage is its database.
-    if (!listed && (await this.system.get('SELECT 1 AS found FROM _databases WHERE name = ?', [name]))) {
-      await db?.close();
+    if (!listed) {
+      // Listed without us: another process made the same name at the same moment (our listing met its
+      // row); the storage is its database. Checked under the listing lock, so a listing under way
+      // commits first.
+      await this.system.transaction(async (tx) => {
+        await this.options.backend.lockInTransaction?.(tx, listingLock(name));
+        if (await tx.get('SELECT 1 AS found FROM _databases WHERE name = ?', [name])) await db?.close();
+        else await this.options.backend.remove(name, db);
+      });
       return;
     }
     await this.options.backend.remove(name, db);
-    if (!listed) return;
     await this.system.run('DELETE FROM _databases WHERE name = ?', [name]);
     // A `reload` that read the row before it was deleted may have learnt the name again meanwhile.
     this.known.delete(name);
@@ -326,4 +335,9 @@ function invalidName(name: string) {
   return badRequest('Invalid database name: use 1-63 lower-case letters, digits and underscores, starting with a letter.', {
     name: { code: 'validation_invalid_database_name', message: 'Must match ^[a-z][a-z0-9_]{0,62}$.' },
   });
+}
+
+/** The lock under which a database's name is listed, and checked before a failed creator removes it. */
+function listingLock(name: string): string {
+  return `cairn.database.${name}`;
 }
