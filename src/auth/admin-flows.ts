@@ -59,7 +59,7 @@ export class AdminPasswordReset {
     }
     const problem = this.admins.passwordProblem(input.password);
     if (problem) throw validationFailed({ password: problem }, 'Failed to reset the password.');
-    const token = carried ?? (await consumeToken(this.system, 'password-reset', ADMINS, input.token, true));
+    const token = carried ?? (await consumeToken(this.system, 'password-reset', ADMINS, input.token, ['password-reset']));
     const admin = token && (await this.admins.find(token.recordId));
     if (!token || !admin || admin.email.toLowerCase() !== token.email.toLowerCase()) throw invalidToken();
     const updated = await this.admins.update(admin.id, { password: input.password, passwordConfirm: input.password });

@@ -18,6 +18,18 @@ import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 import { claimUnverified } from './claim.ts';
 import { type FlowAction, flowProceeds, type FlowRequestHook } from './flow-hook.ts';
 
+
+/**
+ * The account's other links a confirmation takes with its own token (`consumeToken`): a new password
+ * voids the reset and email-change links, a new address the other email-change links and the reset
+ * links mailed to the old one.
+ */
+const VOIDS: Record<OneTimePurpose, readonly OneTimePurpose[]> = {
+  'password-reset': ['password-reset', 'email-change'],
+  'email-change': ['email-change', 'password-reset'],
+  verification: [],
+};
+
 /** PocketBase's default lifetime of a password reset link (administrators'; a collection's is its `passwordResetToken.duration`). */
 export const PASSWORD_RESET_TTL_SECONDS = 30 * 60;
 
@@ -142,7 +154,7 @@ export class EmailFlows {
 
   /** Takes a checked token: Cairn's are single-use; PocketBase's are stateless and lapse as the account changes. */
   private async take(ctx: RequestContext, purpose: OneTimePurpose, collection: Collection, checked: CheckedToken, raw: unknown): Promise<OneTimeToken | undefined> {
-    return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw, purpose === 'password-reset');
+    return checked.carried ? checked : consumeToken(ctx.db, purpose, collection.id, raw, VOIDS[purpose]);
   }
 
   /**

@@ -67,27 +67,32 @@ export async function issueToken(db: Database, purpose: OneTimePurpose, account:
 /**
  * Takes a token: deleted in the same statement that reads it, so two concurrent confirmations cannot
  * both succeed. Undefined when unknown, used, expired, of another purpose or another collection.
- * `voidOthers`: the account's other tokens of the purpose go in that statement too (a password reset
- * voids every other reset link), so two different links of one account confirmed at once cannot both
- * succeed either: the second finds its own token gone with the first's.
+ * `voids`: the purposes whose other tokens of the account go in that statement too (a password reset
+ * voids every other reset link and the email-change links, as PocketBase's new token key does; an
+ * email change voids the reset links mailed to the old address). Two confirmations that void each
+ * other, sent at once, then cannot both succeed: the second finds its own token gone with the first's.
  */
-export async function consumeToken(db: Database, purpose: OneTimePurpose, collectionId: string, token: unknown, voidOthers = false): Promise<OneTimeToken | undefined> {
+export async function consumeToken(db: Database, purpose: OneTimePurpose, collectionId: string, token: unknown, voids: readonly OneTimePurpose[] = []): Promise<OneTimeToken | undefined> {
   if (typeof token !== 'string' || token === '' || token.length > 200) return undefined;
   const hash = hashOf(token);
+  type Taken = OneTimeToken & { hash: string; expires: string };
   // A write: through a transaction, since plain reads go to the read-only connection.
-  const rows = await db.transaction((tx) =>
-    voidOthers
-      ? tx.all<OneTimeToken & { hash: string; expires: string }>(
-          `DELETE FROM _auth_tokens WHERE purpose = ? AND collectionId = ?
-             AND recordId IN (SELECT recordId FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ?)
-           RETURNING hash, collectionId, recordId, email, newEmail, expires`,
-          [purpose, collectionId, hash, purpose, collectionId],
-        )
-      : tx.all<OneTimeToken & { hash: string; expires: string }>(
-          'DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING hash, collectionId, recordId, email, newEmail, expires',
-          [hash, purpose, collectionId],
-        ),
-  );
+  const rows = await db.transaction((tx) => {
+    if (voids.length === 0) {
+      return tx.all<Taken>('DELETE FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ? RETURNING hash, collectionId, recordId, email, newEmail, expires', [
+        hash,
+        purpose,
+        collectionId,
+      ]);
+    }
+    const purposes = [...new Set([purpose, ...voids])];
+    return tx.all<Taken>(
+      `DELETE FROM _auth_tokens WHERE purpose IN (${purposes.map(() => '?').join(', ')}) AND collectionId = ?
+         AND recordId IN (SELECT recordId FROM _auth_tokens WHERE hash = ? AND purpose = ? AND collectionId = ?)
+       RETURNING hash, collectionId, recordId, email, newEmail, expires`,
+      [...purposes, collectionId, hash, purpose, collectionId],
+    );
+  });
   const row = rows.find((r) => r.hash === hash);
   if (!row || row.expires < new Date().toISOString()) return undefined;
   return { collectionId: row.collectionId, recordId: row.recordId, email: row.email, newEmail: row.newEmail };

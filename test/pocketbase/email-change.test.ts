@@ -94,4 +94,27 @@ describe('email change (request-email-change / confirm-email-change) through a r
     assert.equal((await confirm('notes', { token: 'x', password: 'y' })).status, 404);
     assert.equal((await confirm('nowhere', { token: 'x', password: 'y' })).status, 404);
   });
+
+  test('an email change and a password reset of one account confirmed at once: one succeeds, the other link is void', async () => {
+    const reset = (body: unknown) => server.request('POST', '/api/collections/users/confirm-password-reset', { body });
+    for (let round = 0; round < 3; round++) {
+      const old = `racer${round}@example.com`;
+      const moved = `racer${round}.moved@example.com`;
+      const account = await createUser(server, old, 'racer-password-1');
+      assert.equal((await request('users', { newEmail: moved }, account.token)).status, 204);
+      const changeToken = tokenFrom(await inbox.next(moved, /new email/));
+      assert.equal((await server.request('POST', '/api/collections/users/request-password-reset', { body: { email: old } })).status, 204);
+      const resetToken = tokenFrom(await inbox.next(old, /Reset/));
+      const [changed, wasReset] = await Promise.all([
+        confirm('users', { token: changeToken, password: 'racer-password-1' }),
+        reset({ token: resetToken, password: 'racer-password-2', passwordConfirm: 'racer-password-2' }),
+      ]);
+      assert.deepEqual([changed.status, wasReset.status].sort(), [204, 400], `${changed.text} ${wasReset.text}`);
+      // What the winner left: the moved address with the old password, or the old address with the new one.
+      const signIn = (email: string, password: string) => server.request('POST', '/api/collections/users/auth-with-password', { body: { identity: email, password } });
+      const expected = changed.status === 204 ? [moved, 'racer-password-1'] : [old, 'racer-password-2'];
+      assert.equal((await signIn(expected[0], expected[1])).status, 200);
+      assert.notEqual((await signIn(moved, 'racer-password-2')).status, 200);
+    }
+  });
 });
