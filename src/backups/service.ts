@@ -64,6 +64,8 @@ export class BackupService {
   /** Set by the HTTP host; without one (CLI, tests of the domain) restores are refused. */
   restarter?: ServiceRestarter;
   private active?: string;
+  /** Backup names being written now (`writingTo`). */
+  private readonly writing = new Set<string>();
 
   constructor(
     private readonly dataDir: string,
@@ -113,30 +115,47 @@ export class BackupService {
     const name = (body as { name?: unknown } | null | undefined)?.name;
     if (name !== undefined && name !== null && name !== '' && (typeof name !== 'string' || !KEY.test(name))) throw invalidKey();
     const key = typeof name === 'string' && name !== '' ? name : `cairn_backup_${stamp()}.zip`;
-    if (await (await this.store()).info(key)) {
-      throw validationFailed({ name: fieldError('validation_backup_name_exists', 'The backup file name is invalid or already exists.') });
-    }
-    return this.exclusive(key, () => this.take(key));
+    const taken = () => validationFailed({ name: fieldError('validation_backup_name_exists', 'The backup file name is invalid or already exists.') });
+    return this.writingTo(key, taken, async () => {
+      if (await (await this.store()).info(key)) throw taken();
+      return this.exclusive(key, () => this.take(key));
+    });
   }
 
   /** Stores an uploaded backup under its file name (checked when it is restored). */
   async upload(fileName: string, content: Readable): Promise<BackupInfo> {
     this.check();
     if (!KEY.test(fileName)) throw invalidKey();
-    const store = await this.store();
-    if (await store.info(fileName)) {
-      throw validationFailed({ file: fieldError('validation_backup_name_exists', 'Backup file with the specified name already exists.') });
-    }
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const partial = path.join(this.dir, `.upload-${randomBytes(6).toString('hex')}`);
+    const taken = () => validationFailed({ file: fieldError('validation_backup_name_exists', 'Backup file with the specified name already exists.') });
+    return this.writingTo(fileName, taken, async () => {
+      const store = await this.store();
+      if (await store.info(fileName)) throw taken();
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const partial = path.join(this.dir, `.upload-${randomBytes(6).toString('hex')}`);
+      try {
+        await pipeline(content, createWriteStream(partial, { mode: 0o600 }));
+        if ((content as { truncated?: boolean }).truncated) throw badRequest('The uploaded backup is larger than the upload limit.');
+        await store.put(fileName, partial);
+      } finally {
+        rmSync(partial, { force: true });
+      }
+      return this.info(store, fileName);
+    });
+  }
+
+  /**
+   * Runs `fn`, which writes the backup `key`, holding the name until it is stored: a second upload or
+   * create of the name meanwhile is refused as if the first had finished (`taken`), where both would
+   * otherwise pass the existence check and the last one's file silently replace the other's.
+   */
+  private async writingTo<T>(key: string, taken: () => Error, fn: () => Promise<T>): Promise<T> {
+    if (this.writing.has(key)) throw taken();
+    this.writing.add(key);
     try {
-      await pipeline(content, createWriteStream(partial, { mode: 0o600 }));
-      if ((content as { truncated?: boolean }).truncated) throw badRequest('The uploaded backup is larger than the upload limit.');
-      await store.put(fileName, partial);
+      return await fn();
     } finally {
-      rmSync(partial, { force: true });
+      this.writing.delete(key);
     }
-    return this.info(store, fileName);
   }
 
   /** The file of a backup, for downloads. */

@@ -252,6 +252,21 @@ describe('backups', { skip: skipOn('postgres', 'SQLite files; on PostgreSQL the 
     assert.equal((await source.admin('POST', '/api/collections/items/records', { body: { n: 1 } })).status, 200);
   });
 
+  test('uploads and creates of one name at once: one is stored, the others refused as a taken name', async () => {
+    const payloads = [0, 1, 2, 3, 4].map((i) => Buffer.alloc(2_000_000, i + 1));
+    const replies = await Promise.all(payloads.map((data) => upload(source, 'same_name.zip', data)));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [204, 400, 400, 400, 400], replies.map((r) => r.text).join('\n'));
+    for (const r of replies.filter((r) => r.status === 400)) assert.equal(r.body.data.file.code, 'validation_backup_name_exists');
+    const stored = await download(source, 'same_name.zip');
+    assert.ok(stored.equals(payloads[replies.findIndex((r) => r.status === 204)]), 'the stored file is the one answered 204');
+
+    const [uploaded, created] = await Promise.all([upload(source, 'contested.zip', payloads[0]), source.admin('POST', '/api/backups', { body: { name: 'contested.zip' } })]);
+    assert.deepEqual([uploaded.status, created.status].sort(), [204, 400], `${uploaded.text} ${created.text}`);
+    const kept = await download(source, 'contested.zip');
+    assert.equal(kept.equals(payloads[0]), uploaded.status === 204, 'the stored file is the request answered 204');
+    for (const key of ['same_name.zip', 'contested.zip']) assert.equal((await source.admin('DELETE', `/api/backups/${key}`)).status, 204);
+  });
+
   test('a restore does not wait for a client stalled mid-upload: that connection is closed', async () => {
     const server = await startServer();
     try {
