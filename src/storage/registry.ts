@@ -39,6 +39,8 @@ export class DatabaseRegistry {
   private readonly ready = new Map<string, Database>();
   /** Databases made by `begin` and not yet published: claimed in `open`, not in `known`. */
   private readonly pending = new Map<string, DatabaseInfo>();
+  /** The `create` calls under way, by name. */
+  private readonly creating = new Map<string, Promise<DatabaseInfo>>();
   private closing = false;
   /**
    * Called on a new database before it is listed or served (pb_migrations run here); throwing
@@ -174,8 +176,28 @@ export class DatabaseRegistry {
     return this.get(name);
   }
 
-  /** Creates a database with Cairn's internal schema (and the `users` collection), and serves it. */
+  /**
+   * Creates a database with Cairn's internal schema (and the `users` collection), and serves it. A
+   * create of a name whose create is under way here waits for it and is then answered as if it came
+   * second: a 409 once the name is served (never before, when the first could still fail), or a
+   * create of its own when the first failed.
+   */
   async create(name: string): Promise<DatabaseInfo> {
+    const earlier = this.creating.get(name);
+    if (earlier) {
+      await earlier.catch(() => undefined);
+      return this.create(name);
+    }
+    const creating = this.createNow(name);
+    this.creating.set(name, creating);
+    try {
+      return await creating;
+    } finally {
+      if (this.creating.get(name) === creating) this.creating.delete(name);
+    }
+  }
+
+  private async createNow(name: string): Promise<DatabaseInfo> {
     const db = await this.begin(name);
     try {
       await this.system.transaction((tx) => this.register(tx, name));
