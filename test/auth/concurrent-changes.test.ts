@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.ts';
-
-/** The statuses of `replies`, counted: `{ 200: 1, 403: 9 }`. */
-function tally(replies: readonly { status: number }[]): Record<number, number> {
-  const counts: Record<number, number> = {};
-  for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  return counts;
-}
+import { tally } from '../helpers/tally.ts';
 
 /**
  * Changes of one API key or administrator sent at once are decided as if the requests came one after

@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.ts';
-
-/** The statuses of `replies`, counted: `{ 200: 1, 400: 7 }`. */
-function tally(replies: readonly { status: number }[]): Record<number, number> {
-  const counts: Record<number, number> = {};
-  for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  return counts;
-}
+import { tally } from '../helpers/tally.ts';
 
 /**
  * The same schema change sent several times at once is decided as if the requests came one after

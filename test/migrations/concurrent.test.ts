@@ -5,14 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { startNodes, type TestNodes } from '../helpers/nodes.ts';
 import { onPostgres, skipOn } from '../helpers/postgres.ts';
 import { type Reply, startServer, type TestServer } from '../helpers/server.ts';
+import { tally } from '../helpers/tally.ts';
 import { apply, saveMigration } from './helpers.ts';
-
-/** The statuses of `replies`, counted: `{ 200: 1, 409: 7 }`. */
-function tally(replies: readonly { status: number }[]): Record<number, number> {
-  const counts: Record<number, number> = {};
-  for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  return counts;
-}
 
 /** A migration that creates database `db` with a collection, failing at its last step when `fails`. */
 function newDatabaseYaml(version: string, db: string, fails: boolean): string {

@@ -82,7 +82,8 @@ describe('pb_hooks: $template (Go templates) and $app.db() query builders', () =
 
   before(async () => {
     pb = pbDir({ 'shop.pb.js': SHOP, 'views/layout.html': LAYOUT, 'views/page.html': PAGE });
-    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir } });
+    // Errors logged: a handler's failure (a 400 without its detail) shows its cause in the test's output.
+    server = await startServer({ env: { CAIRN_PB_HOOKS_DIR: pb.dir, CAIRN_LOG_LEVEL: 'error' } });
     await createCollection(server, {
       name: 'products',
       fields: [
