@@ -180,6 +180,8 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   // The outbox is the storage driver's: SQLite's single process keeps pending events in memory,
   // PostgreSQL's nodes claim them with leases.
   const outbox = backend.dialect.name === 'postgres' ? postgresOutbox() : sqliteOutbox();
+  // Where several processes share the storage: the lock that serializes a decision among them.
+  const lock = backend.lockInTransaction?.bind(backend);
   const registry = new DatabaseRegistry({ dir: config.dir, backend, systemSteps, databaseSteps: databaseSteps(outbox), logSteps });
   await registry.start();
   let secret: string;
@@ -208,7 +210,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     validateRule: (c, rule, others, options) => checkRule(c, rule, others, registry.system.dialect, options),
     validateOptions: [(c) => validateTriggers(c, outbound)],
     invalidations,
-    lock: backend.lockInTransaction?.bind(backend),
+    lock,
   });
   invalidations.on('collections', (name) => {
     for (const info of name ? [{ name }] : registry.list()) {
@@ -229,11 +231,11 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     expandLimits: { records: config.expandMaxRecords, bytes: config.maxAnswerMb * 1024 * 1024 },
     files: fileStore,
     search: fulltextSearch,
-    lock: backend.lockInTransaction?.bind(backend),
+    lock,
     events: hooks,
   });
   const tokens = new TokenService(deriveKey(secret, 'auth'), config.tokenTtl);
-  const admins = new AdminService(registry.system, config.minPasswordLength, backend.lockInTransaction?.bind(backend));
+  const admins = new AdminService(registry.system, config.minPasswordLength, lock);
   const authenticator = new Authenticator(tokens, admins, collections, registry);
   const pocketbaseTokens = new PocketBaseTokens(admins, collections);
   authenticator.pocketbase = pocketbaseTokens;
@@ -249,7 +251,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     registry.system,
     [metaSection(defaultAppUrl(config.host, config.port)), oauth2Section, smtpSection(config.smtpUrl), ...pocketbaseSections(config)],
     invalidations,
-    backend.lockInTransaction?.bind(backend),
+    lock,
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens);

@@ -3,7 +3,7 @@ import { type ApiError, badRequest, conflict, type FieldError, forbidden, notFou
 import { randomId } from '../lib/ids.ts';
 import { nowIso } from '../lib/time.ts';
 import { pagination } from '../records/query-params.ts';
-import { type Database, orderColumn, type Queryable, type SchemaStep, type Transaction } from '../storage/index.ts';
+import { type Database, orderColumn, type Queryable, type SchemaStep, type TransactionLock } from '../storage/index.ts';
 import { SUPERUSERS_SELECT } from '../storage/superusers.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, needsRehash, verifyDummy, verifyPassword } from './passwords.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
@@ -112,15 +112,10 @@ const COUNT_LOCK = 'cairn.admins.count';
 
 /** Administrators are instance-wide and live in system.db. */
 export class AdminService {
-  /**
-   * @param lock Holds the lock named `key` until `tx` ends, for every process on the storage (the
-   * backend's `lockInTransaction`); absent where a write transaction keeps every other writer out
-   * (SQLite).
-   */
   constructor(
     private readonly system: Database,
     private readonly minPasswordLength: number,
-    private readonly lock?: (tx: Transaction, key: string) => Promise<void>,
+    private readonly lock?: TransactionLock,
   ) {}
 
   async count(): Promise<number> {

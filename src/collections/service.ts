@@ -1,6 +1,6 @@
 import { badRequest, conflict, type FieldError, isApiError, notFound, validationFailed } from '../errors.ts';
 import { createView, replaceView } from '../migrations/views.ts';
-import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep, Transaction, TransactionLock } from '../storage/index.ts';
 import { baseDatabase, transactionOf } from '../storage/within.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
 import { relationTarget } from './fields/relation.ts';
@@ -34,11 +34,8 @@ export interface CollectionServiceOptions {
   validateOptions?: OptionsValidator[];
   /** Tells the other nodes of an instance that a database's collections changed. */
   invalidations?: Invalidations;
-  /**
-   * Holds the lock named `key` until `tx` ends, for every process on the storage (the backend's
-   * `lockInTransaction`); absent where a write transaction keeps every other writer out (SQLite).
-   */
-  lock?: (tx: Transaction, key: string) => Promise<void>;
+  /** Serializes changes of a database's collections across processes (`lockSchema`). */
+  lock?: TransactionLock;
 }
 
 /** Creates a collection's table (or adopts an existing one) and stores its metadata. */
@@ -59,7 +56,7 @@ export class CollectionService {
   readonly validateOptions: OptionsValidator[];
 
   private readonly invalidations?: Invalidations;
-  private readonly lock?: (tx: Transaction, key: string) => Promise<void>;
+  private readonly lock?: TransactionLock;
   /** Collections as a transaction under way has changed them (transaction.ts), answered inside it. */
   private readonly changing = new WeakMap<Transaction, CollectionSet>();
 

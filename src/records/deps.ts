@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import type { RequestContext } from '../context.ts';
-import type { Sql, Transaction } from '../storage/index.ts';
+import type { Sql, Transaction, TransactionLock } from '../storage/index.ts';
 import type { RecordAccess } from './access.ts';
 import type { RecordJson } from './serialize.ts';
 import type { StagedFile } from '../files/staged.ts';
@@ -138,9 +138,6 @@ export interface RecordDeps {
   search?: SearchProvider;
   files?: RecordFiles;
   events?: RecordEvents;
-  /**
-   * Holds the lock named `key` until `tx` ends, for every process on the storage (the backend's
-   * `lockInTransaction`); absent where write transactions come one at a time (SQLite).
-   */
-  lock?: (tx: Transaction, key: string) => Promise<void>;
+  /** Serializes upserts of one new id across processes. */
+  lock?: TransactionLock;
 }

@@ -1,7 +1,7 @@
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
-import type { Database, Queryable, SchemaStep, Transaction } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep, TransactionLock } from '../storage/index.ts';
 import type { SettingsSection } from './section.ts';
 import { nestErrors } from './shape.ts';
 
@@ -24,16 +24,11 @@ export class SettingsService {
   /** The values last loaded, for code that cannot wait (a request's own hooks); see `peek`. */
   private snapshot?: Map<string, unknown>;
 
-  /**
-   * @param lock Holds the lock named `key` until `tx` ends, for every process on the storage (the
-   * backend's `lockInTransaction`); absent where a write transaction keeps every other writer out
-   * (SQLite).
-   */
   constructor(
     private readonly system: Database,
     sections: SettingsSection<any>[],
     private readonly invalidations?: Invalidations,
-    private readonly lock?: (tx: Transaction, key: string) => Promise<void>,
+    private readonly lock?: TransactionLock,
   ) {
     for (const s of sections) this.sections.set(s.name, s);
     // Another node changed them: read again, now, so that `peek` sees the change without a request

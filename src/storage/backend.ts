@@ -57,6 +57,12 @@ export interface StorageBackend {
   close(): Promise<void>;
 }
 
+/**
+ * A backend's `lockInTransaction`, handed to the domains that serialize a decision across processes
+ * (absent on SQLite, whose write transactions already come one at a time).
+ */
+export type TransactionLock = (tx: Transaction, key: string) => Promise<void>;
+
 /** Notices between the processes of one instance (see postgres/notifier.ts). */
 export interface Notifications {
   /** Calls `fn` with the payload of every notice on `channel`, from any process, this one included. */
