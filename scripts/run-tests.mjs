@@ -22,7 +22,8 @@
 // driver changes: it runs in the first pass only, which keeps CI's whole run inside its bound.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -145,11 +146,15 @@ const bundles = await bundle(selected.filter((f) => !throughTsx.has(f)));
 const storageIndependent = new Set(selected.filter((f) => heads.get(f).startsWith('// storage-independent:')));
 
 let failed = false;
+const failureReports = [];
 for (const [pass, driver] of drivers.entries()) {
   const files = pass === 0 ? selected : selected.filter((f) => !storageIndependent.has(f));
   if (files.length === 0) continue;
   const env = { ...process.env };
   const run = randomBytes(4).toString('hex');
+  // The reporter (scripts/test-durations.mjs) appends each failed test here; printed after every pass.
+  const failures = path.join(tmpdir(), `cairn-test-failures-${run}.txt`);
+  env.CAIRN_TEST_FAILURES = failures;
   if (driver === 'postgres') {
     env.CAIRN_TEST_POSTGRES = postgresUrl;
     env.CAIRN_TEST_RUN = run;
@@ -177,6 +182,11 @@ for (const [pass, driver] of drivers.entries()) {
   }
   failed ||= passFailed;
   if (passFailed) console.log(`\n# ${driver}: FAILED\n`);
+  if (existsSync(failures)) {
+    failureReports.push(`# ==== ${driver}: failed tests ====\n\n${readFileSync(failures, 'utf8')}`);
+    rmSync(failures);
+  }
   if (driver === 'postgres') await dropRunDatabases(run);
 }
+if (failureReports.length > 0) console.log(`\n${failureReports.join('\n')}`);
 process.exit(failed ? 1 : 0);
