@@ -35,8 +35,12 @@ const LISTEN_BACKLOG = 65535;
 const KEEP_ALIVE_MS = 72_000;
 
 function refuse(res: http.ServerResponse, message: string): void {
-  const body = JSON.stringify(new ApiError(503, message).toJSON());
-  res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1' });
+  answer(res, 503, message, { 'retry-after': '1' });
+}
+
+function answer(res: http.ServerResponse, status: number, message: string, headers: http.OutgoingHttpHeaders = {}): void {
+  const body = JSON.stringify(new ApiError(status, message).toJSON());
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -78,9 +82,15 @@ export class Host implements ServiceRestarter {
     private readonly pbMigrations?: PbMigrationRuntime,
   ) {
     this.hooks = hooks;
-    this.server = http.createServer((req, res) => this.dispatch(req, res));
+    // Node answers a request without `Host` (400) and an `Expect` it does not know (417) itself, with
+    // an empty body: both are answered here instead, in the error shape every other refusal has.
+    this.server = http.createServer({ requireHostHeader: false }, (req, res) => this.dispatch(req, res));
     this.server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server.on('clientError', clientErrorHandler);
+    this.server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.shouldKeepAlive = false;
+      answer(res, 417, `Unsupported Expect header: only "100-continue" is understood.`);
+    });
     this.connections = trackConnections(this.server);
   }
 
@@ -135,6 +145,11 @@ export class Host implements ServiceRestarter {
   }
 
   private dispatch(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      // HTTP/1.1 requires it (RFC 9112 §3.2); Node's own check answers 400 with no body.
+      res.shouldKeepAlive = false;
+      return answer(res, 400, 'Missing Host header.');
+    }
     // A request that reaches a stopping server on a connection opened before is served, and its
     // answer (`Connection: close`) ends the connection: clients open the next one elsewhere.
     if (this.stopping || this.draining) {

@@ -85,6 +85,23 @@ describe('hardening regressions', () => {
     const garbage = errorOf(await rawExchange(server.url, 'NOT HTTP AT ALL\r\n\r\n'));
     assert.equal(garbage.status, 400);
     assert.deepEqual(garbage.body, { status: 400, code: 400, message: 'Malformed HTTP request.', data: {} });
+    // Node answers these itself, with an empty body, unless the server does.
+    const noHost = errorOf(await rawExchange(server.url, 'GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n'));
+    assert.equal(noHost.status, 400);
+    assert.deepEqual(noHost.body, { status: 400, code: 400, message: 'Missing Host header.', data: {} });
+    const expect = errorOf(await rawExchange(server.url, 'POST /api/collections/docs/records HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}'));
+    assert.equal(expect.status, 417);
+    assert.equal(expect.body.code, 417);
+    assert.deepEqual(Object.keys(expect.body).sort(), ERROR_KEYS);
+    // HTTP/1.0 has no Host requirement, and 100-continue is still understood.
+    const old = errorOf(await rawExchange(server.url, 'GET /api/health HTTP/1.0\r\n\r\n'));
+    assert.equal(old.status, 200);
+    await createCollection(server, { name: 'continued', createRule: '', fields: [{ name: 'title', type: 'text' }] });
+    const raw = await rawExchange(server.url, 'POST /api/collections/continued/records HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{"title":"a"}');
+    assert.match(raw, /^HTTP\/1\.1 100 Continue\r\n\r\n/);
+    const created = errorOf(raw.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, ''));
+    assert.equal(created.status, 200);
+    assert.equal(created.body.title, 'a');
   });
 
   test('collection names starting with sqlite_ are a 400, through the API and through migrations', async () => {
