@@ -10,7 +10,6 @@ import { isValidDatabaseName, quoteIdent } from '../lib/identifiers.ts';
 import { inAllTransactions } from '../migrations/transactions.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 import type { DatabaseRegistry, Queryable, Transaction } from '../storage/index.ts';
-import { storeSettings } from '../settings/service.ts';
 import { copyFiles, removeFiles, scanFiles } from './files.ts';
 import { type ImportPlan, planImport, type PlanTarget } from './plan.ts';
 import type { CollectionReport, ImportReport } from './report.ts';
@@ -44,7 +43,7 @@ export interface ImportDeps {
   checkRule: PlanTarget['checkRule'];
   /** The instance settings, whose sections validate what PocketBase's settings become. */
   settings: {
-    prepare(values: ReadonlyMap<string, unknown>): Promise<{ values: Map<string, unknown>; errors: Map<string, Record<string, FieldError>> }>;
+    mergeInto(tx: Transaction, values: ReadonlyMap<string, unknown>): Promise<{ stored: string[]; errors: Map<string, Record<string, FieldError>> }>;
     forget(): Promise<void>;
   };
   /** PB_ENCRYPTION_KEY: decrypts settings PocketBase keeps encrypted. */
@@ -239,11 +238,6 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
   const scan = scanFiles(source, plan.collections);
   const notes: Note[] = [...plan.notes, ...settingsPlan.notes];
   for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
-  const prepared = await deps.settings.prepare(settingsPlan.sections);
-  for (const [section, problems] of prepared.errors) {
-    notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}`, kind: 'not-carried' });
-  }
-
   notes.push(...sessionNotes(plan, admins.carry, source.generation));
 
   const report: ImportReport = {
@@ -258,7 +252,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     oauth2Links: { carried: 0, skipped: 0 },
     authOrigins: { carried: 0, skipped: 0 },
     migrations: 0,
-    settings: [...prepared.values.keys()],
+    settings: [],
     notCarried: notes,
   };
   const describe = (p: ImportPlan['collections'][number], records: number): CollectionReport => ({
@@ -294,7 +288,11 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
         report.migrations = await carryHistory(tx, source.migrationHistory());
         if (!exists && !options.dryRun) await registry.register(systemTx, options.database);
         await insertAdmins(systemTx, admins.carry);
-        await storeSettings(systemTx, prepared.values);
+        const settings = await deps.settings.mergeInto(systemTx, settingsPlan.sections);
+        report.settings = settings.stored;
+        for (const [section, problems] of settings.errors) {
+          notes.push({ what: `settings.${section}`, why: `not carried: ${Object.entries(problems).map(([k, p]) => `${k}: ${p.message}`).join('; ')}`, kind: 'not-carried' });
+        }
         for (const p of plan.collections) if (results.has(p.collection.name)) report.collections.push(describe(p, results.get(p.collection.name)!));
         if (options.dryRun) throw new DryRunDone();
       },

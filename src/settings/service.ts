@@ -1,7 +1,7 @@
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { nowIso } from '../lib/time.ts';
 import type { Invalidations } from '../storage/invalidations.ts';
-import type { Database, Queryable, SchemaStep, TransactionLock } from '../storage/index.ts';
+import type { Database, Queryable, SchemaStep, Transaction, TransactionLock } from '../storage/index.ts';
 import type { SettingsSection } from './section.ts';
 import { nestErrors } from './shape.ts';
 
@@ -106,12 +106,14 @@ export class SettingsService {
   }
 
   /**
-   * Sections of `values` merged over the stored ones as `patch` merges them (a known section is
-   * validated by its owner; one this instance has no owner for is kept as it is), without saving:
-   * `storeSettings` writes them in a transaction of the caller's (an import), `forget` then.
+   * Merges sections of `values` over the stored ones as `patch` merges them (a known section is
+   * validated by its owner; one this instance has no owner for is kept as it is) and stores the valid
+   * ones, in a transaction of the caller's on the system database (an import): under the lock a PATCH
+   * takes, reading what the PATCHes before it stored. `forget` once it has committed.
    */
-  async prepare(values: ReadonlyMap<string, unknown>): Promise<{ values: Map<string, unknown>; errors: Map<string, Record<string, FieldError>> }> {
-    const stored = await this.load();
+  async mergeInto(tx: Transaction, values: ReadonlyMap<string, unknown>): Promise<{ stored: string[]; errors: Map<string, Record<string, FieldError>> }> {
+    await this.lock?.(tx, 'cairn.settings');
+    const stored = (await this.read(tx)).values;
     const out = new Map<string, unknown>();
     const errors = new Map<string, Record<string, FieldError>>();
     for (const [name, input] of values) {
@@ -125,7 +127,8 @@ export class SettingsService {
       if (Object.keys(problems).length > 0) errors.set(name, problems);
       else out.set(name, merged);
     }
-    return { values: out, errors };
+    await storeSettings(tx, out);
+    return { stored: [...out.keys()], errors };
   }
 
   /** Drops the cached values, here and on the other nodes (after `storeSettings` committed). */
