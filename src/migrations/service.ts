@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { CollectionService } from '../collections/service.ts';
-import { badRequest, conflict, notFound } from '../errors.ts';
+import { badRequest, conflict, isApiError, notFound } from '../errors.ts';
 import { zipEntries } from '../lib/zip.ts';
 import type { DatabaseRegistry } from '../storage/index.ts';
 import { applyMigration, applyPending, rollbackMigration } from './apply.ts';
@@ -58,6 +58,9 @@ function versionParam(version: unknown): string {
  * `_migrations`, and generate, apply and rollback across every database. Used by the HTTP routes and
  * the CLI alike. Applies, rollbacks and deletes run under the apply lock.
  */
+/** How long a delete waits for the apply lock another node holds (a delete holds it for milliseconds). */
+const DELETE_LOCK_WAIT_MS = 2000;
+
 export class MigrationService {
   readonly files: MigrationFiles;
   private readonly deps: MigrationDeps;
@@ -222,16 +225,42 @@ export class MigrationService {
    */
   delete(versionIn: unknown): Promise<void> {
     const version = versionParam(versionIn);
-    const run = this.deleting.then(() =>
-      this.locked(async () => {
+    const missing = async () => {
+      const entry = await journalEntry(this.options.registry.system, version);
+      return !entry && !(await this.files.find(version));
+    };
+    const run = this.deleting.then(async () => {
+      const release = await this.lockForDelete(missing, version);
+      try {
         const entry = await journalEntry(this.options.registry.system, version);
         if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
         if (entry?.status === 'applied') throw conflict(`Migration "${version}" is applied; roll it back before deleting it.`);
-        (await this.files.remove(version));
+        await this.files.remove(version);
         await removeEntry(this.options.registry.system, version);
-      }),
-    );
+      } finally {
+        await release();
+      }
+    });
     this.deleting = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * The apply lock for a delete. Held by another node's delete (PostgreSQL), it is waited for a
+   * little, as this process's deletes wait for each other, and a migration that delete removed
+   * meanwhile answers 404; an apply or rollback holding it past that answers its 409.
+   */
+  private async lockForDelete(missing: () => Promise<boolean>, version: string): Promise<() => Promise<void>> {
+    const deadline = Date.now() + DELETE_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        return await acquireApplyLock(this.options.registry);
+      } catch (err) {
+        if (!isApiError(err) || err.status !== 409) throw err;
+        if (await missing()) throw notFound(`Migration "${version}" not found.`);
+        if (Date.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
   }
 }

@@ -138,4 +138,12 @@ describe('migrations: a database a migration creates, seen from another node', {
     assert.deepEqual(tally(writes.map((w) => w.reply)), { 404: writes.length }, writes.map((w) => `${w.reply.status} ${w.reply.text}`).join('\n'));
     assert.ok(!(await listedDatabases(b)).includes('mdb_far'));
   });
+
+  test('deletes of one migration sent to both nodes at once: one 204, the others the 404 of a deleted one', async () => {
+    for (let round = 0; round < 3; round++) {
+      const version = await saveMigration(cluster.nodes[0], { yaml: `version: 20310101_000000_02${round}\nname: gone${round}\ndatabases:\n  main:\n    collections:\n      gone${round}:\n        create_table:\n          name: gone${round}\n          type: base\n          schema: []\n` });
+      const replies = await Promise.all(cluster.nodes.flatMap((node) => Array.from({ length: 4 }, () => node.admin('DELETE', `/api/migrations/${version}`))));
+      assert.deepEqual(tally(replies), { 204: 1, 404: 7 }, replies.map((r) => r.text).join('\n'));
+    }
+  });
 });
