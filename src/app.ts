@@ -272,7 +272,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   const workflows = new WorkflowService({ registry, collections, records, webhooks, node: config.nodeId });
   const realtime = new RealtimeService({
     feed: changeFeed,
-    directory: backend.notifications ? new PgClientDirectory(registry.system, backend.notifications, config.nodeId) : undefined,
+    directory: backend.notifications ? new PgClientDirectory(registry.system, backend.notifications, config.nodeId, config.hookTimeoutMs + 10_000) : undefined,
     registry,
     records: records.deps,
     authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),

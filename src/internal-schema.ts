@@ -18,7 +18,7 @@ import type { SchemaStep } from './storage/index.ts';
 import { hookCronRunsStep } from './hooks/cron.ts';
 import { logsEventSeqStep, logsNodeStep, logsTableStep } from './webhooks/logs.ts';
 import type { OutboxStore } from './webhooks/store.ts';
-import { realtimeClientsNodeStep, realtimeClientsStep } from './realtime/postgres-directory.ts';
+import { realtimeClientsNodeStep, realtimeClientsStep, realtimeForwardsStep } from './realtime/postgres-directory.ts';
 import { workflowRunLeasesStep, workflowTablesStep } from './workflows/store.ts';
 import { rateLimitsTableStep } from './ratelimit/database.ts';
 
@@ -53,6 +53,7 @@ export const systemSteps: SchemaStep[] = [
   // What views read as PocketBase's `_superusers` (PostgreSQL; SQLite needs no table for it).
   superusersViewStep,
   realtimeClientsNodeStep,
+  realtimeForwardsStep,
 ];
 
 /** Tables of every database (`main` and those created through /api/databases); the outbox's are

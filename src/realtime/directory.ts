@@ -12,10 +12,13 @@ export interface ClientDirectory {
   bound(clientId: string, authId: string): Promise<void>;
   /** A client connected to another node: its node and the caller it is bound to; undefined if unknown. */
   find(clientId: string): Promise<{ node: string; authId: string } | undefined>;
-  /** Hands a subscription request to the node holding its client. */
+  /**
+   * Hands a subscription request to the node holding its client; settles as that node's handler did
+   * (an `ApiError` of its refusal).
+   */
   forward(node: string, request: ForwardedSubscription): Promise<void>;
-  /** Receives the requests other nodes hand to this one. */
-  onForwarded(fn: (request: ForwardedSubscription) => void): void;
+  /** Receives the requests other nodes hand to this one; the handler's outcome is their answer. */
+  onForwarded(fn: (request: ForwardedSubscription) => Promise<void>): void;
   close(): Promise<void>;
 }
 

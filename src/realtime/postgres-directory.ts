@@ -1,3 +1,5 @@
+import { ApiError, type ErrorData, internal, isApiError } from '../errors.ts';
+import { randomId } from '../lib/ids.ts';
 import type { Database, Notifications } from '../storage/index.ts';
 import type { ClientDirectory, ForwardedSubscription } from './directory.ts';
 
@@ -10,8 +12,17 @@ const STALE_MS = 3 * HEARTBEAT_MS;
 export const realtimeClientsStep = {
   id: 'realtime.clients',
   async up(tx: Pick<Database, 'exec'>) {
-    // `pending`: the last subscription request another node took for the client, until its node reads it.
+    // `pending`: a forwarded request, as nodes before `realtime.forwards` hand it on (one per client,
+    // so a second overwrote the first); read only from such nodes.
     await tx.exec("CREATE TABLE _realtime_clients (id TEXT PRIMARY KEY NOT NULL, node TEXT NOT NULL, authId TEXT DEFAULT '' NOT NULL, pending TEXT, seen BIGINT NOT NULL)");
+  },
+};
+
+/** Subscription requests handed to another node, each until that node takes it (see `forward`). */
+export const realtimeForwardsStep = {
+  id: 'realtime.forwards',
+  async up(tx: Pick<Database, 'exec'>) {
+    await tx.exec('CREATE TABLE _realtime_forwards (id TEXT PRIMARY KEY NOT NULL, node TEXT NOT NULL, request TEXT NOT NULL, created BIGINT NOT NULL)');
   },
 };
 
@@ -27,25 +38,37 @@ export const realtimeClientsNodeStep = {
   },
 };
 
+/** A notice on `cairn_realtime`: a request handed to `to`, or the answer to one (`answer`). */
+type Notice = { to: string; id: string; from?: string; answer?: { status: number; message: string; data?: ErrorData } };
+
 /**
  * The client directory of nodes sharing a PostgreSQL database: `cairn_system._realtime_clients` says
- * which node holds each client and whom it is bound to; a subscription request for another node's
- * client goes to it as a notice (`cairn_realtime`), which that node applies as if it had been sent
- * to it.
+ * which node holds each client and whom it is bound to. A subscription request for another node's
+ * client waits in `_realtime_forwards` and a notice (`cairn_realtime`) tells that node, which applies
+ * it as if it had been sent to it and notices back its answer: the caller gets the holder's 204 or
+ * refusal, decided where the client's binding is.
  */
 export class PgClientDirectory implements ClientDirectory {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly off: () => void;
-  private handler?: (request: ForwardedSubscription) => void;
+  private handler?: (request: ForwardedSubscription) => Promise<void>;
+  /** Requests this node handed on, by id, until their answer comes. */
+  private readonly waiting = new Map<string, (answer: Notice['answer']) => void>();
 
   constructor(
     private readonly system: Database,
     private readonly notifications: Notifications,
     private readonly node: string,
+    /** How long to wait for the answer of the node a request was handed to: past the application hooks' limit, which its subscribe may spend. */
+    private readonly answerTimeoutMs: number,
   ) {
     this.off = notifications.listen(CHANNEL, (payload) => {
-      const message = JSON.parse(payload) as { to: string; id: string };
-      if (message.to === this.node) void this.take(message.id);
+      const notice = JSON.parse(payload) as Notice;
+      if (notice.to !== this.node) return;
+      if (notice.answer) this.waiting.get(notice.id)?.(notice.answer);
+      else if (notice.from) void this.take(notice.id, notice.from);
+      // A node of the version before answers (a rolling upgrade) names the client, whose row holds the request.
+      else void this.takePending(notice.id);
     });
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -55,6 +78,8 @@ export class PgClientDirectory implements ClientDirectory {
     try {
       await this.system.run('UPDATE _realtime_clients SET seen = ? WHERE node = ?', [Date.now(), this.node]);
       await this.system.run('DELETE FROM _realtime_clients WHERE seen < ?', [Date.now() - STALE_MS]);
+      // Requests neither taken nor withdrawn: their sender and their holder both ended meanwhile.
+      await this.system.run('DELETE FROM _realtime_forwards WHERE created < ?', [Date.now() - STALE_MS]);
     } catch {
       // The database is unreachable for now: the next beat tries again, well before rows go stale.
     }
@@ -76,22 +101,61 @@ export class PgClientDirectory implements ClientDirectory {
     return this.system.get<{ node: string; authId: string }>('SELECT node, authId FROM _realtime_clients WHERE id = ? AND seen >= ?', [clientId, Date.now() - STALE_MS]);
   }
 
-  /** The request waits in the client's row (a notice holds at most 8000 bytes); the notice names it. */
+  /** The request waits in its own row (a notice holds at most 8000 bytes); the notice names it. */
   async forward(node: string, request: ForwardedSubscription): Promise<void> {
-    await this.system.run('UPDATE _realtime_clients SET pending = ? WHERE id = ?', [JSON.stringify(request), request.clientId]);
-    await this.notifications.notify(this.system, CHANNEL, JSON.stringify({ to: node, id: request.clientId }));
-  }
-
-  private async take(clientId: string): Promise<void> {
+    const id = randomId(20);
+    const answered = new Promise<Notice['answer']>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), this.answerTimeoutMs);
+      this.waiting.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+    });
     try {
-      const row = await this.system.get<{ pending: string | null }>('SELECT pending FROM _realtime_clients WHERE id = ? AND node = ?', [clientId, this.node]);
-      if (row?.pending) this.handler?.(JSON.parse(row.pending) as ForwardedSubscription);
-    } catch {
-      // The database is unreachable: the client's SDK sends its subscriptions again when it reconnects.
+      await this.system.run('INSERT INTO _realtime_forwards (id, node, request, created) VALUES (?, ?, ?, ?)', [id, node, JSON.stringify(request), Date.now()]);
+      await this.notifications.notify(this.system, CHANNEL, JSON.stringify({ to: node, id, from: this.node } satisfies Notice));
+      const answer = await answered;
+      if (!answer) {
+        // Not taken in time (its node is gone or stalled): it must not be applied after this answer.
+        await this.system.run('DELETE FROM _realtime_forwards WHERE id = ?', [id]).catch(() => undefined);
+        throw new ApiError(503, 'The server holding this realtime connection did not answer; try again.', {}, { 'retry-after': '1' });
+      }
+      if (answer.status >= 300) throw new ApiError(answer.status, answer.message, answer.data);
+    } finally {
+      this.waiting.delete(id);
     }
   }
 
-  onForwarded(fn: (request: ForwardedSubscription) => void): void {
+  /** Applies a request handed here and notices its answer back; a request already taken or withdrawn is skipped. */
+  private async take(id: string, from: string): Promise<void> {
+    let answer: Notice['answer'];
+    try {
+      const row = await this.system.get<{ request: string }>('DELETE FROM _realtime_forwards WHERE id = ? AND node = ? RETURNING request', [id, this.node]);
+      if (!row) return;
+      try {
+        await this.handler?.(JSON.parse(row.request) as ForwardedSubscription);
+        answer = { status: 204, message: '' };
+      } catch (err) {
+        const refusal = isApiError(err) ? err : internal();
+        answer = { status: refusal.status, message: refusal.message, data: refusal.data };
+      }
+      await this.notifications.notify(this.system, CHANNEL, JSON.stringify({ to: from, id, answer } satisfies Notice));
+    } catch {
+      // The database is unreachable: the caller's wait ends in its 503, and the client's SDK sends its
+      // subscriptions again when it reconnects.
+    }
+  }
+
+  private async takePending(clientId: string): Promise<void> {
+    try {
+      const row = await this.system.get<{ pending: string | null }>('SELECT pending FROM _realtime_clients WHERE id = ? AND node = ?', [clientId, this.node]);
+      if (row?.pending) await this.handler?.(JSON.parse(row.pending) as ForwardedSubscription);
+    } catch {
+      // Its sender answered already; the client's SDK subscribes again when it reconnects.
+    }
+  }
+
+  onForwarded(fn: (request: ForwardedSubscription) => Promise<void>): void {
     this.handler = fn;
   }
 

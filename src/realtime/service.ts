@@ -66,12 +66,11 @@ export class RealtimeService {
 
   constructor(private readonly o: RealtimeOptions) {
     this.directory = o.directory ?? localDirectory;
-    // Subscription requests for this node's clients that reached another node.
-    this.directory.onForwarded((request) => {
-      void (async () => {
-        const auth = await o.authenticate(request.bearer, request.dbName);
-        await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer }, request.body);
-      })().catch((err) => this.log.info({ err, clientId: request.clientId }, 'a forwarded realtime subscription was refused'));
+    // Subscription requests for this node's clients that reached another node: its caller gets the
+    // answer given here.
+    this.directory.onForwarded(async (request) => {
+      const auth = await o.authenticate(request.bearer, request.dbName);
+      await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer }, request.body);
     });
     this.broadcaster = new Broadcaster({
       registry: o.registry,
