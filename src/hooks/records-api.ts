@@ -39,6 +39,11 @@ export class HookRecords implements RecordsApi {
     private readonly open?: OpenTransaction,
   ) {}
 
+  /** The transaction this database's records are read and written in, if any. */
+  get joined(): Transaction | undefined {
+    return this.open?.db === this.dbName ? this.open.tx : undefined;
+  }
+
   private async context(): Promise<RequestContext> {
     const base = await this.data().registry.get(this.dbName);
     const db: Database = this.open?.db === this.dbName ? withinTransaction(base, this.open.tx) : base;

@@ -11,6 +11,7 @@ import type { HookApp } from '../hooks/types.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { systemContext } from '../context.ts';
 import type { StagedFile } from '../files/staged.ts';
+import type { Transaction } from '../storage/index.ts';
 import { mailOfMessage } from '../hooks/events.ts';
 import type { SyncOps } from './main-runtime.ts';
 import type { Ops, PbLog } from './pool.ts';
@@ -25,13 +26,80 @@ export interface EventLike {
   next(): Promise<void>;
 }
 
-/** Ops a handler's `$app` reaches: `app` is the event's (in a record event, bound to the write's transaction). */
+/** A transaction a handler's `$app.runInTransaction` opened, until it ends. */
+interface HandlerTransaction {
+  records: HookRecords;
+  end(commit: boolean): Promise<void>;
+}
+
+const ROLLED_BACK = Symbol('rolled back');
+
+/**
+ * Opens a transaction of `records`' database (joining a record event's own) and keeps it open, its
+ * records API given to the `$app` calls that follow, until `end`: committed, or rolled back.
+ * `serialize` runs first in it (PostgreSQL's lock: see `opsFor`).
+ */
+async function openTransaction(records: HookRecords, serialize: (tx: Transaction) => Promise<void>): Promise<HandlerTransaction> {
+  let decide!: (commit: boolean) => void;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
+  let opened!: (inner: HookRecords) => void;
+  const ready = new Promise<HookRecords>((resolve) => (opened = resolve));
+  const done = records
+    .transaction(async (inner) => {
+      const joined = (inner as HookRecords).joined;
+      if (joined) await serialize(joined);
+      opened(inner as HookRecords);
+      if (!(await decided)) throw ROLLED_BACK;
+    })
+    .catch((err) => {
+      if (err !== ROLLED_BACK) throw err;
+    });
+  const inner = await Promise.race([
+    ready,
+    done.then(() => {
+      throw new Error('the transaction ended before it began');
+    }),
+  ]);
+  return {
+    records: inner,
+    end: (commit) => {
+      decide(commit);
+      return done;
+    },
+  };
+}
+
+/**
+ * Ops a handler's `$app` reaches: `app` is the event's (in a record event, bound to the write's
+ * transaction). `end` rolls back a transaction the handler left open (a worker replaced past the
+ * time limit): the pool calls it once the handler has settled.
+ */
 export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<string, (...args: any[]) => Promise<unknown>> = {}): Ops {
-  const records = () => app.records(db) as HookRecords;
-  return async (op, args) => {
+  let open: HandlerTransaction | undefined;
+  const records = () => open?.records ?? (app.records(db) as HookRecords);
+  /** Writes made apart from the records API would wait for the writer an open transaction holds (SQLite). */
+  const outsideTransaction = (what: string) => {
+    if (open) throw new Error(`${what} cannot run inside $app.runInTransaction in Cairn: call it before or after the transaction`);
+  };
+  const ops: Ops = async (op, args) => {
     const own = extra[op];
     if (own) return own(...args);
     switch (op) {
+      case 'txBegin':
+        if (open) throw new Error('a transaction is already open');
+        // PocketBase's handlers run their transactions one at a time (SQLite has one writer), and
+        // read-modify-write in one is safe: on PostgreSQL the handlers' transactions of a database
+        // take one lock, on every node, so they too run one at a time (SQLite's writer does that here).
+        open = await openTransaction(app.records(db) as HookRecords, async (tx) => {
+          await slot.current?.registry.backend.lockInTransaction?.(tx, `cairn.pbhooks.transaction.${db}`);
+        });
+        return null;
+      case 'txEnd': {
+        const ending = open;
+        open = undefined;
+        await ending?.end(args[0] === true);
+        return null;
+      }
       case 'findById':
         return records().findById(args[0], args[1]);
       case 'findFirst':
@@ -45,6 +113,7 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
       case 'update':
         return withFiles(slot, args[2], (data) => records().update(args[0], args[1], data ?? {}));
       case 'mails': {
+        outsideTransaction('Sending an auth mail');
         const services = slot.current;
         if (!services?.emailFlows) throw new Error('Cairn is not serving: mail is sent only while the server runs');
         const database = await services.registry.get(db);
@@ -56,6 +125,7 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
       case 'saveCollection':
       case 'deleteCollection': {
         // Schema changes are the database's own (outside any write's transaction), as through the API.
+        outsideTransaction('A collection change');
         const services = slot.current;
         if (!services) throw new Error('Cairn is not serving: collections are changed only while the server runs');
         const database = await services.registry.get(db);
@@ -103,6 +173,12 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
         throw new Error(`${op} is not available in Cairn's pb_hooks`);
     }
   };
+  ops.end = async () => {
+    const left = open;
+    open = undefined;
+    await left?.end(false).catch(() => undefined);
+  };
+  return ops;
 }
 
 /** `$app.store()` of each hook runtime (its slot): one map all its workers share, as PocketBase's app store. */

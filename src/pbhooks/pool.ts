@@ -15,7 +15,8 @@ import { SyncCallHost } from './sync-host.ts';
 /** What a file registered, as the worker reports it. */
 export type PbRegistration = Omit<Reg, 'source'>;
 
-export type Ops = (op: string, args: any[]) => Promise<unknown>;
+/** A handler's `$app` calls, answered on the main thread; `end`, when given, is called once the handler has settled. */
+export type Ops = ((op: string, args: any[]) => Promise<unknown>) & { end?: () => Promise<void> };
 
 /** Where pb_hooks' log lines go (the server's logger, by level). */
 export type PbLog = (level: string, msg: string, data: Record<string, unknown>) => void;
@@ -197,12 +198,16 @@ export class PbPool {
   /** Runs registration `index` with `payload`; its `$app` calls are done by `ops`. */
   async run(index: number, payload: unknown, ops: Ops): Promise<any> {
     if (this.closed) throw new ApiError(503, 'The server is stopping.');
-    if (insideOps.getStore()) return this.runNow(index, payload, ops);
-    const release = await this.slot();
     try {
-      return await this.runNow(index, payload, ops);
+      if (insideOps.getStore()) return await this.runNow(index, payload, ops);
+      const release = await this.slot();
+      try {
+        return await this.runNow(index, payload, ops);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      await ops.end?.();
     }
   }
 

@@ -130,6 +130,32 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     call('delete', model._c.name, model.id);
   }
   const mailClient = { send: (m: any) => call('mail', m) };
+  /**
+   * `runInTransaction(fn)`: the host opens a transaction of the handler's database (`txBegin`), every
+   * `$app` call until `txEnd` runs in it, and it commits when `fn` returns or rolls back when `fn`
+   * throws (the error goes on). A call inside one joins it, as PocketBase's txApp does.
+   */
+  let transactionDepth = 0;
+  function runInTransaction(app: any, fn: any) {
+    if (transactionDepth > 0) return fn(app);
+    call('txBegin');
+    transactionDepth++;
+    let result: any;
+    try {
+      result = fn(app);
+    } catch (err) {
+      transactionDepth--;
+      try {
+        call('txEnd', false);
+      } catch {
+        // The rollback's own failure: the handler's error is what it answers with.
+      }
+      throw err;
+    }
+    transactionDepth--;
+    call('txEnd', true);
+    return result;
+  }
   const dao: any = {
     ...reads,
     db: () => db,
@@ -141,7 +167,7 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     save,
     saveNoValidate: save,
     delete: del,
-    runInTransaction: (fn: any) => fn(dao),
+    runInTransaction: (fn: any) => runInTransaction(dao, fn),
     findAdminByEmail: (email: string) => asRecord(call('findFirst', '_superusers', 'email = {:email}', { email })),
     findAdminById: (id: string) => asRecord(call('findById', '_superusers', id)),
     saveAdmin: save,
@@ -158,7 +184,7 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     saveNoValidateWithContext: save,
     delete: del,
     deleteWithContext: del,
-    runInTransaction: (fn: any) => fn($app),
+    runInTransaction: (fn: any) => runInTransaction($app, fn),
     logger: () => logger,
     settings: () => Object.defineProperty(inner(call('settings')), '__settings', { value: true, enumerable: false }),
     /** A snapshot migration's import: each collection created or changed, the others removed with `deleteMissing`. */
