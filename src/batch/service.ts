@@ -7,6 +7,7 @@ import { fileFieldOf, type MultipartForm, withUploads } from '../files/uploads.t
 import type { RecordService } from '../records/service.ts';
 import type { RecordWrite } from '../records/write/plan.ts';
 import { badRequest, forbidden } from '../errors.ts';
+import type { Transaction } from '../storage/index.ts';
 import { batchFailed } from './failure.ts';
 import { readBatchForm } from './form.ts';
 import { type BatchRequest, parseBatch } from './request.ts';
@@ -90,7 +91,9 @@ export class BatchService {
     } catch (err) {
       throw batchFailed(i, err);
     }
+    const targets = await this.targets(ctx, requests);
     await ctx.db.transaction(async (tx) => {
+      await lockInOrder(tx, targets);
       let j = 0;
       try {
         for (; j < writes.length; j++) {
@@ -106,6 +109,20 @@ export class BatchService {
       results.push(write.action === 'delete' ? { status: 204, body: null } : { status: 200, body: await write.answer() });
     }
     return results;
+  }
+
+  /** The stored records the batch updates, upserts or deletes, by table. */
+  private async targets(ctx: RequestContext, requests: BatchRequest[]): Promise<Map<string, Set<string>>> {
+    const targets = new Map<string, Set<string>>();
+    for (const request of requests) {
+      const id = request.action === 'upsert' ? request.body.id : request.id;
+      if (request.action === 'create' || typeof id !== 'string' || id === '') continue;
+      const table = (await this.o.collections.get(ctx.db, request.collection)).name;
+      let ids = targets.get(table);
+      if (!ids) targets.set(table, (ids = new Set()));
+      ids.add(id);
+    }
+    return targets;
   }
 
   private async prepare(ctx: RequestContext, request: BatchRequest): Promise<RecordWrite> {
@@ -150,4 +167,18 @@ export class BatchService {
 function refuseSuperusers(ctx: RequestContext): never {
   if (!isPrivileged(ctx.auth)) throw forbidden('Only superusers can perform this action.');
   throw badRequest('_superusers records are not written in batches: administrators are instance-wide, outside the batch\'s transaction; use /api/collections/_superusers/records.');
+}
+
+/**
+ * Locks the records a batch will change, table by table and id by id in one order, before its first
+ * write: two batches changing the same records in different orders then wait for each other instead
+ * of deadlocking, which PostgreSQL would end by failing one (SQLite has one writer: no locks).
+ */
+async function lockInOrder(tx: Transaction, targets: Map<string, Set<string>>): Promise<void> {
+  const lock = tx.dialect.lockForWrite('t');
+  if (lock === '') return;
+  for (const table of [...targets.keys()].sort()) {
+    const ids = [...targets.get(table)!].sort();
+    await tx.all(`SELECT t.id FROM ${tx.dialect.quoteIdent(table)} t WHERE t.id IN (${ids.map(() => '?').join(', ')}) ORDER BY t.id${lock}`, ids);
+  }
 }

@@ -129,7 +129,10 @@ async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: S
     const match = multiple
       ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
       : sql`${raw(column)} = ${id}`;
-    const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match}`;
+    // Locked, in id order, and read as they are once the lock is had (PostgreSQL re-reads a row a
+    // concurrent write held): a delete of another record these point at, or a PATCH of one of them,
+    // that committed meanwhile is what this change is computed from, instead of being undone by it.
+    const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match} ORDER BY ${raw(ROOT_ALIAS)}.id${raw(tx.dialect.lockForWrite(ROOT_ALIAS))}`;
     const refs = await tx.all<Row>(q.text, q.params);
     for (const ref of refs) {
       if (ref.id === id && source.id === collection.id) continue;

@@ -75,6 +75,12 @@ function toApiError(err: unknown): unknown {
     return new ApiError(503, 'The database took too long to answer; try a narrower request.');
   }
   if (isConnectionError(err)) return new ApiError(503, 'The database is unavailable; try again shortly.');
+  // A deadlock (40P01) or a serialization failure (40001): PostgreSQL undid this request's
+  // transaction for another one's sake; sent again, it is decided after that one.
+  const code = (err as { code?: string })?.code;
+  if (code === '40P01' || code === '40001') {
+    return new ApiError(409, 'The request conflicted with another one changing the same records at the same time; try again.', {}, { 'retry-after': '0' });
+  }
   return err;
 }
 
