@@ -34,6 +34,12 @@ interface HandlerTransaction {
 
 const ROLLED_BACK = Symbol('rolled back');
 
+/** The `$app` calls that read or write records of the handler's database. */
+const RECORD_OPS = new Set(['findById', 'findFirst', 'find', 'count', 'create', 'update', 'delete', 'recordsBySql', 'expand', 'sql']);
+
+/** Transactions whose pb_hooks handlers hold the database's handler lock already (PostgreSQL). */
+const serialized = new WeakSet<Transaction>();
+
 /**
  * Opens a transaction of `records`' database (joining a record event's own) and keeps it open, its
  * records API given to the `$app` calls that follow, until `end`: committed, or rolled back.
@@ -77,6 +83,11 @@ async function openTransaction(records: HookRecords, serialize: (tx: Transaction
 export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<string, (...args: any[]) => Promise<unknown>> = {}): Ops {
   let open: HandlerTransaction | undefined;
   const records = () => open?.records ?? (app.records(db) as HookRecords);
+  const serialize = async (tx: Transaction) => {
+    if (serialized.has(tx)) return;
+    serialized.add(tx);
+    await slot.current?.registry.backend.lockInTransaction?.(tx, `cairn.pbhooks.transaction.${db}`);
+  };
   /** Writes made apart from the records API would wait for the writer an open transaction holds (SQLite). */
   const outsideTransaction = (what: string) => {
     if (open) throw new Error(`${what} cannot run inside $app.runInTransaction in Cairn: call it before or after the transaction`);
@@ -84,15 +95,20 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
   const ops: Ops = async (op, args) => {
     const own = extra[op];
     if (own) return own(...args);
+    if (RECORD_OPS.has(op) && !open) {
+      // A record event's write (PostgreSQL): its handlers' reads and writes, like those of the
+      // handlers' own transactions, run one write at a time, as PocketBase's handlers do; a
+      // read-modify-write of another record from several writes at once then loses nothing.
+      const joined = (app.records(db) as HookRecords).joined;
+      if (joined) await serialize(joined);
+    }
     switch (op) {
       case 'txBegin':
         if (open) throw new Error('a transaction is already open');
         // PocketBase's handlers run their transactions one at a time (SQLite has one writer), and
         // read-modify-write in one is safe: on PostgreSQL the handlers' transactions of a database
         // take one lock, on every node, so they too run one at a time (SQLite's writer does that here).
-        open = await openTransaction(app.records(db) as HookRecords, async (tx) => {
-          await slot.current?.registry.backend.lockInTransaction?.(tx, `cairn.pbhooks.transaction.${db}`);
-        });
+        open = await openTransaction(app.records(db) as HookRecords, serialize);
         return null;
       case 'txEnd': {
         const ending = open;

@@ -60,6 +60,13 @@ routerAdd("POST", "/tx/schema", (e) => {
   });
 });
 
+onRecordCreateRequest((e) => {
+  const counter = e.app.findRecordById("counters", e.record.getString("counter"));
+  counter.set("n", counter.getInt("n") + 1);
+  e.app.save(counter);
+  e.next();
+}, "tallies");
+
 onRecordCreate((e) => {
   e.next();
   e.app.runInTransaction((txApp) => {
@@ -82,6 +89,7 @@ describe('pb_hooks: $app.runInTransaction', () => {
     await createCollection(server, { name: 'counters', fields: [{ name: 'n', type: 'number' }] });
     await createCollection(server, { name: 'notes', listRule: '', fields: [{ name: 'title', type: 'text' }] });
     await createCollection(server, { name: 'bumps', createRule: '', fields: [{ name: 'counter', type: 'text' }, { name: 'title', type: 'text' }] });
+    await createCollection(server, { name: 'tallies', createRule: '', fields: [{ name: 'counter', type: 'text' }] });
     const created = await server.admin('POST', '/api/collections/counters/records', { body: { n: 0 } });
     assert.equal(created.status, 200, created.text);
     id = created.body.id;
@@ -132,6 +140,13 @@ describe('pb_hooks: $app.runInTransaction', () => {
     assert.equal(await counter(), before + 1);
     const bumps = await server.admin('GET', '/api/collections/bumps/records');
     assert.deepEqual(bumps.body.items.map((b: { title: string }) => b.title), ['fine']);
+  });
+
+  test("record events' handlers reading and saving another record, in writes sent at once: none lost", async () => {
+    const before = await counter();
+    const replies = await Promise.all(Array.from({ length: 20 }, () => server.request('POST', '/api/collections/tallies/records', { body: { counter: id } })));
+    assert.deepEqual(tally(replies), { 200: 20 }, replies.map((r) => r.text).join('\n'));
+    assert.equal(await counter(), before + 20);
   });
 
   test('a handler past the time limit inside its transaction: rolled back, and writes go on', async () => {
