@@ -178,7 +178,7 @@ export class WebhookService {
     const event = await this.o.outbox.find(db, log.eventSeq, log.eventId);
     if (!event) throw notFound('The event of this log has been pruned and cannot be sent again.');
     const now = new Date();
-    await this.o.outbox.requeue(db, event.seq, now);
+    if (!(await this.o.outbox.requeue(db, event.seq, now))) throw conflict('The event is being sent right now.');
     this.worker?.requeued(database, { seq: event.seq, id: event.id, origin: event.origin, orderKey: event.orderKey, nextAttemptAt: now.getTime(), attempts: 0 });
     return { eventId: log.eventId, status: 'pending' };
   }

@@ -53,7 +53,8 @@ export interface OutboxStore {
   /** The event of a log: by its seq, checked against its id. */
   find(db: Queryable, seq: number, id: string): Promise<OutboxRow | undefined>;
   /** Queues an event again with a fresh attempt budget, due now. */
-  requeue(db: Database, seq: number, now: Date): Promise<void>;
+  /** False when the event is being sent right now (held by a node's lease). */
+  requeue(db: Database, seq: number, now: Date): Promise<boolean>;
   /** Whether an event of that order key is still waiting or being sent (cron overlap check). */
   hasUnfinished(q: Queryable, orderKey: string): Promise<boolean>;
   /** Deletes finished events last touched before `before` (ISO). */

@@ -103,15 +103,20 @@ export async function findEvent(db: Queryable, seq: number, id: string): Promise
   return db.get<OutboxRow>(`${FROM_EVENTS} WHERE o.id = ?`, [id]);
 }
 
-/** Queues an event again with a fresh attempt budget, due now, free of any lease. */
-export async function requeueEvent(db: Database, seq: number, now: Date): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, leaseOwner = NULL, leaseUntil = NULL, updated = ? WHERE seq = ?", [
-      now.getTime(),
-      now.toISOString(),
-      seq,
-    ]);
+/**
+ * Queues an event again with a fresh attempt budget, due now; false when a node holds its lease (an
+ * attempt is under way: a retry that came after another one's requeue, which a node then claimed,
+ * must not free the event for a second attempt at the same time).
+ */
+export async function requeueEvent(db: Database, seq: number, now: Date): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const requeued = await tx.run(
+      "UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, leaseOwner = NULL, leaseUntil = NULL, updated = ? WHERE seq = ? AND (leaseUntil IS NULL OR leaseUntil < ?)",
+      [now.getTime(), now.toISOString(), seq, now.getTime()],
+    );
+    if (requeued.changes === 0) return false;
     await tx.get('SELECT pg_notify(?, current_schema()) AS sent', [OUTBOX_CHANNEL]);
+    return true;
   });
 }
 

@@ -317,12 +317,16 @@ export async function findEvent(db: Queryable, seq: number, id: string): Promise
   return db.get<OutboxRow>(`${EVENT} WHERE o.id = ?`, [id]);
 }
 
-/** Queues an event again with a fresh attempt budget, due now; the watermark comes down to it. */
-export async function requeueEvent(db: Queryable, seq: number, now: Date): Promise<void> {
+/**
+ * Queues an event again with a fresh attempt budget, due now; the watermark comes down to it. Always
+ * true: this process's worker is the only one sending, and it knows what it is sending.
+ */
+export async function requeueEvent(db: Queryable, seq: number, now: Date): Promise<boolean> {
   await db.transaction(async (tx) => {
     await tx.run("UPDATE _webhook_outbox SET status = 'pending', attempts = 0, nextAttemptAt = ?, updated = ? WHERE seq = ?", [now.getTime(), now.toISOString(), seq]);
     await tx.run('UPDATE _webhook_outbox_state SET low = MIN(low, ?)', [seq]);
   });
+  return true;
 }
 
 /** Whether an event of that key is still waiting or being sent (cron overlap check). Reads from the
