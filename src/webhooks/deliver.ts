@@ -45,8 +45,9 @@ export function requestFor(row: OutboxRow, database: string, instanceSecret: str
     ...(JSON.parse(row.headers) as Record<string, string>),
   };
   if (body !== null) headers['content-type'] = 'application/json';
+  // The event id on every delivery, signed or not: what a receiver drops duplicates by.
+  headers['webhook-id'] = row.id;
   if (row.secret !== '') {
-    headers['webhook-id'] = row.id;
     headers['webhook-timestamp'] = String(seconds);
     headers['webhook-signature'] = standardSignature(row.secret, row.id, seconds, body ?? '');
   }

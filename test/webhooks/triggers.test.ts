@@ -164,6 +164,8 @@ describe('collection triggers', () => {
       assert.equal(req.json.record.title, 'after');
       assert.equal(req.json.oldRecord.title, 'before');
       assert.equal(req.headers['webhook-signature'], undefined);
+      assert.equal(req.headers['webhook-timestamp'], undefined);
+      assert.equal(req.headers['webhook-id'], req.json.id, 'the event id, signed or not');
       assert.match(String(req.headers.authorization), /^Bearer /);
     });
 
