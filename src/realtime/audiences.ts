@@ -16,6 +16,25 @@ export interface Subscription {
  */
 export class Audience {
   readonly subscriptions = new Set<Subscription>();
+  private list?: readonly Subscription[];
+
+  /**
+   * The subscriptions as a list that is never changed (a new one after each join or leave): what a
+   * change received now is sent to, kept by the broadcaster without a copy per change.
+   */
+  get members(): readonly Subscription[] {
+    return (this.list ??= [...this.subscriptions]);
+  }
+
+  join(subscription: Subscription): void {
+    this.subscriptions.add(subscription);
+    this.list = undefined;
+  }
+
+  leave(subscription: Subscription): void {
+    this.subscriptions.delete(subscription);
+    this.list = undefined;
+  }
 
   constructor(
     readonly key: string,
@@ -58,13 +77,13 @@ export class Audiences {
     let audience = audiences.get(key);
     if (!audience) audiences.set(key, (audience = new Audience(key, bucket, identity, action, topic.options)));
     const subscription: Subscription = { client, topic: topic.name, audience };
-    audience.subscriptions.add(subscription);
+    audience.join(subscription);
     return subscription;
   }
 
   remove(subscription: Subscription): void {
     const audience = subscription.audience;
-    audience.subscriptions.delete(subscription);
+    audience.leave(subscription);
     if (audience.subscriptions.size > 0) return;
     const audiences = this.buckets.get(audience.bucket);
     if (audiences?.get(audience.key) === audience) audiences.delete(audience.key);

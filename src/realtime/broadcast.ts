@@ -11,7 +11,7 @@ import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
 import { viewerOf } from '../records/viewer.ts';
 import { compileFilter, FilterError } from '../rules/index.ts';
 import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
-import type { Audience, Audiences } from './audiences.ts';
+import type { Audience, Audiences, Subscription } from './audiences.ts';
 import { type DropReason, type RealtimeClient, SharedPayload } from './client.ts';
 import type { RecordChange } from './feed.ts';
 import type { Identity } from './identity.ts';
@@ -71,8 +71,18 @@ class Batch {
  * and each client's frames are written in the order they were queued: a record's events keep their
  * commit order at every client.
  */
+/**
+ * A change and who follows it, taken when it is received (at its commit, before the write is
+ * answered, for this node's writes): a client that subscribes once the write has answered does not
+ * get it, and one that unsubscribes then still does, as PocketBase decides its recipients.
+ */
+interface Received {
+  change: RecordChange;
+  audiences: Array<{ audience: Audience; subscriptions: readonly Subscription[] }>;
+}
+
 export class Broadcaster {
-  private queue: RecordChange[] = [];
+  private queue: Received[] = [];
   private deciding?: Promise<void>;
   /** Clients with queued frames, oldest first. */
   private readonly dirty = new Set<RealtimeClient>();
@@ -84,8 +94,9 @@ export class Broadcaster {
   /** The feed's listener. Changes that nobody on this node follows are dropped at once. */
   readonly receive = (change: RecordChange): void => {
     if (this.stopped) return;
-    if (this.deps.audiences.find(change.database, change.collectionId, change.collectionName, change.recordId).length === 0) return;
-    this.queue.push(change);
+    const audiences = this.deps.audiences.find(change.database, change.collectionId, change.collectionName, change.recordId);
+    if (audiences.length === 0) return;
+    this.queue.push({ change, audiences: audiences.map((audience) => ({ audience, subscriptions: audience.members })) });
     if (this.queue.length > MAX_BACKLOG) {
       // Sending would lag ever further behind: every client is dropped (they reconnect, as after any
       // dropped connection) rather than memory growing without bound.
@@ -117,11 +128,11 @@ export class Broadcaster {
     this.deciding = undefined;
   }
 
-  private async send(changes: RecordChange[]): Promise<void> {
+  private async send(changes: Received[]): Promise<void> {
     const batch = new Batch();
-    for (const change of changes) {
+    for (const { change, audiences } of changes) {
       try {
-        await this.deliver(change, batch);
+        await this.deliver(change, audiences, batch);
       } catch (err) {
         // One change that cannot be evaluated (its database closing, a broken rule) is skipped.
         this.deps.log().error({ err, database: change.database, collection: change.collectionName, recordId: change.recordId }, 'realtime change not sent');
@@ -145,9 +156,7 @@ export class Broadcaster {
     this.writing = undefined;
   }
 
-  private async deliver(change: RecordChange, batch: Batch): Promise<void> {
-    const audiences = this.deps.audiences.find(change.database, change.collectionId, change.collectionName, change.recordId);
-    if (audiences.length === 0) return;
+  private async deliver(change: RecordChange, audiences: Received['audiences'], batch: Batch): Promise<void> {
     const db = this.deps.registry.opened(change.database) ?? (await this.deps.registry.get(change.database).catch(() => undefined));
     if (!db) return;
     const collections = await this.deps.records.collections.all(db);
@@ -172,9 +181,9 @@ export class Broadcaster {
     if (!row) return;
 
     const messages = new ChangeMessages(this.deps.records, change, db, collections, collection, shape, row, snapshot);
-    for (const audience of audiences) {
+    for (const { audience, subscriptions } of audiences) {
       const auth = await this.check(audience.identity, batch);
-      if (!auth || audience.subscriptions.size === 0) continue;
+      if (!auth || subscriptions.length === 0) continue;
       let message: string | undefined;
       try {
         message = await messages.for(audience, auth);
@@ -189,7 +198,7 @@ export class Broadcaster {
       const hooks = this.deps.hooks?.();
       if (hooks?.realtimeMessages()) {
         // Each client's message passes the hooks on its own (they may change or drop it).
-        for (const s of [...audience.subscriptions]) {
+        for (const s of subscriptions) {
           let out: { name: string; data: string } | undefined;
           try {
             out = await hooks.realtimeMessage(s.client.id, auth, s.topic, message);
@@ -204,7 +213,8 @@ export class Broadcaster {
         continue;
       }
       const frames = new Map<string, Buffer>();
-      for (const s of audience.subscriptions) {
+      for (const s of subscriptions) {
+        if (s.client.closed) continue;
         let frame = frames.get(s.topic);
         if (!frame) frames.set(s.topic, (frame = Buffer.from(`event:${s.topic}\ndata:${message}\n\n`)));
         s.client.queue(frame);

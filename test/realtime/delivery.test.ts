@@ -81,6 +81,32 @@ describe('realtime delivery', () => {
     assert.deepEqual(records(s), ['parents/* create marker', 'kids/* update kid', 'parents/* delete p']);
   });
 
+  test('who gets a change is decided when it commits: an unsubscribe after its answer still gets it, a subscribe after it does not', async () => {
+    // Changes of another collection keep the broadcaster busy, so that it comes to the create only
+    // after the requests that follow its answer have been served.
+    const busy = await open(['kids']);
+    for (let round = 0; round < 6; round++) {
+      const leaving = await open(['parents']);
+      const coming = await open([]);
+      const backlog = Array.from({ length: 40 }, (_, i) => server.admin('POST', '/api/collections/kids/records', { body: { title: `kid ${round}.${i}` } }));
+      const created = await server.admin('POST', '/api/collections/parents/records', { body: { title: `round ${round}` } });
+      assert.equal(created.status, 200, created.text);
+      const moves = await Promise.all([subscribeRaw(server.url, leaving.clientId, []), subscribeRaw(server.url, coming.clientId, ['parents'])]);
+      assert.deepEqual(
+        moves.map((m) => m.status),
+        [204, 204],
+      );
+      await Promise.all(backlog);
+      await leaving.next((e) => JSON.parse(e.data).record?.id === created.body.id, `round ${round}: the create, subscribed when it committed`);
+      const marker = await server.admin('POST', '/api/collections/parents/records', { body: { title: `marker ${round}` } });
+      await coming.next((e) => JSON.parse(e.data).record?.id === marker.body.id, `round ${round}: the marker`);
+      assert.deepEqual(records(coming), [`parents create marker ${round}`], `round ${round}`);
+      leaving.close();
+      coming.close();
+    }
+    busy.close();
+  });
+
   test('cascade deletes, workflow steps and OAuth2 sign-ups send their changes', async () => {
     await server.admin('PATCH', '/api/collections/users', { body: { listRule: '', viewRule: '' } });
     await createCollection(server, { name: 'leads', fields: [{ name: 'name', type: 'text' }], listRule: '', viewRule: '' });
