@@ -111,12 +111,16 @@ export class BatchService {
     return results;
   }
 
-  /** The stored records the batch updates, upserts or deletes, by table. */
+  /**
+   * The stored records the batch updates or deletes, by table. Not those it upserts: an upsert of an
+   * id it did not find takes that id's lock before its row (records/upsert.ts), and locking the row
+   * first here would take them in the other order.
+   */
   private async targets(ctx: RequestContext, requests: BatchRequest[]): Promise<Map<string, Set<string>>> {
     const targets = new Map<string, Set<string>>();
     for (const request of requests) {
-      const id = request.action === 'upsert' ? request.body.id : request.id;
-      if (request.action === 'create' || typeof id !== 'string' || id === '') continue;
+      const id = request.id;
+      if ((request.action !== 'update' && request.action !== 'delete') || typeof id !== 'string' || id === '') continue;
       const table = (await this.o.collections.get(ctx.db, request.collection)).name;
       let ids = targets.get(table);
       if (!ids) targets.set(table, (ids = new Set()));
@@ -170,7 +174,7 @@ function refuseSuperusers(ctx: RequestContext): never {
 }
 
 /**
- * Locks the records a batch will change, table by table and id by id in one order, before its first
+ * Locks the records a batch will update or delete, table by table and id by id in one order, before its first
  * write: two batches changing the same records in different orders then wait for each other instead
  * of deadlocking, which PostgreSQL would end by failing one (SQLite has one writer: no locks).
  */
