@@ -179,7 +179,7 @@ function refuseSuperusers(ctx: RequestContext): never {
  * of deadlocking, which PostgreSQL would end by failing one (SQLite has one writer: no locks).
  */
 async function lockInOrder(tx: Transaction, targets: Map<string, Set<string>>): Promise<void> {
-  const lock = tx.dialect.lockForWrite('t');
+  const lock = tx.dialect.lockForUpdate('t');
   if (lock === '') return;
   for (const table of [...targets.keys()].sort()) {
     const ids = [...targets.get(table)!].sort();

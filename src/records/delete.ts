@@ -35,7 +35,7 @@ export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite
         if (!gone) throw notFound();
         return announce(s, tx, gone);
       }
-      const row = await selectByIdToWrite(tx, s.shape, id, access);
+      const row = await selectByIdToWrite(tx, s.shape, id, access, 'delete');
       if (!row) throw notFound();
       await deleteWithReferences(s, tx, row, new Set());
     },

@@ -174,9 +174,9 @@ export async function selectById(q: Pick<Queryable, 'get'>, shape: RecordShape, 
  * made from the stored values (`n+`) or a delete's walk over what points at the record reads what
  * the last writer left.
  */
-export async function selectByIdToWrite(tx: Pick<Queryable, 'get' | 'dialect'>, shape: RecordShape, id: string, access: Sql | null): Promise<Row | undefined> {
+export async function selectByIdToWrite(tx: Pick<Queryable, 'get' | 'dialect'>, shape: RecordShape, id: string, access: Sql | null, write: 'update' | 'delete'): Promise<Row | undefined> {
   const [text, params] = byId(shape, id, access);
-  return tx.get(text + tx.dialect.lockForWrite(ROOT_ALIAS), params);
+  return tx.get(text + (write === 'update' ? tx.dialect.lockForUpdate(ROOT_ALIAS) : tx.dialect.lockForWrite(ROOT_ALIAS)), params);
 }
 
 /** `selectById` as a request's read by key (`Database.lookup`), outside any transaction. */

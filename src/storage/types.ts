@@ -213,6 +213,13 @@ export interface Dialect {
    */
   lockForWrite(alias: string): string;
   /**
+   * `lockForWrite` for a row a transaction goes on to update without changing its id: concurrent
+   * writers of it wait, but not writers that only point at it (`FOR NO KEY UPDATE`, which `FOR KEY
+   * SHARE` does not conflict with, as PostgreSQL's own foreign keys have it): two records made to
+   * point at each other at once then do not wait on each other in a circle.
+   */
+  lockForUpdate(alias: string): string;
+  /**
    * What a read of rows a write is about to point at ends with, so that a concurrent delete of them
    * waits for the write's commit (`FOR KEY SHARE`); empty on SQLite, as `lockForWrite`.
    */

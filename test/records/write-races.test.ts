@@ -62,6 +62,15 @@ describe('records: writes racing on the same records', () => {
     }
   });
 
+  test('records made to point at each other at once: every PATCH applied', async () => {
+    await createCollection(server, { name: 'links', fields: [{ name: 'to', type: 'relation', options: { collectionId: 'links', maxSelect: 10 } }] });
+    for (let round = 0; round < 5; round++) {
+      const ring = await Promise.all(Array.from({ length: 4 }, () => create('links', {})));
+      const replies = await Promise.all(ring.map((id, i) => server.admin('PATCH', `/api/collections/links/records/${id}`, { body: { 'to+': ring[(i + 1) % ring.length] } })));
+      assert.deepEqual(tally(replies), { 200: 4 }, replies.map((r) => r.text).join('\n'));
+    }
+  });
+
   test('batches changing the same two records in opposite orders: every batch applied', async () => {
     const a = await create('holders', { count: 0 });
     const b = await create('holders', { count: 0 });

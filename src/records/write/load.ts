@@ -15,7 +15,7 @@ export async function load(plan: WritePlan): Promise<WritePlan> {
   enter(plan, 'load');
   const { deps, collection, shape } = plan.scope;
   const tx = txOf(plan);
-  const before = await selectByIdToWrite(tx, shape, plan.id, plan.rule !== null && plan.modifiers ? null : plan.rule);
+  const before = await selectByIdToWrite(tx, shape, plan.id, plan.rule !== null && plan.modifiers ? null : plan.rule, 'update');
   if (!before) throw notFound();
   plan.before = before;
   if (collection.type === 'auth') {

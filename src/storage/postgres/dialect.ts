@@ -222,6 +222,9 @@ export const postgresDialect: Dialect = {
   lockForWrite(alias) {
     return ` FOR UPDATE OF ${alias}`;
   },
+  lockForUpdate(alias) {
+    return ` FOR NO KEY UPDATE OF ${alias}`;
+  },
   lockToReference() {
     return ' FOR KEY SHARE';
   },

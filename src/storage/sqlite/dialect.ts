@@ -160,6 +160,9 @@ export const sqliteDialect: Dialect = {
   lockForWrite() {
     return '';
   },
+  lockForUpdate() {
+    return '';
+  },
   lockToReference() {
     return '';
   },
