@@ -8,14 +8,19 @@ import { send } from './http.ts';
 
 const ERROR_KEYS = ['code', 'data', 'message', 'status'];
 
-/** Writes `raw` on a fresh connection and returns everything the server sends back before closing. */
+/**
+ * Writes `raw` on a fresh connection and returns everything the server sends back before it closes
+ * the connection (each request here asks it to, or is refused). The client's side stays open: a
+ * server sees a half-closed connection as an aborted request and may close it before answering.
+ */
 async function rawExchange(url: string, raw: string): Promise<string> {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   await once(socket, 'connect');
   let received = '';
   socket.on('data', (d) => (received += d));
-  socket.end(raw);
+  socket.setTimeout(10_000, () => socket.destroy());
+  socket.write(raw);
   await once(socket, 'close');
   return received;
 }
