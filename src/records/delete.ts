@@ -35,6 +35,7 @@ export async function planDelete(s: WriteScope, id: string): Promise<RecordWrite
         if (!gone) throw notFound();
         return announce(s, tx, gone);
       }
+      await lockReferencing(s, tx, id);
       const row = await selectByIdToWrite(tx, s.shape, id, access, 'delete');
       if (!row) throw notFound();
       await deleteWithReferences(s, tx, row, new Set());
@@ -119,21 +120,40 @@ function referencesTo(collections: CollectionSet, collection: Collection): reado
   return index.get(collection.name.toLowerCase()) ?? [];
 }
 
+/**
+ * The records pointing at `id` through `ref`, locked, in id order, and read as they are once the
+ * lock is had (PostgreSQL re-reads a row a concurrent write held): a delete of another record these
+ * point at, or a PATCH of one of them, that committed meanwhile is what this delete's change of them
+ * is computed from, instead of being undone by it.
+ */
+function referencing(tx: Transaction, ref: Reference, id: string, columns: string): Promise<Row[]> {
+  const match = ref.multiple
+    ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(ref.column, 'jr'))} WHERE jr.value = ${id})`
+    : sql`${raw(ref.column)} = ${id}`;
+  const q = sql`SELECT ${raw(columns)} FROM ${raw(shapeOf(ref.source).table)} ${raw(ROOT_ALIAS)} WHERE ${match} ORDER BY ${raw(ROOT_ALIAS)}.id${raw(tx.dialect.lockForWrite(ROOT_ALIAS))}`;
+  return tx.all<Row>(q.text, q.params);
+}
+
+/**
+ * On PostgreSQL, the records pointing at the one about to be deleted are locked before it: a PATCH
+ * of one of them locks it and then the records it points at, so taking them in that order too keeps
+ * the two from waiting on each other in a circle. Records that come to point at it after this are
+ * read again once it is locked (after which no write can point at it until this one ends).
+ */
+async function lockReferencing(s: WriteScope, tx: Transaction, id: string): Promise<void> {
+  if (tx.dialect.lockForWrite(ROOT_ALIAS) === '') return;
+  for (const ref of referencesTo(s.collections, s.collection)) await referencing(tx, ref, id, `${ROOT_ALIAS}.id`);
+}
+
 async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: Set<string>): Promise<void> {
   const { collections, collection } = s;
   const id = row.id as string;
-  for (const { source, field, multiple, column } of referencesTo(collections, collection)) {
+  for (const ref of referencesTo(collections, collection)) {
+    const { source, field, multiple } = ref;
     const sourceShape = shapeOf(source);
     // Records pointing here are changed or deleted by Cairn itself, whoever asked for this delete.
     const sourceScope: WriteScope = { ...s, collection: source, shape: sourceShape, privileged: true };
-    const match = multiple
-      ? sql`EXISTS (SELECT 1 FROM ${raw(tx.dialect.jsonEach(column, 'jr'))} WHERE jr.value = ${id})`
-      : sql`${raw(column)} = ${id}`;
-    // Locked, in id order, and read as they are once the lock is had (PostgreSQL re-reads a row a
-    // concurrent write held): a delete of another record these point at, or a PATCH of one of them,
-    // that committed meanwhile is what this change is computed from, instead of being undone by it.
-    const q = sql`SELECT ${raw(sourceShape.selectList)} FROM ${raw(sourceShape.table)} ${raw(ROOT_ALIAS)} WHERE ${match} ORDER BY ${raw(ROOT_ALIAS)}.id${raw(tx.dialect.lockForWrite(ROOT_ALIAS))}`;
-    const refs = await tx.all<Row>(q.text, q.params);
+    const refs = await referencing(tx, ref, id, sourceShape.selectList);
     for (const ref of refs) {
       if (ref.id === id && source.id === collection.id) continue;
       if (field.options.cascadeDelete === true) {
