@@ -148,12 +148,12 @@ async function lockReferencing(s: WriteScope, tx: Transaction, id: string): Prom
 async function removeRecord(s: WriteScope, tx: Transaction, row: Row, visited: Set<string>): Promise<void> {
   const { collections, collection } = s;
   const id = row.id as string;
-  for (const ref of referencesTo(collections, collection)) {
-    const { source, field, multiple } = ref;
+  for (const reference of referencesTo(collections, collection)) {
+    const { source, field, multiple } = reference;
     const sourceShape = shapeOf(source);
     // Records pointing here are changed or deleted by Cairn itself, whoever asked for this delete.
     const sourceScope: WriteScope = { ...s, collection: source, shape: sourceShape, privileged: true };
-    const refs = await referencing(tx, ref, id, sourceShape.selectList);
+    const refs = await referencing(tx, reference, id, sourceShape.selectList);
     for (const ref of refs) {
       if (ref.id === id && source.id === collection.id) continue;
       if (field.options.cascadeDelete === true) {
