@@ -18,7 +18,6 @@ import type { PocketBaseTokens } from './pocketbase-tokens.ts';
 import { claimUnverified } from './claim.ts';
 import { type FlowAction, flowProceeds, type FlowRequestHook } from './flow-hook.ts';
 
-
 /**
  * The account's other links a confirmation takes with its own token (`consumeToken`): a new password
  * voids the reset and email-change links, a new address the other email-change links and the reset

@@ -74,6 +74,7 @@ export class BatchService {
 
   private async execute(ctx: RequestContext, requests: BatchRequest[], timeout: number): Promise<BatchResult[]> {
     const writes: RecordWrite[] = [];
+    const targets: LockTargets = new Map();
     // Past the timeout the batch stops between two requests and rolls back (PocketBase cancels its
     // transaction's context); a request under way is not cut short.
     const deadline = timeout > 0 ? Date.now() + timeout * 1000 : Infinity;
@@ -86,12 +87,11 @@ export class BatchService {
     try {
       for (; i < requests.length; i++) {
         inTime();
-        writes.push(await this.prepare(ctx, requests[i]));
+        writes.push(await this.prepare(ctx, requests[i], targets));
       }
     } catch (err) {
       throw batchFailed(i, err);
     }
-    const targets = await this.targets(ctx, requests);
     await ctx.db.transaction(async (tx) => {
       await lockInOrder(tx, targets);
       let j = 0;
@@ -111,27 +111,15 @@ export class BatchService {
     return results;
   }
 
-  /**
-   * The stored records the batch updates or deletes, by table. Not those it upserts: an upsert of an
-   * id it did not find takes that id's lock before its row (records/upsert.ts), and locking the row
-   * first here would take them in the other order.
-   */
-  private async targets(ctx: RequestContext, requests: BatchRequest[]): Promise<Map<string, Set<string>>> {
-    const targets = new Map<string, Set<string>>();
-    for (const request of requests) {
-      const id = request.id;
-      if ((request.action !== 'update' && request.action !== 'delete') || typeof id !== 'string' || id === '') continue;
-      const table = (await this.o.collections.get(ctx.db, request.collection)).name;
-      let ids = targets.get(table);
-      if (!ids) targets.set(table, (ids = new Set()));
-      ids.add(id);
-    }
-    return targets;
-  }
-
-  private async prepare(ctx: RequestContext, request: BatchRequest): Promise<RecordWrite> {
+  /** Prepares one request; the record an update or delete changes goes into `targets` (`lockInOrder`). */
+  private async prepare(ctx: RequestContext, request: BatchRequest, targets: LockTargets): Promise<RecordWrite> {
     if (isSuperusers(request.collection)) refuseSuperusers(ctx);
     const collection = await this.o.collections.get(ctx.db, request.collection);
+    if ((request.action === 'update' || request.action === 'delete') && request.id) {
+      let ids = targets.get(collection.name);
+      if (!ids) targets.set(collection.name, (ids = new Set()));
+      ids.add(request.id);
+    }
     this.o.files.refuseInlineFiles(collection, request.body);
     let input = request.body;
     // What rules see as `@request.body`: the JSON values, uploads by the names they are stored under.
@@ -173,12 +161,17 @@ function refuseSuperusers(ctx: RequestContext): never {
   throw badRequest('_superusers records are not written in batches: administrators are instance-wide, outside the batch\'s transaction; use /api/collections/_superusers/records.');
 }
 
+/** The stored records a batch updates or deletes: ids by table. */
+type LockTargets = Map<string, Set<string>>;
+
 /**
- * Locks the records a batch will update or delete, table by table and id by id in one order, before its first
- * write: two batches changing the same records in different orders then wait for each other instead
- * of deadlocking, which PostgreSQL would end by failing one (SQLite has one writer: no locks).
+ * Locks the records a batch will update or delete, table by table and id by id in one order, before
+ * its first write: two batches changing the same records in different orders then wait for each
+ * other instead of deadlocking, which PostgreSQL would end by failing one (SQLite has one writer: no
+ * locks). Not the records it upserts: an upsert of an id it did not find takes that id's lock before
+ * its row (records/upsert.ts), and locking the row first here would take them in the other order.
  */
-async function lockInOrder(tx: Transaction, targets: Map<string, Set<string>>): Promise<void> {
+async function lockInOrder(tx: Transaction, targets: LockTargets): Promise<void> {
   const lock = tx.dialect.lockForUpdate('t');
   if (lock === '') return;
   for (const table of [...targets.keys()].sort()) {

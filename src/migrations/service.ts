@@ -53,13 +53,14 @@ function versionParam(version: unknown): string {
   return version;
 }
 
+/** How long a delete waits for the apply lock another node holds (a delete holds it for milliseconds). */
+const DELETE_LOCK_WAIT_MS = 2000;
+
 /**
  * Schema migrations of the whole instance: the files in the migrations directory, their state in
  * `_migrations`, and generate, apply and rollback across every database. Used by the HTTP routes and
  * the CLI alike. Applies, rollbacks and deletes run under the apply lock.
  */
-/** How long a delete waits for the apply lock another node holds (a delete holds it for milliseconds). */
-const DELETE_LOCK_WAIT_MS = 2000;
 
 export class MigrationService {
   readonly files: MigrationFiles;
@@ -225,15 +226,10 @@ export class MigrationService {
    */
   delete(versionIn: unknown): Promise<void> {
     const version = versionParam(versionIn);
-    const missing = async () => {
-      const entry = await journalEntry(this.options.registry.system, version);
-      return !entry && !(await this.files.find(version));
-    };
     const run = this.deleting.then(async () => {
-      const release = await this.lockForDelete(missing, version);
+      const release = await this.lockForDelete(version);
       try {
-        const entry = await journalEntry(this.options.registry.system, version);
-        if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
+        const { entry } = await this.stored(version);
         if (entry?.status === 'applied') throw conflict(`Migration "${version}" is applied; roll it back before deleting it.`);
         await this.files.remove(version);
         await removeEntry(this.options.registry.system, version);
@@ -245,19 +241,26 @@ export class MigrationService {
     return run;
   }
 
+  /** The journal entry of a migration that has an entry or a file; 404 for one that has neither. */
+  private async stored(version: string): Promise<{ entry?: JournalEntry }> {
+    const entry = await journalEntry(this.options.registry.system, version);
+    if (!entry && !(await this.files.find(version))) throw notFound(`Migration "${version}" not found.`);
+    return { entry };
+  }
+
   /**
    * The apply lock for a delete. Held by another node's delete (PostgreSQL), it is waited for a
    * little, as this process's deletes wait for each other, and a migration that delete removed
    * meanwhile answers 404; an apply or rollback holding it past that answers its 409.
    */
-  private async lockForDelete(missing: () => Promise<boolean>, version: string): Promise<() => Promise<void>> {
+  private async lockForDelete(version: string): Promise<() => Promise<void>> {
     const deadline = Date.now() + DELETE_LOCK_WAIT_MS;
     for (;;) {
       try {
         return await acquireApplyLock(this.options.registry);
       } catch (err) {
         if (!isApiError(err) || err.status !== 409) throw err;
-        if (await missing()) throw notFound(`Migration "${version}" not found.`);
+        await this.stored(version);
         if (Date.now() >= deadline) throw err;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

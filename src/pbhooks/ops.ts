@@ -83,6 +83,9 @@ async function openTransaction(records: HookRecords, serialize: (tx: Transaction
 export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Record<string, (...args: any[]) => Promise<unknown>> = {}): Ops {
   let open: HandlerTransaction | undefined;
   const records = () => open?.records ?? (app.records(db) as HookRecords);
+  // PocketBase's handlers write one at a time (SQLite has one writer), so read-modify-write in them
+  // is safe. On PostgreSQL a transaction whose handlers read or write records takes one lock of the
+  // database, on every node, so they run one at a time there too.
   const serialize = async (tx: Transaction) => {
     if (serialized.has(tx)) return;
     serialized.add(tx);
@@ -96,18 +99,13 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
     const own = extra[op];
     if (own) return own(...args);
     if (RECORD_OPS.has(op) && !open) {
-      // A record event's write (PostgreSQL): its handlers' reads and writes, like those of the
-      // handlers' own transactions, run one write at a time, as PocketBase's handlers do; a
-      // read-modify-write of another record from several writes at once then loses nothing.
+      // A record event's write.
       const joined = (app.records(db) as HookRecords).joined;
       if (joined) await serialize(joined);
     }
     switch (op) {
       case 'txBegin':
         if (open) throw new Error('a transaction is already open');
-        // PocketBase's handlers run their transactions one at a time (SQLite has one writer), and
-        // read-modify-write in one is safe: on PostgreSQL the handlers' transactions of a database
-        // take one lock, on every node, so they too run one at a time (SQLite's writer does that here).
         open = await openTransaction(app.records(db) as HookRecords, serialize);
         return null;
       case 'txEnd': {

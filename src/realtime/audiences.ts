@@ -15,7 +15,7 @@ export interface Subscription {
  * collection's topics, `view` for one record's) and same options. One evaluation serves them all.
  */
 export class Audience {
-  readonly subscriptions = new Set<Subscription>();
+  private readonly subscriptions = new Set<Subscription>();
   private list?: readonly Subscription[];
 
   /**
@@ -34,6 +34,10 @@ export class Audience {
   leave(subscription: Subscription): void {
     this.subscriptions.delete(subscription);
     this.list = undefined;
+  }
+
+  get size(): number {
+    return this.subscriptions.size;
   }
 
   constructor(
@@ -84,7 +88,7 @@ export class Audiences {
   remove(subscription: Subscription): void {
     const audience = subscription.audience;
     audience.leave(subscription);
-    if (audience.subscriptions.size > 0) return;
+    if (audience.size > 0) return;
     const audiences = this.buckets.get(audience.bucket);
     if (audiences?.get(audience.key) === audience) audiences.delete(audience.key);
     if (audiences?.size === 0) this.buckets.delete(audience.bucket);

@@ -57,6 +57,16 @@ class Batch {
 }
 
 /**
+ * A change and who follows it, taken when it is received (at its commit, before the write is
+ * answered, for this node's writes): a client that subscribes once the write has answered does not
+ * get it, and one that unsubscribes then still does, as PocketBase decides its recipients.
+ */
+interface Received {
+  change: RecordChange;
+  audiences: Array<{ audience: Audience; subscriptions: readonly Subscription[] }>;
+}
+
+/**
  * Sends committed changes to the clients whose subscriptions they match, as each client would see the
  * record from a view. The work runs after the requests that made the changes, in two stages that
  * each take a bounded slice of a turn of the event loop and let requests in between:
@@ -71,16 +81,6 @@ class Batch {
  * and each client's frames are written in the order they were queued: a record's events keep their
  * commit order at every client.
  */
-/**
- * A change and who follows it, taken when it is received (at its commit, before the write is
- * answered, for this node's writes): a client that subscribes once the write has answered does not
- * get it, and one that unsubscribes then still does, as PocketBase decides its recipients.
- */
-interface Received {
-  change: RecordChange;
-  audiences: Array<{ audience: Audience; subscriptions: readonly Subscription[] }>;
-}
-
 export class Broadcaster {
   private queue: Received[] = [];
   private deciding?: Promise<void>;

@@ -144,15 +144,15 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     try {
       result = fn(app);
     } catch (err) {
-      transactionDepth--;
       try {
         call('txEnd', false);
       } catch {
         // The rollback's own failure: the handler's error is what it answers with.
       }
       throw err;
+    } finally {
+      transactionDepth--;
     }
-    transactionDepth--;
     call('txEnd', true);
     return result;
   }
