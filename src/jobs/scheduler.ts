@@ -37,7 +37,7 @@ export class CronService {
     // Jobs changed on another node (or everything, after a lost connection): scheduled again here.
     invalidations?.on('cron', (dbName) => {
       const names = dbName ? [dbName] : this.registry.list().map((d) => d.name);
-      for (const name of names) void this.reload(name).catch((err) => this.log?.error({ err, database: name }, 'reloading cron jobs failed'));
+      return Promise.all(names.map((name) => this.reload(name).catch((err) => this.log?.error({ err, database: name }, 'reloading cron jobs failed'))));
     });
   }
 

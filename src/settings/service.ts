@@ -32,10 +32,10 @@ export class SettingsService {
   ) {
     for (const s of sections) this.sections.set(s.name, s);
     // Another node changed them: read again, now, so that `peek` sees the change without a request
-    // having to wait for it first.
+    // having to wait for it first (and before this node acknowledges the change).
     invalidations?.on('settings', () => {
       this.cache = undefined;
-      if (this.snapshot) void this.load().then(() => this.changed(), () => undefined);
+      if (this.snapshot) return this.load().then(() => this.changed(), () => undefined);
     });
   }
 

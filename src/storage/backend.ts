@@ -73,6 +73,10 @@ export interface Notifications {
   notify(tx: Queryable, channel: string, payload: string): Promise<void>;
   /** Resolves once notices are being received. */
   ready(): Promise<void>;
+  /** This process's name among the listeners (`peers`), which it gives when it answers a notice. */
+  readonly tag: string;
+  /** The names of the processes listening on this database now, this one included. */
+  peers(q: Queryable): Promise<string[]>;
 }
 
 /** The storage could not be reached or opened at start: reported as one line, without a stack. */

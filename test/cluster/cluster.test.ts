@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { dropDatabaseFor, skipOn } from '../helpers/postgres.ts';
+import { dropDatabaseFor, skipOn, withDatabase } from '../helpers/postgres.ts';
 import { type SpawnedServer, spawnServer } from '../helpers/process.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { type S3Server, startS3 } from '../helpers/s3.ts';
@@ -124,6 +124,52 @@ describe('three nodes on one PostgreSQL database', { skip: skipOn('sqlite', 'nod
     // Rules too: closing the list rule on B is seen by C at once.
     assert.equal((await admin(b, 'PATCH', '/api/collections/notes', { listRule: null })).status, 200);
     assert.equal((await request(nodes[2].url, 'GET', '/api/collections/notes/records')).status, 403);
+  });
+
+  test('a rule changed on one node is answered once the others have read the change', async (t) => {
+    const [a, b] = nodes;
+    assert.equal((await admin(a, 'POST', '/api/collections', { name: 'gates', fields: [{ name: 'n', type: 'number' }], createRule: '' })).status, 200);
+    // Node B caches the collection and its open create rule.
+    assert.equal((await request(b.url, 'POST', '/api/collections/gates/records', { body: { n: 0 } })).status, 200);
+    // B reads notices late: its listening connection's backend is stopped, so PostgreSQL cannot hand
+    // it the notice (a node busy or descheduled at that moment is the same, for a shorter while).
+    const pid = await withDatabase(dir, async (c) => {
+      const row = await c.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'cairn-listen:node-b'");
+      assert.equal(row.rowCount, 1, 'node B listens under its name');
+      return row.rows[0].pid as number;
+    });
+    try {
+      process.kill(pid, 'SIGSTOP');
+    } catch (err) {
+      t.skip(`cannot pause a PostgreSQL backend here: ${(err as Error).message}`);
+      return;
+    }
+    let resumed = false;
+    const resume = () => {
+      if (!resumed) process.kill(pid, 'SIGCONT');
+      resumed = true;
+    };
+    try {
+      const closing = admin(a, 'PATCH', '/api/collections/gates', { createRule: null });
+      const first = await Promise.race([closing.then(() => 'answered'), new Promise((r) => setTimeout(r, 300, 'waiting'))]);
+      // Answered now, the change would not be in force on B: a create there would pass the old rule.
+      assert.equal(first, 'waiting', 'the change waits for node B');
+      resume();
+      assert.equal((await closing).status, 200);
+      const res = await request(b.url, 'POST', '/api/collections/gates/records', { body: { n: 1 } });
+      assert.equal(res.status, 403, res.text);
+    } finally {
+      resume();
+    }
+    // A node that does not answer is waited for a second at most: the change is answered anyway.
+    process.kill(pid, 'SIGSTOP');
+    resumed = false;
+    try {
+      assert.equal((await admin(a, 'PATCH', '/api/collections/gates', { createRule: '' })).status, 200);
+    } finally {
+      resume();
+    }
+    await waitFor(async () => (await request(b.url, 'POST', '/api/collections/gates/records', { body: { n: 2 } })).status === 200, { what: 'node B opens the rule' });
   });
 
   test('the same schema change sent to the three nodes at once: decided one after the other', async () => {

@@ -54,6 +54,17 @@ export async function databaseUrlFor(dir: string): Promise<string> {
   return urlOf(name);
 }
 
+/** Runs `fn` with a client of the directory's database. */
+export async function withDatabase<T>(dir: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: await databaseUrlFor(dir) });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function dropDatabaseFor(dir: string): Promise<void> {
   await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseNameFor(dir)}" WITH (FORCE)`));
 }

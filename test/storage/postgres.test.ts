@@ -92,7 +92,7 @@ describe('the PostgreSQL driver', { skip: skipOn('sqlite', 'PostgreSQL driver be
   test('connections left idle, pooled or listening, send TCP keepalive probes after 30 s', { skip: process.platform !== 'linux' && 'reads /proc/net/tcp' }, async () => {
     const localPort = (client: unknown) => (client as { connection: { stream: { localPort: number } } }).connection.stream.localPort;
     const kept = new PgServer({ url, poolSize: 2, minConnections: 2, statementTimeoutMs: 5000, connectTimeoutMs: 10_000 });
-    const notifier = new PgNotifier(url);
+    const notifier = new PgNotifier(url, 'keepalive-test');
     try {
       await kept.start();
       const clients = await Promise.all([kept.pool.connect(), kept.pool.connect()]);

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type StorageBackend, StorageStartError } from '../backend.ts';
@@ -27,7 +28,7 @@ export class PostgresBackend implements StorageBackend {
 
   constructor(options: PgOptions) {
     this.server = new PgServer(options);
-    this.notifications = new PgNotifier(options.url);
+    this.notifications = new PgNotifier(options.url, options.node ?? `${hostname()}:${process.pid}`);
   }
 
   get location(): string {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Notifications } from '../backend.ts';
 import type { Queryable } from '../types.ts';
@@ -7,6 +8,15 @@ const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
 // How long close() waits for a connection attempt under way (see close).
 const CLOSE_CONNECTING_WAIT_MS = 1000;
+// The listening connection's application_name starts with this and names its node, so a node can
+// ask PostgreSQL which others are listening (`peers`). Nodes before this named it `cairn-listen`.
+const LISTENER_PREFIX = 'cairn-listen:';
+
+/** A node's listener name: its id where it fits PostgreSQL's 63 bytes, else a digest of it. */
+export function listenerTag(node: string): string {
+  const id = node.length <= 50 ? node : `#${createHash('sha256').update(node).digest('hex').slice(0, 32)}`;
+  return LISTENER_PREFIX + id;
+}
 
 /**
  * PostgreSQL's LISTEN/NOTIFY as Cairn's cross-node notices. One dedicated connection (outside the
@@ -24,7 +34,14 @@ export class PgNotifier implements Notifications {
   private timer?: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly url: string) {}
+  readonly tag: string;
+
+  constructor(
+    private readonly url: string,
+    node: string,
+  ) {
+    this.tag = listenerTag(node);
+  }
 
   listen(channel: string, fn: (payload: string) => void): () => void {
     let set = this.handlers.get(channel);
@@ -46,6 +63,14 @@ export class PgNotifier implements Notifications {
     await tx.get('SELECT pg_notify(?, ?) AS sent', [channel, payload]);
   }
 
+  async peers(q: Queryable): Promise<string[]> {
+    const rows = await q.all<{ name: string }>(
+      "SELECT application_name AS name FROM pg_stat_activity WHERE datname = current_database() AND starts_with(application_name, ?)",
+      [LISTENER_PREFIX],
+    );
+    return rows.map((r) => r.name);
+  }
+
   /** Resolves once the listening connection is up (tests and start-up use it to know notices flow). */
   ready(): Promise<void> {
     this.ensure();
@@ -58,7 +83,7 @@ export class PgNotifier implements Notifications {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: 'cairn-listen', ...KEEP_ALIVE });
+    const client = new pg.Client({ connectionString: this.url, application_name: this.tag, ...KEEP_ALIVE });
     client.on('error', () => this.reconnectSoon());
     client.on('end', () => this.reconnectSoon());
     client.on('notification', (msg) => {
