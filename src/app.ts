@@ -34,6 +34,7 @@ import { LocalFileStorage } from './files/storage/local.ts';
 import type { StoredS3 } from './files/storage/check.ts';
 import { SettingsFileStorage } from './files/storage/switch.ts';
 import { FileStore } from './files/store.ts';
+import { Thumbnails } from './files/thumbs.ts';
 import { FileTokens } from './files/tokens.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/plugins/errors.ts';
 import { registerJsonBody } from './http/plugins/json-body.ts';
@@ -254,7 +255,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     lock,
   );
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
-  const files = new FileService(fileStore.storage, collections, records, fileTokens);
+  const files = new FileService(fileStore.storage, collections, records, fileTokens, new Thumbnails(fileStore.storage, fileStore.stagingDir));
   files.onDownload = hooks?.fileDownload;
   const migrations = new MigrationService({ dir: config.dir, registry, collections });
   // Without SMTP, mail goes to the system's sendmail as on PocketBase, unless CAIRN_MAIL_DIR asks for files.
@@ -512,6 +513,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await services.webhooks.start(app.log);
   await services.cron.start(app.log);
   services.mailer.log = app.log;
+  if (services.files.thumbs) services.files.thumbs.log = app.log;
   await services.workflows.start(app.log);
   services.realtime.start(app.log);
   // Event streams never end by themselves: closing the app ends them (clients reconnect to the next

@@ -13,6 +13,7 @@ import { fileKey } from './keys.ts';
 import { isStoredName } from './names.ts';
 import type { FileTokens } from './tokens.ts';
 import type { FileStorage } from './storage/types.ts';
+import type { Thumbnails } from './thumbs.ts';
 import { ViewFiles } from './view-files.ts';
 
 export interface FileRequest {
@@ -24,6 +25,8 @@ export interface FileRequest {
   filename: string;
   /** `?token=` from POST /api/files/token, for protected files. */
   token?: string;
+  /** `?thumb=`: a thumbnail size (thumbs.ts). */
+  thumb?: string;
   request: RequestInfo;
 }
 
@@ -61,6 +64,7 @@ export class FileService {
     private readonly collections: CollectionService,
     private readonly records: RecordService,
     readonly tokens: FileTokens,
+    readonly thumbs?: Thumbnails,
   ) {
     this.viewFiles = new ViewFiles(records);
   }
@@ -113,23 +117,35 @@ export class FileService {
       holder = source;
     }
 
-    const key = fileKey(req.dbName, holder.collection.name, holder.recordId, req.filename);
-    const info = await this.storage.stat(key);
+    let key = fileKey(req.dbName, holder.collection.name, holder.recordId, req.filename);
+    let info = await this.storage.stat(key);
     if (!info) throw notFound();
     let name = req.filename;
+    let contentType = info.contentType;
+    if (req.thumb && this.thumbs) {
+      const type = contentType ?? (await this.contentTypeOf(key, req.filename));
+      const thumb = await this.thumbs.find(key, req.filename, type, req.thumb, fileOptions(field).thumbs ?? [], info.size);
+      const thumbInfo = thumb && (await this.storage.stat(thumb.key));
+      if (thumb && thumbInfo) {
+        ({ key, name, contentType } = thumb);
+        info = thumbInfo;
+      } else contentType = type;
+    }
     if (this.onDownload) {
       const served = await this.onDownload({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, record, field.name, name);
       if (served === undefined) throw notFound();
       name = served;
     }
-    const contentType = info.contentType ?? (await this.contentTypeOf(key, req.filename));
+    const { size, modified } = info;
+    const served = key;
+    contentType ??= await this.contentTypeOf(key, req.filename);
     return {
       name,
-      size: info.size,
-      modified: info.modified,
+      size,
+      modified,
       contentType,
       protected: isProtected,
-      read: (range) => this.storage.read(key, range),
+      read: (range) => this.storage.read(served, range),
     };
   }
 

@@ -4,12 +4,12 @@ import { type FieldType, invalid, ok } from '../collections/fields/types.ts';
 import type { FieldDef } from '../collections/model.ts';
 import { isStoredName } from './names.ts';
 import { isStagedFile, type StagedFile } from './staged.ts';
+import { THUMB_SIZE } from './thumbs.ts';
 
 /** PocketBase's default `maxSize`, and the API contract's default per-file limit (§9): 5 MiB. */
 export const DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024;
 
 const MIME_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
-const THUMB_SIZE = /^(\d+)x(\d+)(t|b|f)?$/;
 
 export interface FileOptions {
   maxSelect: number;

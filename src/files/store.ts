@@ -12,6 +12,7 @@ import type { Transaction } from '../storage/index.ts';
 import { fileList, fileNames } from './field.ts';
 import { isRecordKey } from '../lib/ids.ts';
 import { fileKey, recordPrefix } from './keys.ts';
+import { thumbsFolder } from './thumbs.ts';
 import { isStoredName } from './names.ts';
 import { isStagedFile } from './staged.ts';
 import type { FileStorage } from './storage/types.ts';
@@ -48,6 +49,11 @@ export class FileStore implements RecordFiles {
   private readonly removing = new Set<Promise<void>>();
 
   constructor(private readonly options: FileStoreOptions) {}
+
+  /** Where files are written before they are put in the storage. */
+  get stagingDir(): string {
+    return this.options.stagingDir;
+  }
 
   get storage(): FileStorage {
     return this.options.storage;
@@ -170,10 +176,16 @@ export class FileStore implements RecordFiles {
       if (f.type !== 'file') continue;
       const kept = new Set(fileNames(event.record[f.name]));
       for (const name of fileNames(event.oldRecord[f.name])) {
-        if (!kept.has(name) && isStoredName(name)) tx.afterCommit(() => this.options.storage.delete(`${prefix}/${name}`));
+        if (!kept.has(name) && isStoredName(name)) tx.afterCommit(() => this.removeFile(`${prefix}/${name}`));
       }
     }
   });
+
+  /** Removes a file a record no longer has, and its thumbnails (first: a local record folder goes with its last file). */
+  private async removeFile(key: string): Promise<void> {
+    await this.options.storage.deletePrefix(thumbsFolder(key));
+    await this.options.storage.delete(key);
+  }
 
   /**
    * Removes a deleted record's folder. On the local disk that is a stat for a record without files, and

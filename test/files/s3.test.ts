@@ -12,6 +12,7 @@ import { freePort } from '../helpers/process.ts';
 import { s3Env, startS3, type S3Server } from '../helpers/s3.ts';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
+import sharp from 'sharp';
 import { form } from '../helpers/files.ts';
 
 const PDF = '%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n';
@@ -62,6 +63,22 @@ describe('files in an S3 bucket', () => {
     assert.equal(text.text, 'some notes');
     // The type decided at upload is the object's, not sniffed again.
     assert.equal(text.headers.get('content-type'), 'text/plain');
+  });
+
+  test('a thumbnail is an object beside its image, typed as the bucket keeps it, and leaves with it', async () => {
+    const png = await sharp({ create: { width: 120, height: 60, channels: 3, background: { r: 10, g: 200, b: 30 } } }).png().toBuffer();
+    const rec = (await server.request('POST', '/api/collections/posts/records', { raw: form([['title', 'thumb'], ['docs', { name: 'green.png', data: png }]]) })).body;
+    const [name] = rec.docs;
+    const thumb = await fetch(`${server.url}/api/files/posts/${rec.id}/${name}?thumb=100x100`);
+    assert.equal(thumb.status, 200);
+    assert.equal(thumb.headers.get('content-type'), 'image/png');
+    const meta = await sharp(Buffer.from(await thumb.arrayBuffer())).metadata();
+    assert.deepEqual([meta.width, meta.height], [100, 100]);
+    const prefix = `main/posts/${rec.id}/`;
+    assert.deepEqual(await s3.keys(bucket, prefix), [prefix + name, `${prefix}thumbs_${name}/100x100_${name}`]);
+    const replaced = await server.request('PATCH', `/api/collections/posts/records/${rec.id}`, { raw: form([['docs', { name: 'other.txt', data: 'x' }]]) });
+    assert.equal(replaced.status, 200, replaced.text);
+    await waitFor(async () => (await s3.keys(bucket, prefix)).join() === prefix + replaced.body.docs[0], { what: 'the image and its thumbnail to leave the bucket' });
   });
 
   test('ranges, conditional requests and HEAD', async () => {

@@ -92,6 +92,7 @@ export function fileRoutes(files: FileService, registry: DatabaseRegistry) {
         recordId: req.params.recordId,
         filename: req.params.filename,
         token: one(req.query.token) || undefined,
+        thumb: one(req.query.thumb) || undefined,
         request: req.ctx.request,
       });
       return send(req, reply, file);
