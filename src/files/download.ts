@@ -136,16 +136,14 @@ export class FileService {
       if (served === undefined) throw notFound();
       name = served;
     }
-    const { size, modified } = info;
-    const served = key;
     contentType ??= await this.contentTypeOf(key, req.filename);
     return {
       name,
-      size,
-      modified,
+      size: info.size,
+      modified: info.modified,
       contentType,
       protected: isProtected,
-      read: (range) => this.storage.read(served, range),
+      read: (range) => this.storage.read(key, range),
     };
   }
 
