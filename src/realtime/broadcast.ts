@@ -5,7 +5,7 @@ import { isApiError } from '../errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RecordDeps } from '../records/deps.ts';
 import { finishRecords, selectById } from '../records/read.ts';
-import { type RecordJson, seesAsAdministrator, serializeRecord } from '../records/serialize.ts';
+import { type RecordJson, seesAsAdministrator, serializeRecord, type Viewer } from '../records/serialize.ts';
 import { type RecordShape, shapeOf } from '../records/shape.ts';
 import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
 import { viewerOf } from '../records/viewer.ts';
@@ -279,17 +279,19 @@ class ChangeMessages {
     };
     if (!(await this.allowed(ctx, audience))) return undefined;
 
-    const viewer = viewerOf(ctx, this.records);
+    let viewer = viewerOf(ctx, this.records);
+    // A manager sees the email of the auth records it manages, as in a view (PocketBase ≥ 0.23).
+    if (await this.manages(ctx, viewer)) viewer = { ...viewer, managed: new Set([this.change.recordId]) };
     const expand = query.expand?.trim() ?? '';
     const fields = query.fields?.trim() ?? '';
     // Expanded relations are read under the caller's own rules, and enrich hooks see the receiver, so
     // those renderings differ per audience.
     const enriched = this.records.events?.enriches(this.collection) === true;
-    const viewerKey = seesAsAdministrator(this.shape, viewer) ? '*' : `${viewer.privileged}|${viewer.authCollectionId}|${viewer.authRecordId}`;
+    const viewerKey = seesAsAdministrator(this.shape, viewer) ? '*' : `${viewer.privileged}|${viewer.authCollectionId}|${viewer.authRecordId}|${viewer.managed ? 'manages' : ''}`;
     const key = expand === '' && !enriched ? `${viewerKey}\n\n${fields}` : `${audience.key}\n${expand}\n${fields}`;
     let message = this.rendered.get(key);
     if (!message) {
-      message = this.render(ctx, expand, fields, enriched);
+      message = this.render(ctx, viewer, expand, fields, enriched);
       this.rendered.set(key, message);
     }
     return message;
@@ -310,7 +312,18 @@ class ChangeMessages {
       if (isApiError(err) || err instanceof FilterError) return false;
       throw err;
     }
-    if (!condition) return true;
+    return condition ? this.meets(condition) : true;
+  }
+
+  private async manages(ctx: RequestContext, viewer: Viewer): Promise<boolean> {
+    if (this.collection.type !== 'auth' || seesAsAdministrator(this.shape, viewer)) return false;
+    if (viewer.authRecordId === this.change.recordId && viewer.authCollectionId === this.collection.id) return false;
+    const condition = this.records.access.manageCondition(ctx, this.collection, this.collections);
+    return condition ? this.meets(condition) : false;
+  }
+
+  /** Whether the record meets `condition`; one query per condition and parameters for all audiences. */
+  private meets(condition: Sql): Promise<boolean> {
     const key = `${condition.text}\u0001${paramsKey(condition.params)}`;
     let visible = this.visible.get(key);
     if (!visible) {
@@ -322,8 +335,8 @@ class ChangeMessages {
     return visible;
   }
 
-  private async render(ctx: RequestContext, expand: string, fields: string, enriched: boolean): Promise<string> {
-    const record = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
+  private async render(ctx: RequestContext, viewer: Viewer, expand: string, fields: string, enriched: boolean): Promise<string> {
+    const record = serializeRecord(this.row, this.shape, viewer);
     let out: unknown = record;
     if (expand !== '' || fields !== '' || enriched) {
       try {
@@ -332,7 +345,7 @@ class ChangeMessages {
         // As in PocketBase, options a view would refuse do not stop the message: it goes as it is;
         // unless enrich hooks were to see it (one may refuse this receiver, or hide a key from it).
         if (!isApiError(err) || enriched) throw err;
-        out = serializeRecord(this.row, this.shape, viewerOf(ctx, this.records));
+        out = serializeRecord(this.row, this.shape, viewer);
       }
     }
     return `{"action":"${this.change.action}","record":${JSON.stringify(out)}}`;

@@ -40,4 +40,11 @@ export interface RecordAccess {
   managedAmong(ctx: RequestContext, collection: Collection, collections: CollectionSet, ids: readonly string[], q?: Pick<Queryable, 'all'>): Promise<Set<string>>;
   /** Whether the collection has a manage rule a caller like this one could pass (decides whether `manages` is worth asking). */
   mayManage(ctx: RequestContext, collection: Collection): boolean;
+  /**
+   * The condition (over the row aliased `t0`) an auth record of `collection` meets when the caller
+   * manages it through the `manageRule`, for a record not read by id (a realtime message's, which may
+   * be a deleted record's snapshot); undefined when the caller manages none that way (administrators
+   * see every email anyway).
+   */
+  manageCondition(ctx: RequestContext, collection: Collection, collections: CollectionSet): Sql | undefined;
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
+import { SseStream, subscribeRaw } from '../helpers/sse.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { apply, saveMigration } from '../migrations/helpers.ts';
 
 // How records answer where PocketBase v0.39 decides (API contract §19): the manage rule and emails,
@@ -104,6 +106,30 @@ describe('PocketBase v0.39 record answers', () => {
     const created = await server.request('POST', '/api/collections/games/records?expand=captain', { token: player, body: { title: 'new' } });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(created.body.expand, {});
+  });
+
+  test('realtime messages show the manager the email of a record it manages, its delete too; others not', async () => {
+    const watch = async (token: string) => {
+      const stream = await SseStream.open(server.url);
+      assert.equal((await subscribeRaw(server.url, stream.clientId, ['players/*'], { token })).status, 204);
+      return stream;
+    };
+    const asCoach = await watch(coach);
+    const asPlayer = await watch(player);
+    try {
+      const shy = await add('players', { email: 'shy@example.com', emailVisibility: false, password, passwordConfirm: password });
+      assert.equal((await server.admin('PATCH', `/api/collections/players/records/${shy.id}`, { body: { name: 'Shy' } })).status, 200);
+      assert.equal((await server.admin('DELETE', `/api/collections/players/records/${shy.id}`)).status, 204);
+      const seen = async (stream: SseStream) => {
+        await waitFor(() => stream.messages().filter((m) => m.record.id === shy.id).length === 3, { what: 'the create, update and delete' });
+        return stream.messages().filter((m) => m.record.id === shy.id).map((m) => `${m.action} ${m.record.email}`);
+      };
+      assert.deepEqual(await seen(asCoach), ['create shy@example.com', 'update shy@example.com', 'delete shy@example.com']);
+      assert.deepEqual(await seen(asPlayer), ['create undefined', 'update undefined', 'delete undefined']);
+    } finally {
+      asCoach.close();
+      asPlayer.close();
+    }
   });
 
   test('an auth record may not take an id a record of another auth collection has', async () => {

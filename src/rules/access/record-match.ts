@@ -2,7 +2,7 @@ import type { Collection } from '../../collections/model.ts';
 import type { CollectionSet } from '../../collections/service.ts';
 import type { RequestContext } from '../../context.ts';
 import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
-import type { Queryable } from '../../storage/index.ts';
+import type { Queryable, Sql } from '../../storage/index.ts';
 import { list, raw, sql } from '../../storage/sql.ts';
 import { RuleProgram } from './program.ts';
 import { scopeOf } from './scope.ts';
@@ -34,6 +34,11 @@ export async function recordMatches(ctx: RequestContext, collection: Collection,
   const t = raw(ROOT_ALIAS);
   const query = sql`SELECT 1 AS ok FROM ${raw(shapeOf(collection).table)} ${t} WHERE ${t}.id = ${id} AND ${program.condition(ctx)}`;
   return (await q.get(query.text, query.params)) !== undefined;
+}
+
+/** A rule's condition in this request, over the row aliased `t0`. Throws FilterError as `recordMatches`. */
+export function ruleCondition(ctx: RequestContext, collection: Collection, collections: CollectionSet, rule: string): Sql {
+  return programOf(ctx, collection, collections, rule).condition(ctx);
 }
 
 const CHUNK = 500;

@@ -8,7 +8,7 @@ import { RecordFieldResolver } from '../../records/resolver.ts';
 import { ROOT_ALIAS, shapeOf } from '../../records/shape.ts';
 import type { Queryable } from '../../storage/index.ts';
 import { raw, type Sql, sql } from '../../storage/sql.ts';
-import { recordMatches, recordsMatching } from './record-match.ts';
+import { recordMatches, recordsMatching, ruleCondition } from './record-match.ts';
 import type { Resolver } from '../compile.ts';
 import { FilterError } from '../errors.ts';
 import { parseCached } from '../index.ts';
@@ -74,6 +74,16 @@ export class RuleAccess implements RecordAccess {
       return await recordsMatching(ctx, collection, collections, authSettingsOf(collection).manageRule!, ids, q);
     } catch (err) {
       if (err instanceof FilterError) return new Set();
+      throw err;
+    }
+  }
+
+  manageCondition(ctx: RequestContext, collection: Collection, collections: CollectionSet): Sql | undefined {
+    if (isPrivileged(ctx.auth) || !this.mayManage(ctx, collection)) return undefined;
+    try {
+      return ruleCondition(ctx, collection, collections, authSettingsOf(collection).manageRule!);
+    } catch (err) {
+      if (err instanceof FilterError) return undefined;
       throw err;
     }
   }
