@@ -2,7 +2,7 @@ import { authSettingsOf } from '../collections/auth-settings.ts';
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
 import { isSuperusers } from '../collections/superusers.ts';
-import { isPrivileged, type RecordAuth, type RequestContext } from '../context.ts';
+import { isPrivileged, type RecordAuth, type RequestContext, withRequest } from '../context.ts';
 import { recordMatches } from '../rules/access/record-match.ts';
 import { FilterError } from '../rules/errors.ts';
 import { badRequest, forbidden, notFound, unauthorized, validationFailed } from '../errors.ts';
@@ -282,6 +282,6 @@ export class RecordAuthService {
     const created = (await this.records.create({ ...ctx, auth: { type: 'guest' } }, collection, input)) as RecordJson;
     // The new user sees their own email in the answer.
     const row = await this.loadRow(ctx, collection, 'id', created.id);
-    return row ? this.ownRecord({ ...ctx, request: { ...ctx.request, query: {} } }, collection, row) : created;
+    return row ? this.ownRecord(withRequest(ctx, { query: {} }), collection, row) : created;
   }
 }

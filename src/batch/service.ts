@@ -134,7 +134,7 @@ export class BatchService {
     const headers = Object.keys(request.headers).length === 0 ? ctx.request.headers : { ...ctx.request.headers, ...request.headers };
     const sub: RequestContext = {
       ...ctx,
-      request: { method: request.method, headers, query: request.query, body: ruleBody, ip: ctx.request.ip },
+      request: { method: request.method, headers, query: request.query, body: ruleBody, ip: ctx.request.ip, context: 'batch' },
     };
     const records = this.o.records;
     switch (request.action) {

@@ -1,6 +1,6 @@
 import type { Collection } from '../collections/model.ts';
 import type { CollectionService } from '../collections/service.ts';
-import { GUEST, type RequestContext, type RequestInfo, systemContext } from '../context.ts';
+import { GUEST, inRuleContext, type RequestContext, type RequestInfo, systemContext } from '../context.ts';
 import { forbidden, isApiError, notFound } from '../errors.ts';
 import { isRecordKey } from '../lib/ids.ts';
 import type { RecordJson } from '../records/serialize.ts';
@@ -101,7 +101,7 @@ export class FileService {
     const auth = !req.token ? GUEST : isProtected ? await resolve(req.token) : this.onDownload ? await resolve(req.token).catch(() => GUEST) : GUEST;
     if (isProtected) {
       try {
-        await this.records.view({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, req.recordId);
+        await this.records.view(inRuleContext({ dbName: req.dbName, db: req.db, auth, request: req.request }, 'protectedFile'), collection, req.recordId);
       } catch (err) {
         // As PocketBase: a file the caller may not see is not there (no hint that it exists).
         if (isApiError(err) && err.status >= 400 && err.status < 500) throw notFound();

@@ -275,7 +275,7 @@ class ChangeMessages {
       dbName: this.change.database,
       db: this.db,
       auth,
-      request: { method: 'GET', headers, query, body: {}, ip: '' },
+      request: { method: 'GET', headers, query, body: {}, ip: '', context: 'realtime' },
     };
     if (!(await this.allowed(ctx, audience))) return undefined;
 

@@ -1,7 +1,7 @@
 import { relationTarget } from '../collections/fields/relation.ts';
 import type { Collection, FieldDef } from '../collections/model.ts';
 import type { CollectionSet } from '../collections/service.ts';
-import type { RequestContext } from '../context.ts';
+import { inRuleContext, type RequestContext } from '../context.ts';
 import { badRequest, isApiError } from '../errors.ts';
 import { list, raw, type Sql, sql } from '../storage/index.ts';
 import { typeOf } from '../collections/fields/registry.ts';
@@ -229,6 +229,7 @@ export async function expandRecords(
   budget: ExpandBudget = { limits: deps.expandLimits ?? { records: DEFAULT_EXPAND_MAX_RECORDS, bytes: DEFAULT_MAX_ANSWER_BYTES }, fetched: 0 },
 ): Promise<void> {
   if (records.length === 0) return;
+  ctx = inRuleContext(ctx, 'expand');
   for (const [segment, subtree] of tree) {
     const field = collection.fields.find((f) => f.name === segment);
     if (field && field.type === 'relation') {

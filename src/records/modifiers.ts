@@ -1,4 +1,4 @@
-import type { RequestContext } from '../context.ts';
+import { type RequestContext, withRequest } from '../context.ts';
 import type { RecordShape } from './shape.ts';
 
 /** The field a write modifier key (`f+`, `+f`, `f-`) stands for, if it is one of `shape`'s fields. */
@@ -32,5 +32,5 @@ export function withResolvedBody(ctx: RequestContext, shape: RecordShape, values
   }
   // A field without a resolved value (its modifier was invalid) is still sent: `:isset` holds.
   for (const name of modified) resolved[name] = values.has(name) ? values.get(name) : null;
-  return { ...ctx, request: { ...ctx.request, body: resolved } };
+  return withRequest(ctx, { body: resolved });
 }

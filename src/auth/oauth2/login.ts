@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { typeOf } from '../../collections/fields/registry.ts';
 import type { Collection } from '../../collections/model.ts';
-import { type RequestContext, systemContext } from '../../context.ts';
+import { inRuleContext, type RequestContext, systemContext } from '../../context.ts';
 import { badRequest, validationFailed } from '../../errors.ts';
 import { randomId, randomSecret } from '../../lib/ids.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -196,7 +196,7 @@ export class OAuth2Service {
     }
 
     const password = randomSecret(32);
-    const data: Record<string, unknown> = { email: profile.email, emailVisibility: false, verified: profile.verified, password, passwordConfirm: password };
+    const data: Record<string, unknown> = { email: profile.email, emailVisibility: false, password, passwordConfirm: password };
     const staged: StagedFile[] = [];
     for (const [field, value] of [['name', profile.name], ['avatar', profile.avatarUrl]] as const) {
       const def = collection.fields.find((f) => f.name === field);
@@ -211,12 +211,16 @@ export class OAuth2Service {
         }
       } else if (typeOf(def).prepare(value, def).ok) data[field] = value;
     }
+    // A sign-up is a create by the caller, under the collection's create rule (`@request.context` is
+    // `oauth2` there), as PocketBase makes it: a rule closed to guests lets no one sign up this way.
+    // That the provider verified the address is the server's to record, after.
     let created: RecordJson;
     try {
-      created = (await this.records.create(systemContext(ctx.dbName, db), collection, data)) as RecordJson;
+      created = (await this.records.create(inRuleContext(ctx, 'oauth2'), collection, data)) as RecordJson;
     } finally {
       if (staged.length > 0) await this.files!.discardStaged(staged);
     }
+    if (profile.verified) await this.records.update(systemContext(ctx.dbName, db), collection, created.id, { verified: true });
     await this.link(ctx, collection, created.id, provider, profile.id);
     return { id: created.id, isNew: true };
   }

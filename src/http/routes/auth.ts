@@ -7,7 +7,7 @@ import type { OtpService } from '../../auth/otp.ts';
 import { DEFAULT_AUTH_COLLECTION, type RecordAuthService } from '../../auth/record-auth.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
 import type { Collection } from '../../collections/model.ts';
-import type { RequestContext } from '../../context.ts';
+import { inRuleContext, type RequestContext } from '../../context.ts';
 import { unauthorized } from '../../errors.ts';
 import { param } from '../../records/query-params.ts';
 import { parseFieldsParam, pickFields } from '../../records/fields-param.ts';
@@ -36,7 +36,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
     app.post('/api/auth/login', identityLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
       const collection = await recordAuth.authCollection(req.ctx, DEFAULT_AUTH_COLLECTION);
-      return recordAuth.authWithPassword(req.ctx, collection, body?.email ?? body?.identity, body?.password);
+      return recordAuth.authWithPassword(inRuleContext(req.ctx, 'password'), collection, body?.email ?? body?.identity, body?.password);
     });
 
     app.post('/api/auth/register', identityLimited, async (req) => recordAuth.register(req.ctx, req.body ?? {}));
@@ -55,13 +55,13 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
 
     app.get('/api/auth/oauth2-login', identityLimited, async (req) => {
       const collection = await recordAuth.authCollection(req.ctx, DEFAULT_AUTH_COLLECTION);
-      return oauth2.authenticate(req.ctx, collection, req.query as OAuth2Input);
+      return oauth2.authenticate(inRuleContext(req.ctx, 'oauth2'), collection, req.query as OAuth2Input);
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-with-password', identityLimited, async (req) => {
       const body = (await bodyValues(req)) as Body;
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
-      return recordAuth.authWithPassword(req.ctx, collection, body?.identity ?? body?.email, body?.password, body?.identityField);
+      return recordAuth.authWithPassword(inRuleContext(req.ctx, 'password'), collection, body?.identity ?? body?.email, body?.password, body?.identityField);
     });
 
     app.post<CollectionParams>('/api/collections/:collection/request-otp', identityLimited, async (req) => {
@@ -71,7 +71,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
 
     app.post<CollectionParams>('/api/collections/:collection/auth-with-otp', identityLimited, async (req) => {
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
-      return recordAuth.authWithOtp(req.ctx, collection, await otp.verify(req.ctx, collection, req.body ?? {}));
+      return recordAuth.authWithOtp(inRuleContext(req.ctx, 'otp'), collection, await otp.verify(req.ctx, collection, req.body ?? {}));
     });
 
     app.post<{ Params: { collection: string; id: string } }>('/api/collections/:collection/impersonate/:id', async (req) => {
@@ -82,7 +82,7 @@ export function authRoutes({ recordAuth, flows, oauth2, otp }: AuthRouteDeps) {
 
     app.post<CollectionParams>('/api/collections/:collection/auth-with-oauth2', identityLimited, async (req) => {
       const collection = await recordAuth.authCollection(req.ctx, req.params.collection);
-      return oauth2.authenticate(req.ctx, collection, (req.body ?? {}) as OAuth2Input);
+      return oauth2.authenticate(inRuleContext(req.ctx, 'oauth2'), collection, (req.body ?? {}) as OAuth2Input);
     });
 
     app.post<CollectionParams>('/api/collections/:collection/auth-refresh', async (req) => {

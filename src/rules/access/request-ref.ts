@@ -4,7 +4,7 @@ import type { Collection, FieldDef } from '../../collections/model.ts';
 import type { CollectionLookup } from '../../records/resolver.ts';
 import { FilterError } from '../errors.ts';
 
-export type RequestSource = 'method' | 'auth' | 'body' | 'query' | 'headers';
+export type RequestSource = 'method' | 'context' | 'auth' | 'body' | 'query' | 'headers';
 export type RequestModifier = 'isset' | 'length' | 'each' | 'lower';
 
 /** A `@request.*` name, parsed and checked against the collections once per rule. */
@@ -54,13 +54,13 @@ export function parseRequestRef(name: string, position: number, scope: NameScope
   if (segments.some((s) => s === '')) fail(`invalid name ${JSON.stringify(name)}`);
   const source = segments[1] === 'data' ? 'body' : segments[1];
 
-  if (source === 'method') {
-    if (segments.length !== 2) fail(`${JSON.stringify(name)}: the method has no sub-fields`);
-    if (modifier !== undefined && modifier !== 'lower') fail(`":${modifier}" does not apply to @request.method`);
+  if (source === 'method' || source === 'context') {
+    if (segments.length !== 2) fail(`${JSON.stringify(name)}: the ${source} has no sub-fields`);
+    if (modifier !== undefined && modifier !== 'lower') fail(`":${modifier}" does not apply to @request.${source}`);
     return { name, source, key: '', rest: [], modifier };
   }
   if ((source !== 'auth' && source !== 'body' && source !== 'query' && source !== 'headers') || segments.length < 3) {
-    fail(`unknown identifier ${JSON.stringify(name)}; use @request.auth.*, @request.body.*, @request.query.*, @request.headers.* or @request.method`);
+    fail(`unknown identifier ${JSON.stringify(name)}; use @request.auth.*, @request.body.*, @request.query.*, @request.headers.*, @request.method or @request.context`);
   }
   const key = segments[2];
   const rest = segments.slice(3);

@@ -93,6 +93,10 @@ export class RequestInputs {
     return this.ctx.request.method.toUpperCase();
   }
 
+  get context(): string {
+    return this.ctx.request.context ?? 'default';
+  }
+
   auth(key: string): unknown {
     return authValue(this.ctx.auth, key);
   }
@@ -196,6 +200,8 @@ export function describe(ref: RequestRef, inputs: RequestInputs, collection: Col
   switch (ref.source) {
     case 'method':
       return valueFor(ref, inputs.method, true, 'text');
+    case 'context':
+      return valueFor(ref, inputs.context, true, 'text');
     case 'query': {
       const raw = has(inputs.query, ref.key) ? inputs.query[ref.key] : undefined;
       const value = Array.isArray(raw) ? raw[0] : raw;
