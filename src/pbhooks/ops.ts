@@ -22,7 +22,7 @@ export interface EventLike {
   collection: { id: string; name: string; type: string };
   record: Record<string, unknown>;
   original?: Record<string, unknown>;
-  request?: { method: string; headers: Record<string, unknown>; query: Record<string, unknown>; body: unknown; ip: string };
+  request?: { method: string; headers: Record<string, unknown>; query: Record<string, unknown>; body: unknown; ip: string; context?: string };
   next(): Promise<void>;
 }
 
@@ -331,7 +331,7 @@ export function asPbError(err: unknown, file: string, log: PbLog): unknown {
 export function requestPayload(e: { request?: EventLike['request']; auth?: unknown }): unknown {
   const r = e.request;
   if (!r || r.method === 'SYSTEM') return undefined;
-  return { method: r.method, path: '', query: new URLSearchParams(r.query as any).toString(), headers: r.headers, body: r.body, ip: r.ip, params: {}, auth: e.auth };
+  return { method: r.method, path: '', query: new URLSearchParams(r.query as any).toString(), headers: r.headers, body: r.body, ip: r.ip, context: r.context, params: {}, auth: e.auth };
 }
 
 /** What a handler did to a record leaving for a client: keys set, hidden, shown again, custom keys allowed. */

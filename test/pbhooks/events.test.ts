@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createCollection, createUser, startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
+import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { pbDir } from './pb-dir.ts';
 
 // A notes app (v0.23+): what leaves through the API is shaped by onRecordEnrich, the list and
@@ -12,6 +13,7 @@ onRecordEnrich((e) => {
   if (e.requestInfo().query.reveal === "1") e.record.unhide("secret");
   e.record.withCustomData(true);
   e.record.set("shout", e.record.getString("title").toUpperCase());
+  e.record.set("context", e.requestInfo().context);
   e.next();
 }, "notes");
 
@@ -125,6 +127,7 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     assert.equal(list.status, 200, list.text);
     const item = list.body.items.find((r: any) => r.id === made.body.id);
     assert.equal(item.shout, 'HELLO');
+    assert.equal(item.context, 'default');
     assert.equal(item.listed, true);
     assert.equal('draft' in item, false);
     assert.equal('secret' in item, false);
@@ -134,6 +137,21 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     assert.equal(view.body.viewed, true);
     assert.equal(view.body.shout, 'HELLO');
     assert.equal('draft' in view.body, false);
+  });
+
+  test('e.requestInfo().context names where the record goes: a realtime message is "realtime"', async () => {
+    const stream = await SseStream.open(server.url);
+    try {
+      assert.equal((await subscribeRaw(server.url, stream.clientId, ['notes/*'])).status, 204);
+      const made = await server.admin('POST', '/api/collections/notes/records', { body: { title: 'live' } });
+      assert.equal(made.status, 200, made.text);
+      const message = await stream.next((e) => e.event === 'notes/*', 'the create');
+      const record = JSON.parse(message.data).record;
+      assert.equal(record.id, made.body.id);
+      assert.equal(record.context, 'realtime');
+    } finally {
+      stream.close();
+    }
   });
 
   test('onRecordViewRequest may answer itself; v0.22 list handlers change the answer and go on', async () => {

@@ -43,7 +43,7 @@ export function requestApi(rt: Realm, Record: RecordClass, $app: any, logger: an
     for (const [k, v] of q) query[k] = v;
     const info = () => {
       const auth = authRecord(req.auth);
-      const o = inner({ body: req.body ?? {}, data: req.body ?? {}, query, headers: infoHeaders(req.headers), method: req.method, context: 'default' });
+      const o = inner({ body: req.body ?? {}, data: req.body ?? {}, query, headers: infoHeaders(req.headers), method: req.method, context: req.context ?? 'default' });
       o.auth = auth;
       o.authRecord = auth && !auth.isSuperuser() ? auth : null;
       o.admin = auth && auth.isSuperuser() ? auth : null;
