@@ -117,6 +117,39 @@ describe('OAuth2 sign-in against a real provider on loopback', () => {
     assert.equal(res.body.record.verified, false, 'verified as the provider says');
   });
 
+  test('PocketBase ≥ 0.23’s redirectURL reaches the provider, and createData fills the new user under the create rule', async () => {
+    const redirects: string[] = [];
+    const seen = (_response: unknown, req: { body?: Record<string, string> }) => redirects.push(req.body?.redirect_uri ?? '');
+    provider.server.service.on('beforeResponse', seen);
+    try {
+      provider.user = { sub: 'provider-id-cd', email: 'casey@example.com', email_verified: true, name: 'From Provider' };
+      const res = await server.request('POST', '/api/collections/users/auth-with-oauth2', {
+        body: { provider: 'mock', ...(await codeFor('/api/collections/users/auth-methods')), redirectURL: REDIRECT, createData: { name: 'Chosen Name', emailVisibility: true } },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(redirects, [REDIRECT], 'the token request names the redirect URL the code was issued for');
+      assert.equal(res.body.meta.isNew, true);
+      assert.equal(res.body.record.name, 'Chosen Name', 'createData wins over the profile');
+      assert.equal(res.body.record.emailVisibility, true);
+      assert.equal(res.body.record.email, 'casey@example.com');
+      assert.equal(res.body.record.verified, true);
+      // Fields a guest may not set are refused as in a create: nothing is made.
+      provider.user = { sub: 'provider-id-cd2', email: 'dana@example.com', email_verified: false };
+      const refused = await server.request('POST', '/api/collections/users/auth-with-oauth2', {
+        body: { provider: 'mock', ...(await codeFor('/api/collections/users/auth-methods')), redirectURL: REDIRECT, createData: { verified: true } },
+      });
+      assert.ok(refused.status === 400 || refused.status === 403, refused.text);
+      assert.equal((await server.admin('GET', `/api/collections/users/records?filter=${encodeURIComponent('email="dana@example.com"')}`)).body.totalItems, 0);
+      const malformed = await server.request('POST', '/api/collections/users/auth-with-oauth2', {
+        body: { provider: 'mock', ...(await codeFor('/api/collections/users/auth-methods')), redirectURL: REDIRECT, createData: 'name=x' },
+      });
+      assert.equal(malformed.status, 400, malformed.text);
+      assert.equal(malformed.body.data.createData.code, 'validation_invalid_data');
+    } finally {
+      provider.server.service.off('beforeResponse', seen);
+    }
+  });
+
   test('an existing account is linked when the provider verified the email', async () => {
     const quinn = await createUser(server, 'quinn@example.com');
     provider.user = { sub: 'provider-id-3', email: 'quinn@example.com', email_verified: true };

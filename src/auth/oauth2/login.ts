@@ -4,6 +4,7 @@ import type { Collection } from '../../collections/model.ts';
 import { inRuleContext, type RequestContext, systemContext } from '../../context.ts';
 import { badRequest, validationFailed } from '../../errors.ts';
 import { randomId, randomSecret } from '../../lib/ids.ts';
+import { isPlainObject } from '../../lib/objects.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { RecordJson } from '../../records/serialize.ts';
 import type { RecordService } from '../../records/service.ts';
@@ -52,7 +53,11 @@ export interface OAuth2Input {
   provider?: unknown;
   code?: unknown;
   codeVerifier?: unknown;
+  /** PocketBase ≥ 0.23 (and its SDKs) send `redirectURL`; `redirectUrl` is the earlier name. */
+  redirectURL?: unknown;
   redirectUrl?: unknown;
+  /** Fields for the record a sign-up creates (PocketBase's `createData`), under the create rule. */
+  createData?: unknown;
 }
 
 export type OAuth2Result = AuthResult & {
@@ -144,9 +149,13 @@ export class OAuth2Service {
     if (code === '') problems.code = { code: 'validation_required', message: 'Cannot be blank.' };
     if (!provider || code === '') throw validationFailed(problems);
 
-    const accessToken = await exchangeCode(provider, code, optionalText(input.redirectUrl), optionalText(input.codeVerifier, 200));
+    if (input.createData !== undefined && input.createData !== null && !isPlainObject(input.createData)) {
+      throw validationFailed({ createData: { code: 'validation_invalid_data', message: 'Must be an object.' } });
+    }
+    const redirect = optionalText(input.redirectURL) || optionalText(input.redirectUrl);
+    const accessToken = await exchangeCode(provider, code, redirect, optionalText(input.codeVerifier, 200));
     const profile = await fetchProfile(provider, accessToken);
-    const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile);
+    const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile, isPlainObject(input.createData) ? input.createData : {});
     const result = await this.recordAuth.resultFor(ctx, collection, id, 'oauth2');
     return {
       ...result,
@@ -154,7 +163,7 @@ export class OAuth2Service {
     };
   }
 
-  private async linkOrCreate(ctx: RequestContext, collection: Collection, provider: string, profile: OAuth2Profile): Promise<{ id: string; isNew: boolean }> {
+  private async linkOrCreate(ctx: RequestContext, collection: Collection, provider: string, profile: OAuth2Profile, createData: Record<string, unknown>): Promise<{ id: string; isNew: boolean }> {
     const db = ctx.db;
     const table = shapeOf(collection).table;
     const linked = await db.get<{ id: string; recordId: string }>('SELECT id, recordRef AS recordId FROM _externalAuths WHERE collectionRef = ? AND provider = ? AND providerId = ?', [
@@ -195,12 +204,18 @@ export class OAuth2Service {
       return { id: existing.id, isNew: false };
     }
 
-    const password = randomSecret(32);
-    const data: Record<string, unknown> = { email: profile.email, emailVisibility: false, password, passwordConfirm: password };
+    // The client's `createData` first, as PocketBase: its email when it gives one, the profile's name and
+    // picture unless it sets them, a random password unless it gives one.
+    const data: Record<string, unknown> = { emailVisibility: false, ...createData };
+    if (typeof data.email !== 'string' || data.email === '') data.email = profile.email;
+    if (data.password === undefined) {
+      const password = randomSecret(32);
+      Object.assign(data, { password, passwordConfirm: password });
+    }
     const staged: StagedFile[] = [];
     for (const [field, value] of [['name', profile.name], ['avatar', profile.avatarUrl]] as const) {
       const def = collection.fields.find((f) => f.name === field);
-      if (!def || value === undefined || value === '') continue;
+      if (!def || value === undefined || value === '' || field in createData) continue;
       if (def.type === 'file') {
         // PocketBase's default users keep the avatar as a file: the provider's picture is downloaded.
         if (!this.files) continue;
@@ -220,7 +235,8 @@ export class OAuth2Service {
     } finally {
       if (staged.length > 0) await this.files!.discardStaged(staged);
     }
-    if (profile.verified) await this.records.update(systemContext(ctx.dbName, db), collection, created.id, { verified: true });
+    // Verified only for the address the provider vouched for (`createData` may have given another).
+    if (profile.verified && data.email === profile.email) await this.records.update(systemContext(ctx.dbName, db), collection, created.id, { verified: true });
     await this.link(ctx, collection, created.id, provider, profile.id);
     return { id: created.id, isNew: true };
   }
