@@ -90,7 +90,7 @@ import { realtimeChangeHook } from './realtime/hook.ts';
 import { RealtimeService } from './realtime/service.ts';
 import { RecordService } from './records/service.ts';
 import { checkRule, RuleAccess } from './rules/access/rule-access.ts';
-import { DatabaseRegistry, openBackend } from './storage/index.ts';
+import { DatabaseRegistry, DEFAULT_DATABASE, openBackend } from './storage/index.ts';
 import { Invalidations } from './storage/invalidations.ts';
 import { defaultAppUrl, metaSection } from './settings/meta.ts';
 import { SettingsService } from './settings/service.ts';
@@ -432,7 +432,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));
   await app.register(keyRoutes(services.apiKeys));
-  await app.register(settingsRoutes(services.settings, services.mailer, services.fileStorage));
+  await app.register(
+    settingsRoutes(services.settings, services.mailer, services.fileStorage, async (ref) => services.collections.find(await services.registry.get(DEFAULT_DATABASE), ref)),
+  );
   await app.register(databaseRoutes(services.registry));
   await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }));
   await app.register(ruleRoutes(services.collections));

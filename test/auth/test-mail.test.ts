@@ -45,6 +45,35 @@ describe('POST /api/settings/test/email (PocketBase v0.22) and the smtp settings
     }
   });
 
+  test('with a collection (PocketBase ≥ 0.23), its own template filled with sample values; an unknown or non-auth collection is a 400', async () => {
+    await createCollection(server, {
+      name: 'crew',
+      type: 'auth',
+      fields: [{ name: 'nickname', type: 'text' }],
+      options: {
+        resetPasswordTemplate: { subject: 'Crew reset for {RECORD:nickname}', body: '<p>Reset at {APP_URL}/reset/{TOKEN} for {RECORD:email}</p>' },
+        otp: { enabled: true, emailTemplate: { subject: 'Crew code {OTP}', body: '<p>{OTP} ({OTP_ID})</p>' } },
+      },
+    });
+    const reset = await server.admin('POST', '/api/settings/test/email', { body: { email: 'crew@example.com', template: 'password-reset', collection: 'crew' } });
+    assert.equal(reset.status, 204, reset.text);
+    const mail = await inbox.next('crew@example.com');
+    assert.equal(mail.subject, '[Test] Crew reset for __pb_test_nickname__');
+    assert.match(mail.text, /Reset at .*\/reset\/test-token-confirms-nothing for crew@example\.com/);
+    const code = await server.admin('POST', '/api/settings/test/email', { body: { email: 'crew-otp@example.com', template: 'otp', collection: 'crew' } });
+    assert.equal(code.status, 204, code.text);
+    assert.equal((await inbox.next('crew-otp@example.com')).subject, '[Test] Crew code 123456');
+    // A template the collection does not have its own of: Cairn's.
+    assert.equal((await server.admin('POST', '/api/settings/test/email', { body: { email: 'crew-v@example.com', template: 'verification', collection: 'crew' } })).status, 204);
+    assert.match((await inbox.next('crew-v@example.com')).subject, /^\[Test\] Verify your Cairn email/);
+    await createCollection(server, { name: 'plainposts', fields: [{ name: 'title', type: 'text' }] });
+    for (const collection of ['nowhere', 'plainposts', 42]) {
+      const bad = await server.admin('POST', '/api/settings/test/email', { body: { email: 'x@example.com', template: 'otp', collection } });
+      assert.equal(bad.status, 400, `${collection}: ${bad.text}`);
+      assert.equal(bad.body.data.collection.code, 'validation_invalid_auth_collection');
+    }
+  });
+
   test('only administrators may send it', async () => {
     assert.equal((await server.request('POST', '/api/settings/test/email', { body: { email: 'ops@example.com' } })).status, 401);
   });

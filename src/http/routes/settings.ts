@@ -4,13 +4,20 @@ import { sendTestMail } from '../../auth/mail/test-mail.ts';
 import { appleClientSecret } from '../../auth/oauth2/apple.ts';
 import { type StoredS3, testS3 } from '../../files/storage/check.ts';
 import type { FileStorage } from '../../files/storage/types.ts';
+import type { Collection } from '../../collections/model.ts';
 import type { SettingsService } from '../../settings/service.ts';
 import { requireAdmin, requireSuperuser } from '../guards.ts';
 
 const noDb = { config: { database: false } } as const;
 
 /** Instance settings (system.db); secrets are accepted but never returned. */
-export function settingsRoutes(settings: SettingsService, mailer: Mailer, files: { readonly onEnvironmentS3: boolean } & FileStorage) {
+export function settingsRoutes(
+  settings: SettingsService,
+  mailer: Mailer,
+  files: { readonly onEnvironmentS3: boolean } & FileStorage,
+  /** A collection of the main database by name or id (the test mail's `collection`). */
+  findCollection: (ref: string) => Promise<Collection | undefined>,
+) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/api/settings', noDb, async (req) => {
       requireAdmin(req.ctx);
@@ -35,7 +42,7 @@ export function settingsRoutes(settings: SettingsService, mailer: Mailer, files:
 
     app.post('/api/settings/test/email', noDb, async (req, reply) => {
       requireAdmin(req.ctx);
-      await sendTestMail(mailer, settings, req.body ?? {});
+      await sendTestMail(mailer, settings, req.body ?? {}, findCollection);
       return reply.status(204).send();
     });
   };
