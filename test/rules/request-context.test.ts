@@ -145,8 +145,8 @@ describe('@request.context', () => {
     const refused = await oauth2({ sub: 'p-1', email: 'newcomer@example.com', email_verified: true });
     assert.equal(refused.status, 403, refused.text);
     assert.equal((await server.admin('GET', `/api/collections/members/records?filter=${encodeURIComponent('email="newcomer@example.com"')}`)).body.totalItems, 0);
-    // Sign-ups through OAuth2 only.
-    assert.equal((await settings({ createRule: '@request.context = "oauth2"' })).status, 200);
+    // Sign-ups through OAuth2 only; the rule reads the values of the record the sign-up makes as its body.
+    assert.equal((await settings({ createRule: '@request.context = "oauth2" && @request.body.email ~ "@example.com"' })).status, 200);
     const direct = await server.request('POST', '/api/collections/members/records', { body: { email: 'direct@example.com', password: PASSWORD, passwordConfirm: PASSWORD } });
     assert.ok(direct.status === 400 || direct.status === 403, direct.text);
     const signedUp = await oauth2({ sub: 'p-1', email: 'newcomer@example.com', email_verified: true });

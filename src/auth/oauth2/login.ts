@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { typeOf } from '../../collections/fields/registry.ts';
 import type { Collection } from '../../collections/model.ts';
-import { inRuleContext, type RequestContext, systemContext } from '../../context.ts';
+import { type RequestContext, systemContext, withRequest } from '../../context.ts';
 import { badRequest, validationFailed } from '../../errors.ts';
 import { randomId, randomSecret } from '../../lib/ids.ts';
 import { isPlainObject } from '../../lib/objects.ts';
@@ -226,12 +226,13 @@ export class OAuth2Service {
         }
       } else if (typeOf(def).prepare(value, def).ok) data[field] = value;
     }
-    // A sign-up is a create by the caller, under the collection's create rule (`@request.context` is
-    // `oauth2` there), as PocketBase makes it: a rule closed to guests lets no one sign up this way.
-    // That the provider verified the address is the server's to record, after.
+    // A sign-up is a create by the caller, under the collection's create rule, as PocketBase makes it
+    // (an internal POST of these values: `@request.body` is them, `@request.context` is `oauth2`): a
+    // rule closed to guests lets no one sign up this way. That the provider verified the address is
+    // the server's to record, after.
     let created: RecordJson;
     try {
-      created = (await this.records.create(inRuleContext(ctx, 'oauth2'), collection, data)) as RecordJson;
+      created = (await this.records.create(withRequest(ctx, { method: 'POST', query: {}, body: data, context: 'oauth2' }), collection, data)) as RecordJson;
     } finally {
       if (staged.length > 0) await this.files!.discardStaged(staged);
     }
