@@ -3,7 +3,7 @@ import { api, type Admin, database, session, signIn, signOut } from './api.ts';
 import { SUPERUSERS } from './model.ts';
 import { AdminsPage } from './pages/admins.tsx';
 import { BackupsPage } from './pages/backups.tsx';
-import { AdminResetConfirm, ConfirmRecordEmailChange, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, SetupPage } from './pages/auth.tsx';
+import { AdminResetConfirm, ConfirmRecordEmailChange, ConfirmRecordPasswordReset, ConfirmRecordVerification, ForgotPassword, LoginPage, OAuth2RedirectDone, SetupPage } from './pages/auth.tsx';
 import { CollectionEditor } from './pages/collection-editor.tsx';
 import { CollectionsPage } from './pages/collections.tsx';
 import { CronPage } from './pages/cron.tsx';
@@ -45,6 +45,7 @@ function Root() {
   params = match('/confirm-password-reset/:token', route.path);
   if (params) return <AdminResetConfirm token={params.token} />;
   if (route.path === '/forgot-password') return <ForgotPassword />;
+  if (route.path === '/auth/oauth2-redirect-success' || route.path === '/auth/oauth2-redirect-failure') return <OAuth2RedirectDone ok={route.path.endsWith('success')} />;
 
   if (!current) return <SignedOut />;
   return <SignedIn admin={current.admin} path={route.path} query={route.query} />;

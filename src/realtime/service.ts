@@ -39,6 +39,9 @@ export interface RealtimeOptions {
   limits: RealtimeLimits;
 }
 
+/** The topic the SDK's OAuth2 popup flow waits on for the provider's code. */
+const OAUTH2_TOPIC = '@oauth2';
+
 // How long shutdown lets streams send what they hold before closing them outright.
 const SHUTDOWN_GRACE_MS = 1000;
 
@@ -52,6 +55,8 @@ export class RealtimeService {
   private readonly identities = new Identities();
   /** Clients a subscription request under way is binding to its caller (see `subscribe`). */
   private readonly claims = new WeakMap<RealtimeClient, string>();
+  /** Clients subscribed to `@oauth2`: waiting for the code of an OAuth2 sign-in (`oauth2Redirect`). */
+  private readonly oauth2 = new WeakSet<RealtimeClient>();
   private readonly audiences = new Audiences();
   private readonly broadcaster: Broadcaster;
   private stopFeed?: () => void;
@@ -179,6 +184,8 @@ export class RealtimeService {
     }
     // The SDK sends the whole list again whenever it adds a topic: subscriptions that stay (same
     // topic, same identity) are kept as they are, so a change being sent meanwhile still reaches them.
+    if (request.topics.includes(OAUTH2_TOPIC)) this.oauth2.add(client);
+    else this.oauth2.delete(client);
     const kept = new Map(this.audiences.of(client).filter((s) => s.audience.identity === identity).map((s) => [s.topic, s]));
     const next: Subscription[] = [];
     for (const topic of request.topics.map(parseTopic).filter((t): t is Topic => t !== undefined)) {
@@ -187,6 +194,21 @@ export class RealtimeService {
       next.push(old ?? this.audiences.add(client, topic, identity));
     }
     this.audiences.replace(client, next);
+  }
+
+  /**
+   * PocketBase's OAuth2 redirect (`/api/oauth2-redirect`): hands what the provider sent back (`code`,
+   * or `error`) to the realtime client its `state` names, when that client waits on `@oauth2` on this
+   * node, as the SDK's `authWithOAuth2({provider})` expects; it then stops waiting. False when no such
+   * client is here.
+   */
+  oauth2Redirect(data: { state: string; code: string; error: string }): boolean {
+    const client = this.clients.get(data.state);
+    if (!client || client.closed || !this.oauth2.has(client)) return false;
+    this.oauth2.delete(client);
+    const message = JSON.stringify(data.error === '' ? { state: data.state, code: data.code } : data);
+    if (!client.flush(`event:${OAUTH2_TOPIC}\ndata:${message}\n\n`)) this.drop(client, 'slow');
+    return true;
   }
 
   private drop(client: RealtimeClient, reason: DropReason): void {

@@ -635,6 +635,13 @@ describe('the dashboard in a real browser', () => {
     await page.getByText('Your email address is verified').waitFor();
     const bob = await admin('GET', '/api/collections/users/records?perPage=100');
     assert.equal(bob.body.items.find((u: any) => u.email === 'bob@example.com').verified, true);
+
+    // Where /api/oauth2-redirect sends an OAuth2 sign-in's popup (PocketBase's paths).
+    await page.goto(`${server.url}/_/#/auth/oauth2-redirect-success`);
+    await page.getByRole('heading', { level: 1, name: 'Signed in' }).waitFor();
+    await page.goto(`${server.url}/_/#/auth/oauth2-redirect-failure`);
+    await page.getByRole('heading', { level: 1, name: 'Sign-in failed' }).waitFor();
+    await page.getByText('The sign-in did not complete').waitFor();
   });
 
   test('on a phone: a compact top bar, a menu that takes the focus, forms in one column', async () => {

@@ -219,3 +219,17 @@ export function ConfirmRecordEmailChange({ token, db, collection }: { token: str
     </Card>
   );
 }
+
+/**
+ * Where `/api/oauth2-redirect` sends an OAuth2 sign-in's popup (PocketBase's paths): the app that
+ * opened it has the code through its realtime connection and usually closes it first.
+ */
+export function OAuth2RedirectDone({ ok }: { ok: boolean }) {
+  return (
+    <Card title={ok ? 'Signed in' : 'Sign-in failed'}>
+      <p role="status" class={ok ? 'success-text' : undefined}>
+        {ok ? 'You can close this window and go back to the app.' : 'The sign-in did not complete. Close this window and try again from the app.'}
+      </p>
+    </Card>
+  );
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { bearerOf } from '../../auth/authenticate.ts';
 import type { EventStream } from '../../realtime/client.ts';
@@ -69,5 +69,23 @@ export function realtimeRoutes(realtime: RealtimeService) {
       await realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header) }, req.body);
       return reply.status(204).send();
     });
+
+    // PocketBase's OAuth2 redirect for the SDK's popup flow: the provider sends the browser here with
+    // `code` and `state` (the waiting realtime client's id), in the query or (Apple's form_post) a
+    // form; the code goes to that client and the popup on to the dashboard's page saying how it went.
+    const redirect = async (req: FastifyRequest, reply: FastifyReply, fields: Record<string, unknown>) => {
+      const text = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '');
+      const data = { state: text(fields.state), code: text(fields.code), error: text(fields.error) };
+      const handed = data.state !== '' && realtime.oauth2Redirect(data);
+      const ok = handed && data.error === '' && data.code !== '';
+      // As PocketBase: 307 keeps a GET a GET; a POST's browser follows with a GET (303).
+      return reply.redirect(ok ? OAUTH2_SUCCESS : OAUTH2_FAILURE, req.method === 'GET' ? 307 : 303);
+    };
+    const open = { config: { database: false, authenticate: false } } as const;
+    app.get('/api/oauth2-redirect', open, (req, reply) => redirect(req, reply, (req.query ?? {}) as Record<string, unknown>));
+    app.post('/api/oauth2-redirect', open, (req, reply) => redirect(req, reply, (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>));
   };
 }
+
+const OAUTH2_SUCCESS = '/_/#/auth/oauth2-redirect-success';
+const OAUTH2_FAILURE = '/_/#/auth/oauth2-redirect-failure';

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { closeSdkClients, SseStream, sdkClient, subscribeRaw } from '../helpers/sse.ts';
+
+const SUCCESS = '/_/#/auth/oauth2-redirect-success';
+const FAILURE = '/_/#/auth/oauth2-redirect-failure';
+
+/**
+ * The PocketBase SDK's all-in-one OAuth2 sign-in, `authWithOAuth2({ provider })`: its realtime client
+ * waits on `@oauth2`, the provider sends the browser to `/api/oauth2-redirect` with the code and the
+ * client's id as `state`, and the server hands the code to that client.
+ */
+describe('OAuth2 through the SDK’s realtime popup flow (/api/oauth2-redirect)', () => {
+  let provider: Provider;
+  let server: TestServer;
+
+  before(async () => {
+    provider = await startProvider();
+    server = await startServer();
+    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+  });
+  after(async () => {
+    await closeSdkClients();
+    await server?.close();
+    await provider?.close();
+  });
+
+  const redirect = (query: string, init: RequestInit = {}) => fetch(`${server.url}/api/oauth2-redirect?${query}`, { redirect: 'manual', ...init });
+
+  test('the SDK signs a new user up: the provider’s redirect reaches the waiting client, which exchanges the code', async () => {
+    provider.user = { sub: 'popup-1', email: 'popup@example.com', email_verified: true, name: 'Pop' };
+    const pb = sdkClient(server.url);
+    const popup: Array<{ status: number; location: string | null }> = [];
+    const result = await pb.collection('users').authWithOAuth2({
+      provider: 'mock',
+      // Instead of a browser window: follow the provider's authorization, then its redirect here.
+      urlCallback: async (url: string) => {
+        const authorized = await fetch(url, { redirect: 'manual' });
+        const back = authorized.headers.get('location');
+        assert.ok(back?.startsWith(`${server.url}/api/oauth2-redirect?`), `the provider sends the browser back here: ${back}`);
+        const done = await fetch(back!, { redirect: "manual" });
+        popup.push({ status: done.status, location: done.headers.get('location') });
+      },
+    });
+    assert.equal(result.record.email, 'popup@example.com');
+    assert.equal(result.meta?.isNew, true);
+    assert.ok(pb.authStore.isValid);
+    assert.deepEqual(popup, [{ status: 307, location: SUCCESS }]);
+  });
+
+  test('the code goes only to a client waiting on @oauth2, once; an error or a missing code is a failure', async () => {
+    const waiting = await SseStream.open(server.url);
+    const other = await SseStream.open(server.url);
+    try {
+      assert.equal((await subscribeRaw(server.url, waiting.clientId, ['@oauth2'])).status, 204);
+      assert.equal((await subscribeRaw(server.url, other.clientId, ['users/*'])).status, 204);
+      for (const query of ['code=c1', `state=nobody&code=c1`, `state=${other.clientId}&code=c1`]) {
+        const res = await redirect(query);
+        assert.equal(res.status, 307, query);
+        assert.equal(res.headers.get('location'), FAILURE, query);
+      }
+      const ok = await redirect(`state=${waiting.clientId}&code=c2`);
+      assert.equal(ok.headers.get('location'), SUCCESS);
+      const message = await waiting.next((e) => e.event === '@oauth2', 'the code');
+      assert.deepEqual(JSON.parse(message.data), { state: waiting.clientId, code: 'c2' });
+      // Handed once: the client waits no more.
+      assert.equal((await redirect(`state=${waiting.clientId}&code=c3`)).headers.get('location'), FAILURE);
+      assert.equal(other.events.filter((e) => e.event === '@oauth2').length, 0);
+
+      // A provider's refusal reaches the client too, and the popup is told it failed.
+      assert.equal((await subscribeRaw(server.url, waiting.clientId, ['@oauth2'])).status, 204);
+      const refused = await redirect(`state=${waiting.clientId}&error=access_denied`);
+      assert.equal(refused.headers.get('location'), FAILURE);
+      const error = await waiting.next((e) => e.event === '@oauth2', 'the error', 10_000, waiting.events.indexOf(message) + 1);
+      assert.deepEqual(JSON.parse(error.data), { state: waiting.clientId, code: '', error: 'access_denied' });
+    } finally {
+      waiting.close();
+      other.close();
+    }
+  });
+
+  test('a form POST (Apple’s form_post) is read as well, and answered 303', async () => {
+    const waiting = await SseStream.open(server.url);
+    try {
+      assert.equal((await subscribeRaw(server.url, waiting.clientId, ['@oauth2'])).status, 204);
+      const res = await fetch(`${server.url}/api/oauth2-redirect`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ state: waiting.clientId, code: 'apple-code' }).toString(),
+      });
+      assert.equal(res.status, 303);
+      assert.equal(res.headers.get('location'), SUCCESS);
+      const message = await waiting.next((e) => e.event === '@oauth2', 'the code');
+      assert.equal(JSON.parse(message.data).code, 'apple-code');
+    } finally {
+      waiting.close();
+    }
+  });
+});
