@@ -12,8 +12,8 @@ export interface OperationInfo {
   summary: string;
   tag: string;
   access: Access;
-  /** Success status (200 unless said). */
-  status?: 200 | 202 | 204;
+  /** Success status (200 unless said; a 3xx is a redirect, without content). */
+  status?: 200 | 202 | 204 | 303 | 307;
   /** Names of query parameters (see QUERY_PARAMETERS in document.ts). */
   query?: readonly string[];
   /** A components/schemas name for a JSON body, or `multipart`, or `object` for a free JSON object. */
@@ -136,6 +136,8 @@ export const CATALOG: Record<string, OperationInfo> = {
 
   'GET /api/realtime': { summary: 'Open a realtime event stream (server-sent events; its first message, PB_CONNECT, gives the client id)', tag: 'realtime', access: 'public', response: 'event-stream' },
   'POST /api/realtime': { summary: "Replace a realtime client's subscriptions, as the caller and in the x-dbname database", tag: 'realtime', access: 'public', body: 'object', status: 204 },
+  'GET /api/oauth2-redirect': { summary: "An OAuth2 provider's redirect in the SDK's popup flow: hands the code to the realtime client named by state (waiting on @oauth2), then redirects to the dashboard's result page", tag: 'auth', access: 'public', query: ['code', 'state', 'error'], status: 307 },
+  'POST /api/oauth2-redirect': { summary: "The same, for a provider that posts a form (Apple's form_post)", tag: 'auth', access: 'public', body: 'object', status: 303 },
 
   'GET /api/logs': { summary: 'Request logs (filter and sort over their fields)', tag: 'logs', access: 'admin', query: [...LIST, 'sort', 'filter', 'skipTotal'], response: 'RequestLogList' },
   'GET /api/logs/stats': { summary: 'Requests per hour', tag: 'logs', access: 'admin', query: ['filter'], response: '[LogStat]' },

@@ -34,6 +34,9 @@ const QUERY_PARAMETERS: Record<string, { schema: JsonSchema; description: string
   skipTotal: { schema: { type: 'boolean' }, description: 'Skip counting (totalItems and totalPages are -1).' },
   search: { schema: STRING, description: 'Full-text search terms (collections with a full-text index).' },
   token: { schema: STRING, description: 'A file token (`POST /api/files/token`).' },
+  code: { schema: STRING, description: "The OAuth2 provider's authorization code." },
+  state: { schema: STRING, description: 'The realtime client id the SDK sent as the OAuth2 state.' },
+  error: { schema: STRING, description: "The OAuth2 provider's error, when it refused." },
 };
 
 function listOf(item: JsonSchema): JsonSchema {
@@ -245,7 +248,9 @@ function operation(route: RouteInfo, info: OperationInfo | undefined, extra: { i
   const body = extra.body ?? requestBody(info?.body);
   const answer = extra.response ?? content(info?.response);
   const responses: JsonSchema = {
-    [status]: { description: status === '204' ? 'Done (no content).' : 'Success.', ...(status !== '204' ? { content: answer ?? content('object') } : {}) },
+    [status]: status.startsWith('3')
+      ? { description: 'Redirect (the Location header).' }
+      : { description: status === '204' ? 'Done (no content).' : 'Success.', ...(status !== '204' ? { content: answer ?? content('object') } : {}) },
   };
   for (const [code, text] of Object.entries(ERROR_TEXT)) responses[code] = { description: text, ...ERROR_RESPONSE };
   return {

@@ -368,6 +368,9 @@ export function routeTable(f: Fixture): RouteSpec[] {
         { clientId: 'x'.repeat(300), subscriptions: [] },
       ],
     },
+    // Answers every request with a redirect to the dashboard's result page (none names a waiting client here).
+    { route: 'GET /api/oauth2-redirect', access: 'public', noDb: true, ignoresAuthorization: true, query: ['state', 'code', 'error'] },
+    { route: 'POST /api/oauth2-redirect', access: 'public', noDb: true, ignoresAuthorization: true, body: ['state', 'code', 'error'] },
     { route: 'GET /api/logs', access: 'admin', noDb: true, query: [...LIST, 'sort', 'filter', 'skipTotal'] },
     { route: 'GET /api/logs/stats', access: 'admin', noDb: true, query: ['filter'] },
     { route: 'GET /api/logs/:id', access: 'admin', noDb: true, params: { id: ids.requestLog } },

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { bearerOf } from '../../auth/authenticate.ts';
+import { badRequest } from '../../errors.ts';
+import { isPlainObject } from '../../lib/objects.ts';
 import type { EventStream } from '../../realtime/client.ts';
 import type { RealtimeService } from '../../realtime/service.ts';
 
@@ -83,7 +85,11 @@ export function realtimeRoutes(realtime: RealtimeService) {
     };
     const open = { config: { database: false, authenticate: false } } as const;
     app.get('/api/oauth2-redirect', open, (req, reply) => redirect(req, reply, (req.query ?? {}) as Record<string, unknown>));
-    app.post('/api/oauth2-redirect', open, (req, reply) => redirect(req, reply, (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>));
+    app.post('/api/oauth2-redirect', open, (req, reply) => {
+      // A provider posts a form; anything else is no redirect of one.
+      if (req.body !== undefined && !isPlainObject(req.body)) throw badRequest('The request body must be a form or a JSON object.');
+      return redirect(req, reply, (req.body ?? {}) as Record<string, unknown>);
+    });
   };
 }
 
