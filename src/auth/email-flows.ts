@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { authSettingsOf } from '../collections/auth-settings.ts';
+import { authSettingsOf, flowTemplateOf } from '../collections/auth-settings.ts';
 import { isEmail } from '../collections/fields/email.ts';
 import type { Collection } from '../collections/model.ts';
 import { type RequestContext, systemContext } from '../context.ts';
@@ -117,8 +117,7 @@ export class EmailFlows {
     const token = await issueToken(ctx.db, purpose, { collectionId: collection.id, recordId: account.id, email: account.email, newEmail }, ttl);
     const meta = await this.settings.get<MetaSettings>('meta');
     const to = newEmail ?? account.email;
-    const template =
-      purpose === 'verification' ? settings.verificationTemplate : purpose === 'password-reset' ? settings.resetPasswordTemplate : settings.confirmEmailChangeTemplate;
+    const template = flowTemplateOf(settings, purpose);
     const view = () => this.records.view(systemContext(ctx.dbName, ctx.db), collection, account.id) as Promise<Record<string, unknown>>;
     const about: MailAbout = {
       event: purpose,

@@ -137,6 +137,11 @@ const LIMITS = {
 
 const cache = new WeakMap<Collection, AuthSettings>();
 
+/** The collection's own template of an email flow's mail, when it has one. */
+export function flowTemplateOf(settings: AuthSettings, purpose: 'verification' | 'password-reset' | 'email-change'): EmailTemplate | undefined {
+  return purpose === 'verification' ? settings.verificationTemplate : purpose === 'password-reset' ? settings.resetPasswordTemplate : settings.confirmEmailChangeTemplate;
+}
+
 /** The settings of an auth collection, defaults filled in (cached per immutable collection object). */
 export function authSettingsOf(collection: Collection): AuthSettings {
   let settings = cache.get(collection);

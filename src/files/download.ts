@@ -125,11 +125,8 @@ export class FileService {
     if (req.thumb && this.thumbs) {
       const type = contentType ?? (await this.contentTypeOf(key, req.filename));
       const thumb = await this.thumbs.find(key, req.filename, type, req.thumb, fileOptions(field).thumbs ?? [], info.size);
-      const thumbInfo = thumb && (await this.storage.stat(thumb.key));
-      if (thumb && thumbInfo) {
-        ({ key, name, contentType } = thumb);
-        info = thumbInfo;
-      } else contentType = type;
+      if (thumb) ({ key, name, contentType, info } = thumb);
+      else contentType = type;
     }
     if (this.onDownload) {
       const served = await this.onDownload({ dbName: req.dbName, db: req.db, auth, request: req.request }, collection, record, field.name, name);

@@ -1,9 +1,9 @@
 import { writeFile, unlink } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { randomId } from '../lib/ids.ts';
-import type { FileStorage } from './storage/types.ts';
+import type { FileStorage, StoredFileInfo } from './storage/types.ts';
 
 /**
  * Thumbnails of images, as PocketBase makes them: `?thumb=` names a size, and when the size is one
@@ -47,6 +47,8 @@ export interface Thumbnail {
   /** The name it is served under: `<size>_<file>`, as PocketBase. */
   name: string;
   contentType: string;
+  /** The stored thumbnail's size and time. */
+  info: StoredFileInfo;
 }
 
 interface Size {
@@ -68,12 +70,6 @@ function parseSize(text: string): Size | undefined {
 /** What a thumbnail of an image of `type` is encoded as. */
 function outputType(type: string): 'image/jpeg' | 'image/gif' | 'image/png' {
   return type === 'image/jpeg' || type === 'image/jpg' ? 'image/jpeg' : type === 'image/gif' ? 'image/gif' : 'image/png';
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 type Sharp = (typeof import('sharp'))['default'];
@@ -124,8 +120,9 @@ export class Thumbnails {
     if (!size) return undefined;
     const name = `${sizeText}_${fileName}`;
     const key = `${thumbsFolder(originalKey)}/${name}`;
-    const thumbnail = { key, name, contentType: outputType(type) };
-    if (await this.storage.stat(key)) return thumbnail;
+    const stored = (info: StoredFileInfo | undefined) => info && { key, name, contentType: outputType(type), info };
+    const found = stored(await this.storage.stat(key));
+    if (found) return found;
     let making = this.making.get(key);
     if (!making) {
       making = this.make(originalKey, key, size, type).finally(() => this.making.delete(key));
@@ -133,7 +130,7 @@ export class Thumbnails {
     }
     try {
       await making;
-      return thumbnail;
+      return stored(await this.storage.stat(key));
     } catch (err) {
       this.log?.warn({ err, file: originalKey, thumb: sizeText }, 'a thumbnail could not be made: the original is served');
       return undefined;
@@ -144,7 +141,7 @@ export class Thumbnails {
     await this.take();
     const staged = path.join(this.stagingDir, randomId(24));
     try {
-      const bytes = await render(await readAll(await this.storage.read(originalKey)), size, type);
+      const bytes = await render(await buffer(await this.storage.read(originalKey)), size, type);
       await writeFile(staged, bytes, { flag: 'wx', mode: 0o600 });
       await this.storage.put(key, staged, { contentType: outputType(type) });
     } finally {

@@ -1,4 +1,4 @@
-import { authSettingsOf, type EmailTemplate } from '../../collections/auth-settings.ts';
+import { authSettingsOf, type EmailTemplate, flowTemplateOf } from '../../collections/auth-settings.ts';
 import { isEmail } from '../../collections/fields/email.ts';
 import type { Collection } from '../../collections/model.ts';
 import { badRequest, validationFailed } from '../../errors.ts';
@@ -25,17 +25,12 @@ function sampleRecord(collection: Collection, email: string): Record<string, unk
 /** The collection's own template for a test mail, with the values its real mail would have, or undefined. */
 function collectionMail(collection: Collection, template: Template, meta: MetaSettings, to: string): Mail | undefined {
   const s = authSettingsOf(collection);
-  const token = 'test-token-confirms-nothing';
   const own: [EmailTemplate | undefined, Record<string, string>] =
-    template === 'verification'
-      ? [s.verificationTemplate, { '{TOKEN}': token }]
-      : template === 'password-reset'
-        ? [s.resetPasswordTemplate, { '{TOKEN}': token }]
-        : template === 'email-change'
-          ? [s.confirmEmailChangeTemplate, { '{TOKEN}': token }]
-          : template === 'otp'
-            ? [s.otp.emailTemplate, { '{OTP}': '123456', '{OTP_ID}': '_PB_TEST_OTP_ID_' }]
-            : [s.authAlert.emailTemplate, { '{ALERT_INFO}': `${new Date().toISOString()} - TEST_IP TEST_USER_AGENT` }];
+    template === 'otp'
+      ? [s.otp.emailTemplate, { '{OTP}': '123456', '{OTP_ID}': '_PB_TEST_OTP_ID_' }]
+      : template === 'login-alert'
+        ? [s.authAlert.emailTemplate, { '{ALERT_INFO}': `${new Date().toISOString()} - TEST_IP TEST_USER_AGENT` }]
+        : [flowTemplateOf(s, template), { '{TOKEN}': 'test-token-confirms-nothing' }];
   return own[0] ? templateMail(own[0], meta, to, own[1], sampleRecord(collection, to)) : undefined;
 }
 
