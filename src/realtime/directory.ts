@@ -13,21 +13,39 @@ export interface ClientDirectory {
   /** A client connected to another node: its node and the caller it is bound to; undefined if unknown. */
   find(clientId: string): Promise<{ node: string; authId: string } | undefined>;
   /**
-   * Hands a subscription request to the node holding its client; settles as that node's handler did
-   * (an `ApiError` of its refusal).
+   * Hands a request to the node holding its client; settles as that node's handler did (an
+   * `ApiError` of its refusal).
    */
-  forward(node: string, request: ForwardedSubscription): Promise<void>;
+  forward(node: string, request: Forwarded): Promise<void>;
   /** Receives the requests other nodes hand to this one; the handler's outcome is their answer. */
-  onForwarded(fn: (request: ForwardedSubscription) => Promise<void>): void;
+  onForwarded(fn: (request: Forwarded) => Promise<void>): void;
   close(): Promise<void>;
 }
 
+/** What one node hands to the node holding a client. */
+export type Forwarded = ForwardedSubscription | ForwardedOAuth2Redirect;
+
+/** A subscription request (`POST /api/realtime`); without `kind`, as nodes of earlier versions send it. */
 export interface ForwardedSubscription {
+  kind?: 'subscribe';
   clientId: string;
   dbName: string;
   /** The caller's token or key, checked again by the node holding the client. */
   bearer: string | undefined;
   body: unknown;
+}
+
+/** What an OAuth2 provider sent to `/api/oauth2-redirect` for the client its `state` names. */
+export interface ForwardedOAuth2Redirect {
+  kind: 'oauth2-redirect';
+  clientId: string;
+  data: OAuth2RedirectData;
+}
+
+export interface OAuth2RedirectData {
+  state: string;
+  code: string;
+  error: string;
 }
 
 /** One process holds every client (SQLite): nothing to look up elsewhere. */

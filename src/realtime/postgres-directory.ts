@@ -1,7 +1,7 @@
 import { ApiError, type ErrorData, internal, isApiError } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import type { Database, Notifications } from '../storage/index.ts';
-import type { ClientDirectory, ForwardedSubscription } from './directory.ts';
+import type { ClientDirectory, Forwarded } from './directory.ts';
 
 const CHANNEL = 'cairn_realtime';
 // Each node says every minute that its clients are still there; a row not confirmed for three
@@ -43,15 +43,15 @@ type Notice = { to: string; id: string; from?: string; answer?: { status: number
 
 /**
  * The client directory of nodes sharing a PostgreSQL database: `cairn_system._realtime_clients` says
- * which node holds each client and whom it is bound to. A subscription request for another node's
- * client waits in `_realtime_forwards` and a notice (`cairn_realtime`) tells that node, which applies
- * it as if it had been sent to it and notices back its answer: the caller gets the holder's 204 or
- * refusal, decided where the client's binding is.
+ * which node holds each client and whom it is bound to. A request for another node's client (a
+ * subscription, an OAuth2 redirect's code) waits in `_realtime_forwards` and a notice
+ * (`cairn_realtime`) tells that node, which applies it as if it had been sent to it and notices back
+ * its answer: the caller gets the holder's 204 or refusal, decided where the client's binding is.
  */
 export class PgClientDirectory implements ClientDirectory {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly off: () => void;
-  private handler?: (request: ForwardedSubscription) => Promise<void>;
+  private handler?: (request: Forwarded) => Promise<void>;
   /** Requests this node handed on, by id, until their answer comes. */
   private readonly waiting = new Map<string, (answer: Notice['answer']) => void>();
 
@@ -102,7 +102,7 @@ export class PgClientDirectory implements ClientDirectory {
   }
 
   /** The request waits in its own row (a notice holds at most 8000 bytes); the notice names it. */
-  async forward(node: string, request: ForwardedSubscription): Promise<void> {
+  async forward(node: string, request: Forwarded): Promise<void> {
     const id = randomId(20);
     const answered = new Promise<Notice['answer']>((resolve) => {
       const timer = setTimeout(() => resolve(undefined), this.answerTimeoutMs);
@@ -133,7 +133,7 @@ export class PgClientDirectory implements ClientDirectory {
       const row = await this.system.get<{ request: string }>('DELETE FROM _realtime_forwards WHERE id = ? AND node = ? RETURNING request', [id, this.node]);
       if (!row) return;
       try {
-        await this.handler?.(JSON.parse(row.request) as ForwardedSubscription);
+        await this.handler?.(JSON.parse(row.request) as Forwarded);
         answer = { status: 204, message: '' };
       } catch (err) {
         const refusal = isApiError(err) ? err : internal();
@@ -149,13 +149,13 @@ export class PgClientDirectory implements ClientDirectory {
   private async takePending(clientId: string): Promise<void> {
     try {
       const row = await this.system.get<{ pending: string | null }>('SELECT pending FROM _realtime_clients WHERE id = ? AND node = ?', [clientId, this.node]);
-      if (row?.pending) await this.handler?.(JSON.parse(row.pending) as ForwardedSubscription);
+      if (row?.pending) await this.handler?.(JSON.parse(row.pending) as Forwarded);
     } catch {
       // Its sender answered already; the client's SDK subscribes again when it reconnects.
     }
   }
 
-  onForwarded(fn: (request: ForwardedSubscription) => Promise<void>): void {
+  onForwarded(fn: (request: Forwarded) => Promise<void>): void {
     this.handler = fn;
   }
 

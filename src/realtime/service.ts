@@ -1,5 +1,5 @@
 import type { Auth } from '../context.ts';
-import { badRequest, forbidden, notFound } from '../errors.ts';
+import { badRequest, forbidden, isApiError, notFound } from '../errors.ts';
 import { randomId } from '../lib/ids.ts';
 import { type Logger, silentLogger } from '../lib/logger.ts';
 import type { RecordDeps } from '../records/deps.ts';
@@ -7,7 +7,7 @@ import type { DatabaseRegistry } from '../storage/index.ts';
 import { Audiences, type Subscription } from './audiences.ts';
 import { Broadcaster } from './broadcast.ts';
 import { type DropReason, type EventStream, RealtimeClient } from './client.ts';
-import { type ClientDirectory, localDirectory } from './directory.ts';
+import { type ClientDirectory, localDirectory, type OAuth2RedirectData } from './directory.ts';
 import type { ChangeFeed } from './feed.ts';
 import { authIdOf, Identities, type Identity } from './identity.ts';
 import { parseSubscribeRequest, parseTopic, type Topic } from './topics.ts';
@@ -71,9 +71,12 @@ export class RealtimeService {
 
   constructor(private readonly o: RealtimeOptions) {
     this.directory = o.directory ?? localDirectory;
-    // Subscription requests for this node's clients that reached another node: its caller gets the
-    // answer given here.
+    // Requests for this node's clients that reached another node: its caller gets the answer given here.
     this.directory.onForwarded(async (request) => {
+      if (request.kind === 'oauth2-redirect') {
+        if (!this.handOAuth2Code(request.data)) throw notFound('No client here waits for this OAuth2 sign-in.');
+        return;
+      }
       const auth = await o.authenticate(request.bearer, request.dbName);
       await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer }, request.body);
     });
@@ -198,11 +201,26 @@ export class RealtimeService {
 
   /**
    * PocketBase's OAuth2 redirect (`/api/oauth2-redirect`): hands what the provider sent back (`code`,
-   * or `error`) to the realtime client its `state` names, when that client waits on `@oauth2` on this
-   * node, as the SDK's `authWithOAuth2({provider})` expects; it then stops waiting. False when no such
-   * client is here.
+   * or `error`) to the realtime client its `state` names when that client waits on `@oauth2`, as the
+   * SDK's `authWithOAuth2({provider})` expects; it then stops waiting. The client may be held by
+   * another node (the popup's request reached this one): the directory hands it there. False when no
+   * such client waits anywhere, or its node did not answer.
    */
-  oauth2Redirect(data: { state: string; code: string; error: string }): boolean {
+  async oauth2Redirect(data: OAuth2RedirectData): Promise<boolean> {
+    if (this.clients.has(data.state)) return this.handOAuth2Code(data);
+    const elsewhere = await this.directory.find(data.state).catch(() => undefined);
+    if (!elsewhere) return false;
+    try {
+      await this.directory.forward(elsewhere.node, { kind: 'oauth2-redirect', clientId: data.state, data });
+      return true;
+    } catch (err) {
+      if (!isApiError(err) || err.status >= 500) this.log.warn({ err, node: elsewhere.node }, 'handing an OAuth2 code to another node failed');
+      return false;
+    }
+  }
+
+  /** Hands an OAuth2 redirect to the client of this node its `state` names; false when none waits. */
+  private handOAuth2Code(data: OAuth2RedirectData): boolean {
     const client = this.clients.get(data.state);
     if (!client || client.closed || !this.oauth2.has(client)) return false;
     this.oauth2.delete(client);

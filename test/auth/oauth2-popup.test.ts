@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type TestNodes, startNodes } from '../helpers/nodes.ts';
+import { skipOn } from '../helpers/postgres.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closeSdkClients, SseStream, sdkClient, subscribeRaw } from '../helpers/sse.ts';
 
@@ -97,6 +99,67 @@ describe('OAuth2 through the SDK’s realtime popup flow (/api/oauth2-redirect)'
       assert.equal(JSON.parse(message.data).code, 'apple-code');
     } finally {
       waiting.close();
+    }
+  });
+});
+
+/**
+ * Behind a load balancer the provider's redirect may reach a node other than the one holding the
+ * SDK's realtime stream: that node hands the code on, as it hands on a subscription request.
+ */
+describe('OAuth2’s popup flow over two nodes', { skip: skipOn('sqlite', 'nodes share a PostgreSQL database') }, () => {
+  let provider: Provider;
+  let cluster: TestNodes;
+
+  before(async () => {
+    provider = await startProvider();
+    cluster = await startNodes(2);
+    const [a] = cluster.nodes;
+    assert.equal((await a.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+  });
+  after(async () => {
+    await closeSdkClients();
+    await cluster?.close();
+    await provider?.close();
+  });
+
+  test('the SDK on node A signs in when the provider sends the popup to node B', async () => {
+    const [a, b] = cluster.nodes;
+    provider.user = { sub: 'popup-nodes', email: 'popup-nodes@example.com', email_verified: true, name: 'Pop' };
+    const pb = sdkClient(a.url);
+    const result = await pb.collection('users').authWithOAuth2({
+      provider: 'mock',
+      urlCallback: async (url: string) => {
+        const back = (await fetch(url, { redirect: 'manual' })).headers.get('location');
+        assert.ok(back?.startsWith(`${a.url}/api/oauth2-redirect?`), `the provider sends the browser back: ${back}`);
+        // The load balancer's choice: node B. Asserted here, so a failure ends the SDK's wait at once.
+        const done = await fetch(back!.replace(a.url, b.url), { redirect: 'manual' });
+        assert.equal(done.headers.get('location'), SUCCESS);
+      },
+    });
+    assert.equal(result.record.email, 'popup-nodes@example.com');
+    assert.ok(pb.authStore.isValid);
+  });
+
+  test('handed on once, to the client waiting on @oauth2 only; an unknown client is a failure', async () => {
+    const [a, b] = cluster.nodes;
+    const waiting = await SseStream.open(a.url);
+    const other = await SseStream.open(a.url);
+    const redirect = (query: string) => fetch(`${b.url}/api/oauth2-redirect?${query}`, { redirect: 'manual' });
+    try {
+      assert.equal((await subscribeRaw(b.url, waiting.clientId, ['@oauth2'])).status, 204);
+      assert.equal((await subscribeRaw(b.url, other.clientId, ['users/*'])).status, 204);
+      for (const query of ['state=nobody&code=c1', `state=${other.clientId}&code=c1`]) {
+        assert.equal((await redirect(query)).headers.get('location'), FAILURE, query);
+      }
+      assert.equal((await redirect(`state=${waiting.clientId}&code=c2`)).headers.get('location'), SUCCESS);
+      const message = await waiting.next((e) => e.event === '@oauth2', 'the code');
+      assert.deepEqual(JSON.parse(message.data), { state: waiting.clientId, code: 'c2' });
+      assert.equal((await redirect(`state=${waiting.clientId}&code=c3`)).headers.get('location'), FAILURE, 'the client waits no more');
+      assert.equal(other.events.filter((e) => e.event === '@oauth2').length, 0);
+    } finally {
+      waiting.close();
+      other.close();
     }
   });
 });

@@ -78,7 +78,7 @@ export function realtimeRoutes(realtime: RealtimeService) {
     const redirect = async (req: FastifyRequest, reply: FastifyReply, fields: Record<string, unknown>) => {
       const text = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '');
       const data = { state: text(fields.state), code: text(fields.code), error: text(fields.error) };
-      const handed = data.state !== '' && realtime.oauth2Redirect(data);
+      const handed = data.state !== '' && (await realtime.oauth2Redirect(data));
       const ok = handed && data.error === '' && data.code !== '';
       // As PocketBase: 307 keeps a GET a GET; a POST's browser follows with a GET (303).
       return reply.redirect(ok ? OAUTH2_SUCCESS : OAUTH2_FAILURE, req.method === 'GET' ? 307 : 303);
