@@ -372,7 +372,6 @@ function authOptions(pb: PbCollection, ctx: DraftContext, note: NoteOf): Record<
       if (o[key] !== undefined) out[key] = o[key];
     }
     if (isPlainObject(out.oauth2) && !Array.isArray(out.oauth2.providers)) out.oauth2 = { ...out.oauth2, providers: [] };
-    if (isPlainObject(out.authAlert) && out.authAlert.enabled === true) note('authAlert', 'kept, but Cairn sends no mail about sign-ins from a new place', 'changed');
     return out;
   }
   const settings = ctx.settings ?? {};

@@ -83,6 +83,17 @@ test('0.23+: flat options, autodate, geoPoint, a base collection\'s own email, u
   assert.ok(draft.system.has('created') && !draft.system.has('updated'));
 });
 
+test('0.23+: an auth collection\'s sign-in alert is carried as it is, without a note (Cairn sends the mail)', () => {
+  const authAlert = { enabled: true, emailTemplate: { subject: 'New sign-in', body: '<p>{ALERT_INFO}</p>' } };
+  const draft = draftCollection(collection([field('email', 'email')], { type: 'auth', name: 'members', options: { authAlert } }), {
+    generation: 'current',
+    targets,
+    indexNames: new Set(),
+  });
+  assert.deepEqual(draft.options.authAlert, authAlert);
+  assert.deepEqual(draft.notes.filter((n) => n.what.includes('authAlert')), []);
+});
+
 test('indexes: names starting with "_" are renamed (never dropped), uniqueness and the rest kept', () => {
   const taken = new Set(['pb_x_username_idx']);
   const draft = draftCollection(
