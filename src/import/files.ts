@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { detectFileType, SNIFF_BYTES } from '../files/content-type.ts';
 import { fileKey } from '../files/keys.ts';
 import { isStoredName } from '../files/names.ts';
@@ -11,7 +13,8 @@ import type { PocketBaseSource } from './source.ts';
 import { fileNamesOf } from './values.ts';
 
 /**
- * Record files: PocketBase keeps them at `storage/<collection id>/<record id>/<name>`, Cairn at
+ * Record files: PocketBase keeps them at `storage/<collection id>/<record id>/<name>` of its data
+ * directory or, with its S3 storage on, under the same key in its bucket; Cairn at
  * `<db>/<collection name>/<record id>/<name>` of its file storage (local or S3). They are copied
  * before the import's transaction (no transaction waits on file copies) and removed again if it fails.
  */
@@ -20,19 +23,25 @@ export interface FileRef {
   collection: string;
   recordId: string;
   name: string;
-  /** Where PocketBase has it. */
-  from: string;
+  /** Where PocketBase has it: a file of its `storage/`, or an object of its bucket. */
+  from: { file: string } | { object: string };
 }
 
 export interface FileScan {
-  /** Files present in `storage/`, per collection name. */
+  /** Files present in `storage/` or the bucket, per collection name. */
   present: Map<string, FileRef[]>;
-  /** Names records hold whose file is not in `storage/` (or is not a name Cairn can store), per collection. */
+  /** Names records hold whose file is in neither (or is not a name Cairn can store), per collection. */
   missing: Map<string, number>;
 }
 
-/** Finds the files the records of the planned collections name. */
-export function scanFiles(source: PocketBaseSource, planned: readonly PlannedCollection[]): FileScan {
+/** PocketBase's S3 bucket (its `s3` settings on) and the keys of the planned collections' objects in it. */
+export interface PocketBaseBucket {
+  storage: FileStorage;
+  keys: ReadonlySet<string>;
+}
+
+/** Finds the files the records of the planned collections name, in `storage/`, then in the bucket. */
+export function scanFiles(source: PocketBaseSource, planned: readonly PlannedCollection[], bucket?: PocketBaseBucket): FileScan {
   const scan: FileScan = { present: new Map(), missing: new Map() };
   for (const p of planned) {
     if (p.files.length === 0) continue;
@@ -45,7 +54,11 @@ export function scanFiles(source: PocketBaseSource, planned: readonly PlannedCol
       if (!isRecordKey(id)) continue;
       for (let i = 1; i < row.length; i++) {
         for (const file of fileNamesOf(row[i])) {
-          if (isStoredName(file) && source.fileExists(p.draft.pb.id, id, file)) found.push({ collection: name, recordId: id, name: file, from: source.filePath(p.draft.pb.id, id, file) });
+          const ref = { collection: name, recordId: id, name: file };
+          const object = `${p.draft.pb.id}/${id}/${file}`;
+          if (!isStoredName(file)) missing++;
+          else if (source.fileExists(p.draft.pb.id, id, file)) found.push({ ...ref, from: { file: source.filePath(p.draft.pb.id, id, file) } });
+          else if (bucket?.keys.has(object)) found.push({ ...ref, from: { object } });
           else missing++;
         }
       }
@@ -68,15 +81,18 @@ async function contentType(file: string, name: string): Promise<string> {
 }
 
 /**
- * Copies the files into Cairn's storage (`removeFiles` undoes it). `staging` is a directory for the copies `FileStorage.put` takes over.
+ * Copies the files into Cairn's storage (`removeFiles` undoes it), those of the bucket through a
+ * local copy. `staging` is a directory for the copies `FileStorage.put` takes over.
  */
-export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string): Promise<void> {
+export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string, bucket?: PocketBaseBucket): Promise<void> {
   await mkdir(staging, { recursive: true, mode: 0o700 });
   try {
     for (const refs of scan.present.values()) {
       for (const ref of refs) {
         const temp = path.join(staging, randomBytes(8).toString('hex'));
-        await copyFile(ref.from, temp);
+        if ('file' in ref.from) await copyFile(ref.from.file, temp);
+        else if (bucket) await pipeline(await bucket.storage.read(ref.from.object), createWriteStream(temp, { mode: 0o600 }));
+        else throw new Error(`no bucket to read ${ref.from.object} from`);
         const type = await contentType(temp, ref.name);
         await storage.put(fileKey(db, ref.collection, ref.recordId, ref.name), temp, { contentType: type });
       }

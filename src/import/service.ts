@@ -10,7 +10,10 @@ import { isValidDatabaseName, quoteIdent } from '../lib/identifiers.ts';
 import { inAllTransactions } from '../migrations/transactions.ts';
 import { newTokenKey } from '../records/auth-fields.ts';
 import type { DatabaseRegistry, Queryable, Transaction } from '../storage/index.ts';
-import { copyFiles, removeFiles, scanFiles } from './files.ts';
+import { s3Options } from '../files/storage/switch.ts';
+import type { StoredS3 } from '../files/storage/check.ts';
+import { copyFiles, type PocketBaseBucket, removeFiles, scanFiles } from './files.ts';
+import type { PlannedCollection } from './plan.ts';
 import { type ImportPlan, planImport, type PlanTarget } from './plan.ts';
 import type { CollectionReport, ImportReport } from './report.ts';
 import type { Note } from './schema.ts';
@@ -232,12 +235,61 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     settings: settingsPlan.document,
   });
   const admins = await planAdmins(registry.system, source.admins(), adminTokenSecrets(source, settingsPlan.document));
+  const notes: Note[] = [...plan.notes, ...settingsPlan.notes];
+  const bucket = await pocketBaseBucket(settingsPlan.document, plan.collections, notes);
+  try {
+    return await importWith(deps, options, source, started, exists, { db, existing, settingsPlan, plan, admins, notes, bucket });
+  } finally {
+    bucket?.storage.close?.();
+  }
+}
+
+/**
+ * PocketBase's bucket when its `s3` settings are on (it kept uploads there, under the keys of its
+ * `storage/`), with the keys of the planned collections' objects; a bucket that cannot be listed
+ * is the report's note, and its files are missing ones.
+ */
+async function pocketBaseBucket(document: Record<string, unknown> | undefined, planned: readonly PlannedCollection[], notes: Note[]): Promise<PocketBaseBucket | undefined> {
+  const s3 = document?.s3 as StoredS3 | undefined;
+  if (s3?.enabled !== true || typeof s3.bucket !== 'string' || s3.bucket === '') return undefined;
+  const { S3FileStorage } = await import('../files/storage/s3.ts');
+  const storage = new S3FileStorage(s3Options(s3));
+  const keys = new Set<string>();
+  try {
+    for (const p of planned) {
+      if (p.files.length === 0) continue;
+      for (const object of await storage.list(`${p.draft.pb.id}/`)) keys.add(object.key);
+    }
+  } catch (err) {
+    const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+    notes.push({ what: 'files', why: `PocketBase's S3 bucket "${s3.bucket}" could not be listed (${cause}): files kept there are not carried`, kind: 'not-carried' });
+  }
+  return { storage, keys };
+}
+
+/** What `importInto` planned, for `importWith`. */
+interface Planned {
+  db: Awaited<ReturnType<DatabaseRegistry['get']>>;
+  existing: readonly Collection[];
+  settingsPlan: ReturnType<typeof planSettings>;
+  plan: ImportPlan;
+  admins: Awaited<ReturnType<typeof planAdmins>>;
+  notes: Note[];
+  bucket: PocketBaseBucket | undefined;
+}
+
+async function importWith(deps: ImportDeps, options: ImportOptions, source: PocketBaseSource, started: number, exists: boolean, planned: Planned): Promise<ImportReport> {
+  const { registry } = deps;
+  const { db, existing, settingsPlan, plan, admins, notes, bucket } = planned;
   const links = source.externalAuths();
   const origins = source.authOrigins();
   const superusersId = source.collections().find((c) => c.name === '_superusers')?.id;
-  const scan = scanFiles(source, plan.collections);
-  const notes: Note[] = [...plan.notes, ...settingsPlan.notes];
-  for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/ (PocketBase may keep them in S3): the names are kept, the files are not there`, kind: 'not-carried' });
+  const scan = scanFiles(source, plan.collections, bucket);
+  const where = `${path.join(path.basename(path.dirname(source.storageDir)), 'storage')}/${bucket ? " nor in PocketBase's S3 bucket" : ' (PocketBase may keep them in S3)'}`;
+  for (const [name, n] of scan.missing) notes.push({ what: name, why: `${n} file${n === 1 ? '' : 's'} its records name ${n === 1 ? 'is' : 'are'} not in ${where}: the names are kept, the files are not there`, kind: 'not-carried' });
+  // Files go where Cairn reads them once the import's settings are saved: PocketBase's bucket when
+  // its `s3` section is carried (new uploads go there too), else the storage in use now.
+  const storage = settingsPlan.sections.has('s3') && bucket ? bucket.storage : deps.storage;
   notes.push(...sessionNotes(plan, admins.carry, source.generation));
 
   const report: ImportReport = {
@@ -267,7 +319,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
 
   const target = db;
   try {
-    if (!options.dryRun) await copyFiles(deps.storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
+    if (!options.dryRun) await copyFiles(storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`), bucket);
     const results = new Map<string, number>();
     const adminIds = admins.carry.map((a) => a.id);
     await inAllTransactions(
@@ -303,7 +355,7 @@ async function importInto(deps: ImportDeps, options: ImportOptions, source: Pock
     );
   } catch (err) {
     if (err instanceof DryRunDone) return report;
-    if (!options.dryRun) await removeFiles(deps.storage, options.database, scan, !exists);
+    if (!options.dryRun) await removeFiles(storage, options.database, scan, !exists);
     throw err;
   } finally {
     await deps.collections.invalidate(target);

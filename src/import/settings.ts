@@ -117,7 +117,7 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
       why:
         `carried as Cairn's settings sections ${kept.join(', ')} (PocketBase's shape, secrets included), shown and written through /api/settings, acting as when saved there` +
         (kept.includes('smtp') ? '; mail goes through the SMTP server of `smtp` when it is enabled and CAIRN_SMTP_URL is not set' : '') +
-        (kept.includes('s3') ? "; new uploads go to PocketBase's S3 bucket, where PocketBase's own files are under its keys, not Cairn's" : ''),
+        (kept.includes('s3') ? "; new uploads go to PocketBase's S3 bucket, and the records' files are copied there under Cairn's keys" : ''),
     });
   }
   const extra: Record<string, unknown> = {};
