@@ -102,6 +102,7 @@ import { hookRouteAnswers, hookRouteHandler, hookRoutes } from './http/routes/ho
 import { HookCronRunner } from './hooks/cron.ts';
 import type { HookSet } from './hooks/registry.ts';
 import type { HookServices } from './hooks/facade.ts';
+import { Automigrate } from './pbmigrations/automigrate.ts';
 import { PbMigrationRunner } from './pbmigrations/runner.ts';
 import { pbMigrationRuntime, type PbMigrationRuntime } from './pbmigrations/runtime.ts';
 import type { PbMigrationExecutor } from './pbmigrations/types.ts';
@@ -436,7 +437,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     settingsRoutes(services.settings, services.mailer, services.fileStorage, async (ref) => services.collections.find(await services.registry.get(DEFAULT_DATABASE), ref)),
   );
   await app.register(databaseRoutes(services.registry));
-  await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }));
+  const automigrate = config.pbAutomigrate && config.pbMigrationsDir ? new Automigrate(config.pbMigrationsDir, { tokenTtl: config.tokenTtl }, () => app.log) : undefined;
+  await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }, automigrate));
   await app.register(ruleRoutes(services.collections));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
   await app.register(batchRoutes(services.batch, services.fileStore, config.bodyLimit));

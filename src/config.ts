@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
@@ -129,6 +130,12 @@ export interface Config {
   dev: boolean;
   /** PocketBase's `pb_migrations/*.js`, applied at start (absolute); undefined: none (`CAIRN_PB_MIGRATIONS_DIR=off`). */
   pbMigrationsDir?: string;
+  /**
+   * PocketBase's automigrate: collection changes made through the API are written to `pbMigrationsDir`
+   * as migration files (src/pbmigrations/automigrate.ts). `--automigrate` / CAIRN_PB_AUTOMIGRATE; by
+   * default on when that folder exists at start (the server runs a PocketBase app's folder).
+   */
+  pbAutomigrate: boolean;
   /** Static files served at `/` as PocketBase serves `pb_public` (absolute); undefined: none (`CAIRN_PUBLIC_DIR=off`). */
   publicDir?: string;
   /** A GET of a path that is not in `publicDir` answers its `index.html` (single-page apps), as PocketBase's default. */
@@ -153,6 +160,8 @@ export interface ConfigFlags {
   pbHooks?: string;
   /** PocketBase's pb_migrations directory, or `off`. */
   pbMigrations?: string;
+  /** PocketBase's `--automigrate[=bool]`. */
+  automigrate?: boolean;
   /** The folder served at `/` (PocketBase's pb_public), or `off`. */
   publicDir?: string;
   indexFallback?: boolean;
@@ -328,6 +337,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const host = flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1';
   const storage = storageKind(env.CAIRN_STORAGE);
   const pgPoolSize = intFrom('CAIRN_PG_POOL_SIZE', env.CAIRN_PG_POOL_SIZE, 10, 1, 1000);
+  const pbMigrationsDir = appFolder(flags.pbMigrations ?? env.CAIRN_PB_MIGRATIONS_DIR, './pb_migrations');
   return {
     host,
     port: intFrom('port', flags.port ?? env.CAIRN_PORT, 8090, 0, 65535),
@@ -383,7 +393,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     pbHooksDir: appFolder(flags.pbHooks ?? env.CAIRN_PB_HOOKS_DIR, './pb_hooks'),
     hookTimeoutMs: intFrom('CAIRN_HOOK_TIMEOUT_MS', env.CAIRN_HOOK_TIMEOUT_MS, 5000, 1, 600000),
     dev: flags.dev === true,
-    pbMigrationsDir: appFolder(flags.pbMigrations ?? env.CAIRN_PB_MIGRATIONS_DIR, './pb_migrations'),
+    pbMigrationsDir,
+    pbAutomigrate: pbMigrationsDir !== undefined && (flags.automigrate ?? onOff('CAIRN_PB_AUTOMIGRATE', env.CAIRN_PB_AUTOMIGRATE, existsSync(pbMigrationsDir))),
     publicDir: appFolder(flags.publicDir ?? env.CAIRN_PUBLIC_DIR, './pb_public'),
     indexFallback: flags.indexFallback ?? onOff('CAIRN_INDEX_FALLBACK', env.CAIRN_INDEX_FALLBACK, true),
     storage,

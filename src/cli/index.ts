@@ -66,6 +66,7 @@ export function buildCli(options: MigrateOptions = {}): Command {
       hooks: opts.hooks,
       pbHooks: opts.pbHooks ?? opts.hooksDir,
       pbMigrations: opts.migrationsDir,
+      automigrate: opts.automigrate,
       publicDir: opts.publicDir,
       indexFallback: opts.indexFallback,
       dev: opts.dev,

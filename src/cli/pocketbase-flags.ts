@@ -39,6 +39,7 @@ export interface PocketBaseGlobals {
   dev?: boolean;
   hooksDir?: string;
   migrationsDir?: string;
+  automigrate?: boolean;
   publicDir?: string;
   indexFallback?: boolean;
 }
@@ -48,7 +49,7 @@ export interface PocketBaseGlobals {
  * it uses). Flags Cairn has no use for are accepted and ignored, so a script that passes them runs:
  * `--encryptionEnv` (Cairn's settings are not encrypted with a key from the environment),
  * `--queryTimeout` (CAIRN_PG_STATEMENT_TIMEOUT_MS), `--hooksWatch` (`--dev` reloads), `--hooksPool`
- * (workers are sized to the machine), `--automigrate` (Cairn writes no migration files on console changes).
+ * (workers are sized to the machine).
  */
 export function addPocketBaseGlobals(program: Command): void {
   const hidden = (flags: string, parse?: (v: string) => unknown) => {
@@ -73,7 +74,12 @@ export function addPocketBaseGlobals(program: Command): void {
 export function describePocketBaseFlags(command: Command, which: { dev?: boolean; hooks?: boolean; migrations?: boolean; public?: boolean }): Command {
   if (which.dev) command.addOption(new Option('--dev', 'development mode: reload the hooks when their files change'));
   if (which.hooks) command.addOption(new Option('--hooksDir <path>', "PocketBase's name for --pb-hooks"));
-  if (which.migrations) command.addOption(new Option('--migrationsDir <path>', "PocketBase's pb_migrations directory, or off (env CAIRN_PB_MIGRATIONS_DIR, default ./pb_migrations)"));
+  if (which.migrations) {
+    command.addOption(new Option('--migrationsDir <path>', "PocketBase's pb_migrations directory, or off (env CAIRN_PB_MIGRATIONS_DIR, default ./pb_migrations)"));
+    command.addOption(
+      new Option('--automigrate [bool]', 'write collection changes made through the API as pb_migrations files (env CAIRN_PB_AUTOMIGRATE, default: when the folder exists)').argParser(goBool),
+    );
+  }
   if (which.public) {
     command.addOption(new Option('--publicDir <path>', 'static files served at / (PocketBase\'s pb_public), or off (env CAIRN_PUBLIC_DIR, default ./pb_public)'));
     command.addOption(new Option('--indexFallback [bool]', 'missing paths under / answer index.html, for single-page apps (env CAIRN_INDEX_FALLBACK, default true)'));

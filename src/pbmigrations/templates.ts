@@ -61,3 +61,44 @@ export function snapshotMigration(collections: ReadonlyArray<Record<string, unkn
 })
 `;
 }
+
+/** A value as a JavaScript literal inside a function body (two spaces in), keys sorted. */
+function literal(value: unknown): string {
+  return JSON.stringify(sortedKeys(value), null, 2).replace(/\n/g, '\n  ');
+}
+
+/**
+ * The file automigrate writes for one collection change (`old` undefined: created; `now` undefined:
+ * deleted), in the ≥ 0.23 form of PocketBase's JavaScript templates: a created collection is saved
+ * from its JSON and deleted again on the way down; a changed one gets the keys that changed
+ * (`fields` as a whole list) with `unmarshal`, and their old values on the way down. Undefined when
+ * nothing changed.
+ */
+export function collectionChangeMigration(old: Record<string, unknown> | undefined, now: Record<string, unknown> | undefined): string | undefined {
+  const save = (json: Record<string, unknown>) => `  const collection = new Collection(${literal(json)});
+
+  return app.save(collection);`;
+  const remove = (json: Record<string, unknown>) => `  const collection = app.findCollectionByNameOrId(${JSON.stringify(json.id)});
+
+  return app.delete(collection);`;
+  const body = (up: string, down: string) => `${TYPES_DIRECTIVE}migrate((app) => {
+${up}
+}, (app) => {
+${down}
+})
+`;
+  if (old === undefined && now === undefined) return undefined;
+  if (old === undefined) return body(save(now!), remove(now!));
+  if (now === undefined) return body(remove(old), save(old));
+  const changed = [...new Set([...Object.keys(old), ...Object.keys(now)])]
+    .filter((k) => JSON.stringify(sortedKeys(old[k])) !== JSON.stringify(sortedKeys(now[k])))
+    .sort();
+  if (changed.length === 0) return undefined;
+  const values = (json: Record<string, unknown>) => Object.fromEntries(changed.map((k) => [k, json[k] ?? null]));
+  const update = (json: Record<string, unknown>) => `  const collection = app.findCollectionByNameOrId(${JSON.stringify(old.id)});
+
+  unmarshal(${literal(values(json))}, collection);
+
+  return app.save(collection);`;
+  return body(update(now), update(old));
+}

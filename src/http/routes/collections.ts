@@ -15,6 +15,7 @@ import { pagination, param } from '../../records/query-params.ts';
 import type { RecordService } from '../../records/service.ts';
 import { truncateCollection } from '../../records/truncate.ts';
 import { requireAdmin } from '../guards.ts';
+import type { Automigrate } from '../../pbmigrations/automigrate.ts';
 
 type NameParams = { Params: { name: string } };
 
@@ -37,7 +38,7 @@ function oauth2Presets(): Array<{ name: string; displayName: string; logo: strin
   return knownOAuth2Providers();
 }
 
-export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults) {
+export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults, automigrate?: Automigrate) {
   const json = (c: Collection) => collectionJson(c, defaults);
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/api/collections', async (req) => {
@@ -63,7 +64,9 @@ export function collectionRoutes(collections: CollectionService, records: Record
       const body = req.body ?? {};
       // A client signed in as PocketBase ≥ 0.23's (`_superusers`) gets its collection as that makes it.
       const superuser = req.ctx.auth.type === 'admin' && req.ctx.auth.superuser === true;
-      return json(await collections.create(req.ctx.db, superuser ? asPocketBaseCreate(body) : body));
+      const created = await collections.create(req.ctx.db, superuser ? asPocketBaseCreate(body) : body);
+      await automigrate?.record(req.ctx.db, undefined, created);
+      return json(created);
     });
 
     app.get('/api/collections/meta/scaffolds', async (req) => {
@@ -116,13 +119,18 @@ export function collectionRoutes(collections: CollectionService, records: Record
     app.patch<NameParams>('/api/collections/:name', async (req) => {
       requireAdmin(req.ctx);
       refuseSuperusers(req.params.name, 'changed');
-      return json(await collections.update(req.ctx.db, req.params.name, req.body ?? {}));
+      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
+      const updated = await collections.update(req.ctx.db, req.params.name, req.body ?? {});
+      if (before) await automigrate.record(req.ctx.db, before, updated);
+      return json(updated);
     });
 
     app.delete<NameParams>('/api/collections/:name', async (req, reply) => {
       requireAdmin(req.ctx);
       refuseSuperusers(req.params.name, 'deleted');
+      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
       await collections.remove(req.ctx.db, req.params.name);
+      if (before) await automigrate.record(req.ctx.db, before, undefined);
       return reply.status(204).send();
     });
 
