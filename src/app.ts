@@ -439,7 +439,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(databaseRoutes(services.registry));
   const automigrate = config.pbAutomigrate && config.pbMigrationsDir ? new Automigrate(config.pbMigrationsDir, { tokenTtl: config.tokenTtl }, () => app.log) : undefined;
   await app.register(collectionRoutes(services.collections, services.records, { tokenTtl: config.tokenTtl }, automigrate));
-  await app.register(ruleRoutes(services.collections));
+  await app.register(ruleRoutes(services.collections, automigrate));
   await app.register(recordRoutes(services.collections, services.records, services.fileStore));
   await app.register(batchRoutes(services.batch, services.fileStore, config.bodyLimit));
   await app.register(fileRoutes(services.files, services.registry));

@@ -56,11 +56,14 @@ describe('automigrate', () => {
     assert.equal(changed.status, 200, changed.text);
     // A save that changes nothing writes nothing.
     assert.equal((await server.admin('PATCH', '/api/collections/notes', { body: {} })).status, 200);
+    // The rules resource (API contract §6) is a change too.
+    const rules = await server.admin('PUT', '/api/collections/notes/rules', { body: { list: '', view: '', create: '@request.auth.id != ""', update: null, delete: null } });
+    assert.equal(rules.status, 200, rules.text);
     assert.equal((await server.admin('POST', '/api/collections', { body: { name: 'scratch', type: 'base', fields: [{ name: 'n', type: 'number' }] } })).status, 200);
     assert.equal((await server.admin('DELETE', '/api/collections/scratch')).status, 204);
 
     const files = readdirSync(folder.dir).sort();
-    assert.deepEqual(files.map((f) => f.replace(/^\d+_/, '')), ['created_notes.js', 'updated_notes.js', 'created_scratch.js', 'deleted_scratch.js']);
+    assert.deepEqual(files.map((f) => f.replace(/^\d+_/, '')), ['created_notes.js', 'updated_notes.js', 'updated_notes.js', 'created_scratch.js', 'deleted_scratch.js']);
     const rows = await (await databaseOf(server)).all<{ file: string }>('SELECT file FROM _migrations ORDER BY file');
     assert.deepEqual(rows.map((r) => r.file), files);
     const update = readFileSync(path.join(folder.dir, files[1]), 'utf8');
@@ -84,10 +87,10 @@ describe('automigrate', () => {
     } finally {
       await other.close();
     }
-    // Reverting the last three (the delete, the create, the update) leaves notes as it was made.
-    const down = await runCli(['migrate', 'down', '3', '--dir', dir, '--migrationsDir', folder.dir]);
+    // Reverting the last four (the delete, the create, the rules, the update) leaves notes as it was made.
+    const down = await runCli(['migrate', 'down', '4', '--dir', dir, '--migrationsDir', folder.dir]);
     assert.equal(down.code, 0, down.stderr);
-    // Without the folder: a start would apply the three files again.
+    // Without the folder: a start would apply the four files again.
     const again = await startServer({ dir });
     try {
       const reverted = await again.admin('GET', '/api/collections/notes');

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { CollectionService } from '../../collections/service.ts';
 import { rulesOf, updateRules } from '../../rules/access/rules-resource.ts';
+import type { Automigrate } from '../../pbmigrations/automigrate.ts';
 import { requireAdmin } from '../guards.ts';
 
 type Params = { Params: { name: string } };
 
-/** The access-rule resource of a collection (API contract §6). */
-export function ruleRoutes(collections: CollectionService) {
+/** The access-rule resource of a collection (API contract §6); a change is automigrate's, as the collection's PATCH. */
+export function ruleRoutes(collections: CollectionService, automigrate?: Automigrate) {
   return async (app: FastifyInstance): Promise<void> => {
     app.get<Params>('/api/collections/:name/rules', async (req) => {
       requireAdmin(req.ctx);
@@ -15,7 +16,10 @@ export function ruleRoutes(collections: CollectionService) {
 
     app.put<Params>('/api/collections/:name/rules', async (req) => {
       requireAdmin(req.ctx);
-      return updateRules(collections, req.ctx.db, req.params.name, req.body ?? {});
+      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
+      const rules = await updateRules(collections, req.ctx.db, req.params.name, req.body ?? {});
+      if (before) await automigrate.record(req.ctx.db, before, await collections.get(req.ctx.db, req.params.name));
+      return rules;
     });
   };
 }
