@@ -15,9 +15,10 @@ import { findSendmail } from './auth/mail/sendmail.ts';
 import { PocketBaseTokens } from './auth/pocketbase-tokens.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './auth/passwords.ts';
 import { OAuth2Service } from './auth/oauth2/login.ts';
-import { MfaService } from './auth/mfa.ts';
-import { OtpService } from './auth/otp.ts';
+import { MfaService, pruneMfas } from './auth/mfa.ts';
+import { OtpService, pruneOtps } from './auth/otp.ts';
 import { RecordAuthService } from './auth/record-auth.ts';
+import { SuperuserIps } from './auth/superuser-ips.ts';
 import { SuperuserService } from './auth/superusers.ts';
 import { deriveKey, loadInstanceSecret } from './auth/secret.ts';
 import { TokenService } from './auth/tokens.ts';
@@ -71,8 +72,6 @@ import { batchRoutes } from './http/routes/batch.ts';
 import { sqlRoutes } from './http/routes/sql.ts';
 import { cronsRoutes } from './http/routes/crons.ts';
 import { pocketBaseSystemCrons, SystemCrons } from './jobs/system-crons.ts';
-import { pruneMfas } from './auth/mfa.ts';
-import { pruneOtps } from './auth/otp.ts';
 import { type BatchLimits, BatchService } from './batch/service.ts';
 import { ruleRoutes } from './http/routes/rules.ts';
 import { databaseSteps, systemSteps } from './internal-schema.ts';
@@ -255,6 +254,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     invalidations,
     lock,
   );
+  authenticator.superuserIps = superusers.superuserIps = new SuperuserIps(() => settings.peek<string[]>('superuserIPs'));
   const fileTokens = new FileTokens(deriveKey(secret, 'file'), config.fileTokenTtl, admins, collections, authenticator);
   const files = new FileService(fileStore.storage, collections, records, fileTokens, new Thumbnails(fileStore.storage, fileStore.stagingDir));
   files.onDownload = hooks?.fileDownload;
@@ -429,7 +429,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     for (const method of [r.method].flat()) ownRoutes.push({ method, url: r.url });
   });
   await app.register(healthRoutes(services.registry, config.nodeId, () => services.backups.idle));
-  await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset));
+  await app.register(adminRoutes(services.admins, services.tokens, services.adminPasswordReset, services.authenticator.superuserIps));
   await app.register(superuserRoutes(services.superusers, services.adminPasswordReset));
   await app.register(authRoutes({ recordAuth: services.recordAuth, flows: services.emailFlows, oauth2: services.oauth2, otp: services.otp }));
   await app.register(keyRoutes(services.apiKeys));

@@ -10,6 +10,7 @@ import { PRIVILEGED_VIEWER } from '../records/viewer.ts';
 import type { Database, DatabaseRegistry } from '../storage/index.ts';
 import type { AdminService } from './admins.ts';
 import type { PocketBaseTokens } from './pocketbase-tokens.ts';
+import type { SuperuserIps } from './superuser-ips.ts';
 import { type AuthClaims, tokenKeyFingerprint, type TokenService } from './tokens.ts';
 
 /** Resolves API keys (opaque keys, or tokens of `type: "apikey"`); provided by the API-key domain. */
@@ -42,9 +43,14 @@ export class Authenticator {
     private readonly registry: DatabaseRegistry,
   ) {}
 
+  /** The `superuserIPs` setting: administrators from other addresses are refused (403). */
+  superuserIps?: SuperuserIps;
+
   authenticate = async (req: FastifyRequest, dbName: string, db: Database | undefined): Promise<Auth> => {
     const header = req.headers.authorization;
-    return this.authenticateBearer(bearerOf(Array.isArray(header) ? header[0] : header), dbName, db);
+    const auth = await this.authenticateBearer(bearerOf(Array.isArray(header) ? header[0] : header), dbName, db);
+    if (auth.type === 'admin') this.superuserIps?.check(req.ip);
+    return auth;
   };
 
   /**

@@ -1,3 +1,4 @@
+import type { SuperuserIps } from './superuser-ips.ts';
 import { SUPERUSERS_COLLECTION, SUPERUSERS_ID, SUPERUSERS_NAME } from '../collections/superusers.ts';
 import type { RecordJson } from '../records/serialize.ts';
 import type { AuthMethod } from './mfa.ts';
@@ -51,6 +52,8 @@ export interface SuperuserAuth {
 export class SuperuserService {
   /** Set by the hooks domain: `onRecordAuthRequest` handlers see superusers' sign-ins too, as in PocketBase. */
   onSignIn?: SignInHook;
+  /** The `superuserIPs` setting: a sign-in from another address is refused before a token is made. */
+  superuserIps?: SuperuserIps;
 
   constructor(
     private readonly system: Database,
@@ -64,6 +67,7 @@ export class SuperuserService {
     method: AuthMethod,
     options: { ttlSeconds?: number; refreshable?: boolean; token?: string } = {},
   ): Promise<SuperuserAuth> {
+    this.superuserIps?.check(ctx.request.ip);
     const token =
       options.token ??
       (await this.tokens.sign({ id: admin.id, type: 'auth', collectionId: SUPERUSERS_ID, refreshable: options.refreshable ?? true, tokenKey: admin.tokenKey }, options.ttlSeconds || this.tokens.ttlSeconds));

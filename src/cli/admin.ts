@@ -1,26 +1,60 @@
 import type { Command } from 'commander';
+import type { Services } from '../app.ts';
 import type { AdminService } from '../auth/admins.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { isEmail } from '../collections/fields/email.ts';
+import { isApiError } from '../errors.ts';
 import { refusePocketBaseDataDir } from './pocketbase-flags.ts';
 
 /**
  * Administrators from the command line, without a running server: Cairn's `admin create`, PocketBase
- * ≥ 0.23's `superuser create|upsert|update|delete EMAIL [PASS]` and v0.22's `admin create|update|delete`.
+ * ≥ 0.23's `superuser create|upsert|update|delete EMAIL [PASS]`, `superuser ips` and `otp`, and v0.22's
+ * `admin create|update|delete`.
  * Messages are PocketBase's, so scripts that look for them keep working.
  */
 
 type Out = (line: string) => void;
 
-async function withAdmins(config: Config, fn: (admins: AdminService, out: Out) => Promise<void>): Promise<void> {
+async function withServices(config: Config, fn: (services: Services, out: Out) => Promise<void>): Promise<void> {
   refusePocketBaseDataDir(config.dir);
   const { buildServices } = await import('../app.ts');
   const services = await buildServices(config);
   try {
-    await fn(services.admins, (line) => process.stdout.write(`${line}\n`));
+    await fn(services, (line) => process.stdout.write(`${line}\n`));
   } finally {
     await services.registry.close();
   }
+}
+
+const withAdmins = (config: Config, fn: (admins: AdminService, out: Out) => Promise<void>) => withServices(config, (services, out) => fn(services.admins, out));
+
+/**
+ * PocketBase's `superuser ips [IP|SUBNET ...]`: sets the `superuserIPs` setting (none: clears it), the
+ * way back in for an administrator shut out by it. A running server reads it again on PostgreSQL at
+ * once, on SQLite when it restarts.
+ */
+async function superuserIps(config: Config, ips: string[]): Promise<void> {
+  await withServices(config, async (services, out) => {
+    try {
+      await services.settings.patch({ superuserIPs: ips });
+    } catch (err) {
+      if (!isApiError(err) || err.status !== 400) throw err;
+      const problems = (err.data as { superuserIPs?: Record<string, { message: string }> }).superuserIPs ?? {};
+      throw new ConfigError(Object.entries(problems).map(([i, p]) => `${ips[Number(i)] ?? ''}: ${p.message}`).join('; ') || err.message);
+    }
+    if (ips.length === 0) return out('Successfully cleared SuperuserIPs setting!');
+    out('Successfully updated SuperuserIPs setting:');
+    const saved = await services.settings.get<string[]>('superuserIPs');
+    saved.forEach((ip, i) => out(`${i === saved.length - 1 ? '└─' : '├─'} ${ip}`));
+  });
+}
+
+/** PocketBase's `superuser otp EMAIL`: Cairn's administrators have no one-time-password sign-in. */
+async function superuserOtp(config: Config, email: string): Promise<void> {
+  await withAdmins(config, async (admins) => {
+    if (!(await admins.findByEmail(email))) throw new ConfigError(`superuser with email "${email}" doesn't exist`);
+    throw new ConfigError('OTP auth is not enabled for the _superusers collection');
+  });
 }
 
 /** PocketBase checks the email before it opens anything; so does Cairn. */
@@ -114,5 +148,11 @@ export function registerAdminCommands(program: Command): void {
   );
   whereOptions(superuser.command('delete [email]').description('delete a superuser')).action(async (email: string | undefined, _opts: unknown, cmd: Command) =>
     deleteAdmin(configOf(cmd), checkedEmail(email)),
+  );
+  whereOptions(
+    superuser.command('ips [ips...]').description('set the superuser IPs whitelist (addresses or CIDR subnets, space separated); none clears it'),
+  ).action(async (ips: string[], _opts: unknown, cmd: Command) => superuserIps(configOf(cmd), ips));
+  whereOptions(superuser.command('otp [email]').description("a one-time password for a superuser (Cairn's administrators sign in with their password)")).action(
+    async (email: string | undefined, _opts: unknown, cmd: Command) => superuserOtp(configOf(cmd), checkedEmail(email)),
   );
 }

@@ -97,7 +97,7 @@ export class FileService {
     const isProtected = fileOptions(field).protected;
     // The caller, for the rule of a protected file, and for the hooks (a public file needs no token:
     // one that is no good makes the caller a guest there).
-    const resolve = (token: string) => this.tokens.resolve(token, req.dbName, req.db);
+    const resolve = (token: string) => this.tokens.resolve(token, req.dbName, req.db, req.request.ip);
     const auth = !req.token ? GUEST : isProtected ? await resolve(req.token) : this.onDownload ? await resolve(req.token).catch(() => GUEST) : GUEST;
     if (isProtected) {
       try {

@@ -42,8 +42,16 @@ export class FileTokens {
     return this.tokens.sign({ id: auth.id, type: 'authRecord', collectionId: collection.id, db: ctx.dbName, tokenKey: row.tokenKey });
   }
 
-  /** The caller a file token names, or a guest for a token that is invalid, expired, revoked or of another database. */
-  async resolve(token: string, dbName: string, db: Database): Promise<Auth> {
+  /**
+   * The caller a file token names, or a guest for a token that is invalid, expired, revoked or of
+   * another database, or an administrator's used from an address `superuserIPs` does not hold.
+   */
+  async resolve(token: string, dbName: string, db: Database, ip: string): Promise<Auth> {
+    const auth = await this.resolveToken(token, dbName, db);
+    return auth.type === 'admin' && this.authenticator.superuserIps?.allows(ip) === false ? GUEST : auth;
+  }
+
+  private async resolveToken(token: string, dbName: string, db: Database): Promise<Auth> {
     try {
       let claims;
       try {
@@ -62,13 +70,16 @@ export class FileTokens {
     }
   }
 
-  /** The administrator a file token names (PocketBase's admin file token, which backup downloads take), or undefined. */
-  async admin(token: string): Promise<AdminAuth | undefined> {
+  /**
+   * The administrator a file token names (PocketBase's admin file token, which backup downloads take),
+   * or undefined (also from an address `superuserIPs` does not hold).
+   */
+  async admin(token: string, ip: string): Promise<AdminAuth | undefined> {
     try {
       const claims = await this.tokens.verify(token);
       if (claims.type !== 'admin') return undefined;
       const auth = await this.authenticator.fromClaims(claims, '', undefined);
-      return auth.type === 'admin' ? auth : undefined;
+      return auth.type === 'admin' && this.authenticator.superuserIps?.allows(ip) !== false ? auth : undefined;
     } catch (err) {
       if (isApiError(err) && err.status === 401) return undefined;
       throw err;

@@ -12,7 +12,8 @@ import { isPlainObject } from '../lib/objects.ts';
  * | `meta.appName`, `appURL` (`appUrl` before 0.23), `senderName`, `senderAddress` | `meta` (`appName`, `appUrl`, `senderName`, `senderAddress`), which Cairn's mails use |
  * | before 0.23: `googleAuth`, `githubAuth`, … (instance-wide OAuth2 providers) | `oauth2.providers`, Cairn's instance-wide providers |
  * | `smtp`, `s3`, `backups`, `rateLimits`, `trustedProxy`, `batch`, `logs` | the sections of the same names, in PocketBase's shape (secrets included, in system.db like the OAuth2 client secrets); `s3` only when enabled, `backups` only with a schedule or its bucket enabled |
- * | `superuserIPs`, `meta.hideControls`, `meta.accentColor` | `pocketbase`, kept as they were |
+ * | `superuserIPs` | `superuserIPs`: administrators are served only from those addresses, as on PocketBase |
+ * | `meta.hideControls`, `meta.accentColor` | `pocketbase`, kept as they were |
  * | before 0.23: `recordAuthToken`, … (token secrets and lifetimes), `meta.*Template` | each auth collection's settings (schema.ts) |
  *
  * PocketBase started with `--encryptionEnv` keeps the document encrypted (AES-256-GCM under the
@@ -120,8 +121,11 @@ export function planSettings(raw: { json?: Record<string, unknown>; encrypted?: 
         (kept.includes('s3') ? "; new uploads go to PocketBase's S3 bucket, and the records' files are copied there under Cairn's keys" : ''),
     });
   }
+  if (Array.isArray(doc.superuserIPs) && doc.superuserIPs.length > 0) {
+    sections.set('superuserIPs', doc.superuserIPs);
+    notes.push({ what: 'settings.superuserIPs', why: `carried: administrators are served only from ${doc.superuserIPs.join(', ')} (\`cairn superuser ips\` changes or clears the list)` });
+  }
   const extra: Record<string, unknown> = {};
-  if (Array.isArray(doc.superuserIPs) && doc.superuserIPs.length > 0) extra.superuserIPs = doc.superuserIPs;
   for (const key of ['hideControls', 'accentColor']) if (meta[key] !== undefined) extra[key] = meta[key];
   if (Object.keys(extra).length > 0) sections.set('pocketbase', extra);
 

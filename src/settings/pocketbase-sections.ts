@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { StoredS3 } from '../files/storage/check.ts';
 import { parseSchedule } from '../jobs/schedule.ts';
 import type { SettingsSection } from './service.ts';
+import { isIpOrSubnet } from '../lib/ip-list.ts';
 import { isHttpUrl, type Shape, shapedSection } from './shape.ts';
 
 /**
@@ -35,15 +36,30 @@ function validateS3(s3: StoredS3, at: string, problem: Problem) {
 /** PocketBase's rate limit labels: `/path/`, `METHOD /path`, `collection:action`, `*:action`, a tag. */
 const RATE_LIMIT_LABEL = /^(\w+ \/[\w/-]*|\/[\w/-]*|\w+:\w+|\*:\w+|\w+)$/;
 
-/** An IP address or a CIDR subnet. */
-function isIpOrSubnet(value: string): boolean {
-  const [ip, bits, extra] = value.split('/');
-  if (extra !== undefined) return false;
-  const v4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(ip) && ip.split('.').every((p) => Number(p) <= 255);
-  const v6 = !v4 && /^[0-9a-f:.]+$/i.test(ip) && ip.includes(':');
-  if (!v4 && !v6) return false;
-  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v4 ? 32 : 128));
-}
+/**
+ * PocketBase's `superuserIPs`: a top-level list, not an object section. When it holds anything,
+ * administrators are served only from those addresses and subnets (src/auth/superuser-ips.ts).
+ */
+const superuserIpsSection: SettingsSection<string[]> = {
+  name: 'superuserIPs',
+  defaults: () => [],
+  merge(input, current, errors) {
+    if (input === null || input === undefined) return current;
+    if (!Array.isArray(input) || input.length > 1000) {
+      errors.superuserIPs = { code: 'validation_invalid_value', message: 'Must be a list of at most 1000 items.' };
+      return current;
+    }
+    const before = Object.keys(errors).length;
+    input.forEach((ip: unknown, i) => {
+      if (typeof ip !== 'string') errors[`superuserIPs.${i}`] = { code: 'validation_invalid_value', message: 'Must be a string.' };
+      else if (ip.trim() === '') errors[`superuserIPs.${i}`] = { code: REQUIRED[0], message: REQUIRED[1] };
+      // PocketBase's code, its misspelling included.
+      else if (!isIpOrSubnet(ip.trim())) errors[`superuserIPs.${i}`] = { code: 'validation_invlaid_ip_or_subnet', message: 'Must be a valid IP address or CIDR subnet.' };
+    });
+    return Object.keys(errors).length > before ? current : input.map((ip: string) => ip.trim());
+  },
+  view: (value) => value,
+};
 
 interface RateLimitRule {
   label: string;
@@ -147,6 +163,7 @@ export function pocketbaseSections(config: Config): SettingsSection<any>[] {
         });
       },
     }),
+    superuserIpsSection,
     shapedSection<{ headers: string[]; useLeftmostIP: boolean }>({
       name: 'trustedProxy',
       shape: { fields: { headers: { list: 'string' }, useLeftmostIP: 'bool' } },

@@ -29,6 +29,7 @@ describe("PocketBase's settings sections, stored and written through /api/settin
     assert.equal(res.body.batch.maxRequests, 50);
     assert.deepEqual(Object.keys(res.body.rateLimits).sort(), ['enabled', 'excludedIPs', 'rules']);
     assert.deepEqual(Object.keys(res.body.trustedProxy).sort(), ['headers', 'useLeftmostIP']);
+    assert.deepEqual(res.body.superuserIPs, [], "PocketBase v0.39's whitelist, empty");
     assert.doesNotMatch(res.text, /secret|password/i);
   });
 

@@ -1,4 +1,3 @@
-import { BlockList, isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 
 /** One rule of PocketBase's `rateLimits` settings. */
@@ -73,29 +72,6 @@ export function findRule(rules: readonly RateLimitRule[], req: { method: string;
     if (!best || score > best.score) best = { rule, score };
   }
   return best?.rule;
-}
-
-/** Whether `ip` is one of `excluded` (addresses or CIDR subnets); the list is compiled once per value. */
-export function excludedMatcher(): (excluded: readonly string[], ip: string) => boolean {
-  let cached: { key: string; list: BlockList } | undefined;
-  return (excluded, ip) => {
-    if (excluded.length === 0) return false;
-    const key = excluded.join('\n');
-    if (cached?.key !== key) {
-      const list = new BlockList();
-      for (const entry of excluded) {
-        const [address, bits] = entry.split('/');
-        const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-        if (isIP(address) === 0) continue;
-        if (bits === undefined) list.addAddress(address, type);
-        else list.addSubnet(address, Number(bits), type);
-      }
-      cached = { key, list };
-    }
-    const v = isIP(ip);
-    if (v === 0) return false;
-    return cached.list.check(ip, v === 6 ? 'ipv6' : 'ipv4');
-  };
 }
 
 /** The request as rules are matched against it. */

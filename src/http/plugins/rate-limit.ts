@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { tooManyRequests } from '../../errors.ts';
 import type { RateCounters } from '../../ratelimit/counters.ts';
 import { memoryCounters } from './rate-limit-stores.ts';
-import { excludedMatcher, findRule, type RateLimitSettings, ruleRequest } from './rate-limit-rules.ts';
+import { ipListMatcher } from '../../lib/ip-list.ts';
+import { findRule, type RateLimitSettings, ruleRequest } from './rate-limit-rules.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -100,7 +101,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   const global = options.enabled ? new Limit('global', options.globalMax, RATE_LIMITS.global.timeWindow, options.shareGlobal ? shared : undefined, onSharedError) : undefined;
   // One limit per rule in force, made when first needed (a changed rule is a new limit).
   const ruleLimits = new Map<string, Limit>();
-  const excluded = excludedMatcher();
+  const excluded = ipListMatcher();
   const byRules = async (req: FastifyRequest, settings: RateLimitSettings) => {
     if (excluded(settings.excludedIPs, req.ip)) return;
     const rule = findRule(settings.rules, ruleRequest(req));

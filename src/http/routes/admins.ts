@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminPasswordReset } from '../../auth/admin-flows.ts';
 import { adminJson, type AdminRow, type AdminService } from '../../auth/admins.ts';
+import type { SuperuserIps } from '../../auth/superuser-ips.ts';
 import type { TokenService } from '../../auth/tokens.ts';
 import { unauthorized } from '../../errors.ts';
 import { requireAdmin } from '../guards.ts';
@@ -11,8 +12,9 @@ const noDb = { config: { database: false } } as const;
 const noDbLimited = { config: { database: false, ...identityLimited.config } } as const;
 
 /** PocketBase v0.22's /api/admins API. Administrators are instance-wide, so no database is needed. */
-export function adminRoutes(admins: AdminService, tokens: TokenService, passwordReset: AdminPasswordReset) {
-  const authResult = async (admin: AdminRow) => {
+export function adminRoutes(admins: AdminService, tokens: TokenService, passwordReset: AdminPasswordReset, superuserIps?: SuperuserIps) {
+  const authResult = async (admin: AdminRow, ip: string) => {
+    superuserIps?.check(ip);
     const token = await tokens.sign({ id: admin.id, type: 'admin', tokenKey: admin.tokenKey });
     const json = adminJson(admin);
     // `admin` for PocketBase's SDK, `user` for the spec's auth result shape.
@@ -22,7 +24,7 @@ export function adminRoutes(admins: AdminService, tokens: TokenService, password
   return async (app: FastifyInstance): Promise<void> => {
     app.post('/api/admins/auth-with-password', noDbLimited, async (req) => {
       const body = (req.body ?? {}) as Body;
-      return authResult(await admins.authenticate(body?.identity ?? body?.email, body?.password));
+      return authResult(await admins.authenticate(body?.identity ?? body?.email, body?.password), req.ip);
     });
 
     app.post('/api/admins/request-password-reset', noDbLimited, async (req, reply) => {
@@ -37,7 +39,7 @@ export function adminRoutes(admins: AdminService, tokens: TokenService, password
 
     app.post('/api/admins/auth-refresh', noDb, async (req) => {
       if (req.ctx.auth.type !== 'admin') throw unauthorized();
-      return authResult(await admins.get(req.ctx.auth.id));
+      return authResult(await admins.get(req.ctx.auth.id), req.ip);
     });
 
     app.get('/api/admins/me', noDb, async (req) => {
@@ -47,7 +49,11 @@ export function adminRoutes(admins: AdminService, tokens: TokenService, password
 
     app.get('/api/admins/has-admins', noDb, async () => ({ hasAdmins: (await admins.count()) > 0 }));
 
-    app.post('/api/admins/init', noDbLimited, async (req) => authResult(await admins.init(req.body ?? {})));
+    app.post('/api/admins/init', noDbLimited, async (req) => {
+      // Refused before the administrator is made, not after.
+      superuserIps?.check(req.ip);
+      return authResult(await admins.init(req.body ?? {}), req.ip);
+    });
 
     app.get('/api/admins', noDb, async (req) => {
       requireAdmin(req.ctx);

@@ -51,7 +51,7 @@ export function backupRoutes(backups: BackupService, fileTokens: FileTokens) {
       async (req, reply) => {
         if (!KEY.test(req.params.key)) throw notFound();
         const token = Array.isArray(req.query.token) ? req.query.token[0] : req.query.token;
-        if (!token || !(await fileTokens.admin(token))) throw forbidden('Insufficient permissions to access the resource.');
+        if (!token || !(await fileTokens.admin(token, req.ip))) throw forbidden('Insufficient permissions to access the resource.');
         const { stream, size } = await backups.open(req.params.key);
         return reply
           .header('content-type', 'application/zip')
