@@ -6,6 +6,8 @@ export interface Subscriber {
   auth: Auth;
   /** The Authorization header's token or key, kept to re-check the caller before sending. */
   bearer: string | undefined;
+  /** The caller's address (checked against the client's); undefined when not known. */
+  ip?: string;
 }
 
 /**

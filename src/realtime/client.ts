@@ -50,6 +50,8 @@ export class RealtimeClient {
     readonly id: string,
     readonly stream: EventStream,
     private readonly maxBuffered: number,
+    /** The address the stream was opened from; '' when not known (a client made in code). */
+    readonly ip = '',
   ) {}
 
   /** Adds a message (a whole `event:…\ndata:…\n\n` frame, shared with other clients) to the next write. */

@@ -32,6 +32,8 @@ export interface ForwardedSubscription {
   dbName: string;
   /** The caller's token or key, checked again by the node holding the client. */
   bearer: string | undefined;
+  /** The caller's address, checked against the client's by the node holding it (absent from earlier versions). */
+  ip?: string;
   body: unknown;
 }
 
@@ -40,6 +42,8 @@ export interface ForwardedOAuth2Redirect {
   kind: 'oauth2-redirect';
   clientId: string;
   data: OAuth2RedirectData;
+  /** The address the provider's redirect came from. */
+  ip: string;
 }
 
 export interface OAuth2RedirectData {

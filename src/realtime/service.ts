@@ -74,11 +74,11 @@ export class RealtimeService {
     // Requests for this node's clients that reached another node: its caller gets the answer given here.
     this.directory.onForwarded(async (request) => {
       if (request.kind === 'oauth2-redirect') {
-        if (!this.handOAuth2Code(request.data)) throw notFound('No client here waits for this OAuth2 sign-in.');
+        if (!this.handOAuth2Code(request.data, request.ip)) throw notFound('No client here waits for this OAuth2 sign-in.');
         return;
       }
       const auth = await o.authenticate(request.bearer, request.dbName);
-      await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer }, request.body);
+      await this.subscribe({ dbName: request.dbName, auth, bearer: request.bearer, ip: request.ip }, request.body);
     });
     this.broadcaster = new Broadcaster({
       registry: o.registry,
@@ -124,10 +124,10 @@ export class RealtimeService {
     return id;
   }
 
-  /** A new client on `stream`: its id goes out as the first message, `PB_CONNECT`. */
-  async connect(stream: EventStream, id = randomId(40)): Promise<RealtimeClient> {
+  /** A new client on `stream`, opened from `ip`: its id goes out as the first message, `PB_CONNECT`. */
+  async connect(stream: EventStream, id = randomId(40), ip = ''): Promise<RealtimeClient> {
     this.admit();
-    const client = new RealtimeClient(id, stream, this.o.limits.clientBuffer);
+    const client = new RealtimeClient(id, stream, this.o.limits.clientBuffer, ip);
     // Changes are taken only while someone may want them: with several nodes, every node is told of
     // every other node's writes, and a node without clients then skips each notice at once.
     this.stopFeed ??= this.o.feed.subscribe(this.broadcaster.receive);
@@ -156,8 +156,9 @@ export class RealtimeService {
   /**
    * `POST /api/realtime`: replaces a client's subscriptions. The caller becomes the client's identity
    * and its database the one whose records the client follows. 404 for an unknown client, 403 when
-   * the client is already bound to another user or administrator (PocketBase's rule). A client held
-   * by another node gets the request through the directory.
+   * the client is already bound to another user or administrator (PocketBase's rule), 400 when the
+   * request comes from another address than the client's stream (PocketBase ≥ 0.38: a guessed client
+   * id is no use elsewhere). A client held by another node gets the request through the directory.
    */
   async subscribe(caller: Subscriber, body: unknown): Promise<void> {
     const request = parseSubscribeRequest(body, this.o.limits.maxSubscriptions);
@@ -166,9 +167,10 @@ export class RealtimeService {
       const elsewhere = client ? undefined : await this.directory.find(request.clientId);
       if (!elsewhere) throw notFound('Missing or invalid client id.');
       if (elsewhere.authId !== '' && elsewhere.authId !== authIdOf(caller.auth)) throw forbidden("The current and the previous request authorization don't match.");
-      await this.directory.forward(elsewhere.node, { clientId: request.clientId, dbName: caller.dbName, bearer: caller.bearer, body });
+      await this.directory.forward(elsewhere.node, { clientId: request.clientId, dbName: caller.dbName, bearer: caller.bearer, ip: caller.ip, body });
       return;
     }
+    if (client.ip !== '' && caller.ip !== undefined && caller.ip !== client.ip) throw badRequest('Invalid realtime client.');
     const authId = authIdOf(caller.auth);
     const bound = this.identities.of(client)?.authId || this.claims.get(client) || '';
     if (bound !== '' && bound !== authId) throw forbidden("The current and the previous request authorization don't match.");
@@ -204,14 +206,15 @@ export class RealtimeService {
    * or `error`) to the realtime client its `state` names when that client waits on `@oauth2`, as the
    * SDK's `authWithOAuth2({provider})` expects; it then stops waiting. The client may be held by
    * another node (the popup's request reached this one): the directory hands it there. False when no
-   * such client waits anywhere, or its node did not answer.
+   * such client waits anywhere, its node did not answer, or the redirect comes from another address
+   * than the client's stream (PocketBase ≥ 0.38; the client then waits no more either).
    */
-  async oauth2Redirect(data: OAuth2RedirectData): Promise<boolean> {
-    if (this.clients.has(data.state)) return this.handOAuth2Code(data);
+  async oauth2Redirect(data: OAuth2RedirectData, ip: string): Promise<boolean> {
+    if (this.clients.has(data.state)) return this.handOAuth2Code(data, ip);
     const elsewhere = await this.directory.find(data.state).catch(() => undefined);
     if (!elsewhere) return false;
     try {
-      await this.directory.forward(elsewhere.node, { kind: 'oauth2-redirect', clientId: data.state, data });
+      await this.directory.forward(elsewhere.node, { kind: 'oauth2-redirect', clientId: data.state, data, ip });
       return true;
     } catch (err) {
       if (!isApiError(err) || err.status >= 500) this.log.warn({ err, node: elsewhere.node }, 'handing an OAuth2 code to another node failed');
@@ -219,11 +222,12 @@ export class RealtimeService {
     }
   }
 
-  /** Hands an OAuth2 redirect to the client of this node its `state` names; false when none waits. */
-  private handOAuth2Code(data: OAuth2RedirectData): boolean {
+  /** Hands an OAuth2 redirect from `ip` to the client of this node its `state` names; false when none waits. */
+  private handOAuth2Code(data: OAuth2RedirectData, ip: string): boolean {
     const client = this.clients.get(data.state);
     if (!client || client.closed || !this.oauth2.has(client)) return false;
     this.oauth2.delete(client);
+    if (client.ip !== '' && ip !== client.ip) return false;
     const message = JSON.stringify(data.error === '' ? { state: data.state, code: data.code } : data);
     if (!client.flush(`event:${OAUTH2_TOPIC}\ndata:${message}\n\n`)) this.drop(client, 'slow');
     return true;

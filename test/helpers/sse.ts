@@ -136,8 +136,8 @@ export class SseStream {
 }
 
 /** Subscribes a raw stream's client (POST /api/realtime) and returns the answer's status and body. */
-export async function subscribeRaw(baseUrl: string, clientId: string, subscriptions: unknown, options: { token?: string; db?: string } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+export async function subscribeRaw(baseUrl: string, clientId: string, subscriptions: unknown, options: { token?: string; db?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (options.token) headers.authorization = options.token;
   if (options.db) headers['x-dbname'] = options.db;
   const res = await fetch(`${baseUrl}/api/realtime`, { method: 'POST', headers, body: JSON.stringify({ clientId, subscriptions }) });

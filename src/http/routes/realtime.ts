@@ -61,14 +61,14 @@ export function realtimeRoutes(realtime: RealtimeService) {
       if (req.method === 'HEAD') return reply.headers(STREAM_HEADERS).send();
       const id = await realtime.preconnect({ headers: req.headers, ip: req.ip });
       reply.hijack();
-      const client = await realtime.connect(new ResponseStream(reply.raw, headers), id);
+      const client = await realtime.connect(new ResponseStream(reply.raw, headers), id, req.ip);
       if (reply.raw.destroyed) realtime.disconnected(client);
       else reply.raw.on('close', () => realtime.disconnected(client));
     });
 
     app.post('/api/realtime', async (req, reply) => {
       const header = req.headers.authorization;
-      await realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header) }, req.body);
+      await realtime.subscribe({ dbName: req.ctx.dbName, auth: req.ctx.auth, bearer: bearerOf(Array.isArray(header) ? header[0] : header), ip: req.ip }, req.body);
       return reply.status(204).send();
     });
 
@@ -78,7 +78,7 @@ export function realtimeRoutes(realtime: RealtimeService) {
     const redirect = async (req: FastifyRequest, reply: FastifyReply, fields: Record<string, unknown>) => {
       const text = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '');
       const data = { state: text(fields.state), code: text(fields.code), error: text(fields.error) };
-      const handed = data.state !== '' && (await realtime.oauth2Redirect(data));
+      const handed = data.state !== '' && (await realtime.oauth2Redirect(data, req.ip));
       const ok = handed && data.error === '' && data.code !== '';
       // As PocketBase: 307 keeps a GET a GET; a POST's browser follows with a GET (303).
       return reply.redirect(ok ? OAUTH2_SUCCESS : OAUTH2_FAILURE, req.method === 'GET' ? 307 : 303);
