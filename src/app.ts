@@ -194,7 +194,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
   }
   // Caches of one node that another node can make stale (collections, settings, cron jobs, the
   // database list) are dropped through notices between the nodes (LISTEN/NOTIFY on PostgreSQL).
-  const invalidations = new Invalidations(config.nodeId, backend.notifications, registry.system);
+  const invalidations = new Invalidations(config.nodeId, backend.notifications, registry.system, backend.processNotices);
   invalidations.on('databases', () => registry.reload().catch(() => undefined));
   registry.onCreated = (name) => invalidations.publish('databases', name);
   const storageDir = path.join(config.dir, 'storage');

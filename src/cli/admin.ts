@@ -30,8 +30,8 @@ const withAdmins = (config: Config, fn: (admins: AdminService, out: Out) => Prom
 
 /**
  * PocketBase's `superuser ips [IP|SUBNET ...]`: sets the `superuserIPs` setting (none: clears it), the
- * way back in for an administrator shut out by it. A running server reads it again on PostgreSQL at
- * once, on SQLite when it restarts.
+ * way back in for an administrator shut out by it. A server running on the same data takes it at once
+ * (through PostgreSQL's notices, or the SQLite data directory's `.notify` folder).
  */
 async function superuserIps(config: Config, ips: string[]): Promise<void> {
   await withServices(config, async (services, out) => {

@@ -7,8 +7,8 @@ import { checkRule } from '../rules/access/rule-access.ts';
 
 /**
  * `cairn import pocketbase PATH`: a PocketBase instance into a database of the data directory (or
- * CAIRN_DATABASE_URL), with the server stopped, like `cairn migrate`. A server running on the same
- * data would keep its cached collections until it restarts.
+ * CAIRN_DATABASE_URL), with the server stopped, like `cairn migrate` (a server running on the same
+ * data is told of the new collections and settings, but requests meanwhile meet a half-made import).
  */
 /** What an import needs of the instance's services (also the bench's). */
 export function importDeps(services: Services, dir: string, env: NodeJS.ProcessEnv = process.env): ImportDeps {

@@ -54,7 +54,20 @@ export interface StorageBackend {
   transactionAcross?<T>(dbs: readonly Database[], fn: (txs: Transaction[]) => Promise<T>): Promise<T>;
   /** Notices between the processes sharing this storage (PostgreSQL); absent where one process owns it. */
   readonly notifications?: Notifications;
+  /**
+   * Where one process serves the storage and commands may run beside it (SQLite files): word that a
+   * cache topic changed, from one process to the others, without delivery guarantees.
+   */
+  readonly processNotices?: ProcessNotices;
   close(): Promise<void>;
+}
+
+/** Cache notices between the processes opening one data directory (sqlite/folder-notices.ts). */
+export interface ProcessNotices {
+  /** Tells the other processes that `topic` changed (of database `key`, where there is one). */
+  announce(topic: string, key?: string): void;
+  /** Calls `fn` with each topic (and key) another process announces. */
+  listen(fn: (topic: string, key: string | undefined) => void): void;
 }
 
 /**

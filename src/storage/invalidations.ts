@@ -1,4 +1,4 @@
-import type { Notifications } from './backend.ts';
+import type { Notifications, ProcessNotices } from './backend.ts';
 import type { Queryable } from './types.ts';
 
 /** What a node caches that another node can change: the key names the database where there is one. */
@@ -50,7 +50,10 @@ export class Invalidations {
     private readonly node: string,
     private readonly notifications?: Notifications,
     private readonly sender?: Queryable,
+    /** SQLite: a server and the commands run beside it (`cairn superuser ips`, `migrate`) tell each other. */
+    private readonly processes?: ProcessNotices,
   ) {
+    processes?.listen((topic, key) => void this.call(topic as CacheTopic, key));
     notifications?.listen(CHANNEL, (payload) => void this.received(payload));
     notifications?.listen(ACK_CHANNEL, (payload) => this.acknowledged(payload));
     notifications?.onResync(() => {
@@ -69,6 +72,7 @@ export class Invalidations {
   /** Drops `topic` (of database `key`) here and on every node; resolves once the others have dropped it. */
   async publish(topic: CacheTopic, key?: string): Promise<void> {
     void this.call(topic, key);
+    this.processes?.announce(topic, key);
     const { notifications, sender } = this;
     if (!notifications || !sender) return;
     const notice: Notice = { t: topic, k: key, n: this.node, s: ++this.seq };

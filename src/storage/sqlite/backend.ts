@@ -5,6 +5,7 @@ import { applySchemaSteps, type SchemaStep } from '../schema-steps.ts';
 import type { Database, Queryable } from '../types.ts';
 import { sqliteDialect } from './dialect.ts';
 import { peekSqlite, SqliteDatabase } from './driver.ts';
+import { FolderNotices } from './folder-notices.ts';
 import { SqliteSuperusers } from './superusers.ts';
 
 /** Databases as files: `<dir>/system.db` and `<dir>/databases/<name>.db`. */
@@ -14,9 +15,12 @@ export class SqliteBackend implements StorageBackend {
 
   /** What data databases' views read as `_superusers`. */
   private readonly superusers: SqliteSuperusers;
+  /** A server and the commands run beside it tell each other of changes to what they cache. */
+  readonly processNotices: FolderNotices;
 
   constructor(private readonly dir: string) {
     this.superusers = new SqliteSuperusers(path.join(dir, 'system.db'));
+    this.processNotices = new FolderNotices(path.join(dir, '.notify'));
   }
 
   get location(): string {
@@ -57,6 +61,7 @@ export class SqliteBackend implements StorageBackend {
 
   async close(): Promise<void> {
     this.superusers.close();
+    this.processNotices.close();
   }
 
   private fileOf(name: string): string {
