@@ -181,13 +181,7 @@ async function snapshot(kit: Kit, name: string): Promise<void> {
   const collections = [SUPERUSERS_COLLECTION, ...set.list]
     .map((c, i) => ({ c, i }))
     .sort((a, b) => (a.c.created < b.c.created ? -1 : a.c.created > b.c.created ? 1 : a.i - b.i))
-    .map(({ c }) => {
-      const json = collectionJson(c, { tokenTtl: kit.config.tokenTtl });
-      // ≥ 0.23's shape: v0.22's `schema` and `options` are the same values again.
-      delete json.schema;
-      delete json.options;
-      return json;
-    });
+    .map(({ c }) => collectionJson(c, { tokenTtl: kit.config.tokenTtl }) as Record<string, unknown>);
   kit.out(`Successfully created file "${writeMigration(kit.config, migrationFileName('collections_snapshot'), snapshotMigration(collections))}"`);
 }
 

@@ -13,8 +13,7 @@ import type { DatabaseRegistry, Queryable, Transaction } from '../storage/index.
 import { s3Options } from '../files/storage/switch.ts';
 import type { StoredS3 } from '../files/storage/check.ts';
 import { copyFiles, type PocketBaseBucket, removeFiles, scanFiles } from './files.ts';
-import type { PlannedCollection } from './plan.ts';
-import { type ImportPlan, planImport, type PlanTarget } from './plan.ts';
+import { type ImportPlan, type PlannedCollection, planImport, type PlanTarget } from './plan.ts';
 import type { CollectionReport, ImportReport } from './report.ts';
 import type { Note } from './schema.ts';
 import { planSettings } from './settings.ts';

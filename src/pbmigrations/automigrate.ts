@@ -6,7 +6,7 @@ import { collectionJson, type CollectionJsonDefaults } from '../collections/pock
 import type { Logger } from '../lib/logger.ts';
 import type { Database } from '../storage/index.ts';
 import { ensureHistory, isApplied, recordApplied } from './history.ts';
-import { collectionChangeMigration, snakecase } from './templates.ts';
+import { collectionChangeMigration, migrationJson, snakecase } from './templates.ts';
 
 /**
  * PocketBase's automigrate (plugins/migratecmd): a collection created, changed or deleted through the
@@ -50,17 +50,8 @@ export class Automigrate {
     }
   }
 
-  /** ≥ 0.23's JSON of a collection, without what PocketBase leaves out of migrations. */
   private json(c: Collection): Record<string, unknown> {
-    const json = collectionJson(c, this.defaults) as Record<string, unknown>;
-    // v0.22's `schema` and `options` repeat the same values; times and OAuth2 secrets stay out of files.
-    for (const key of ['schema', 'options', 'created', 'updated']) delete json[key];
-    if (json.oauth2 && typeof json.oauth2 === 'object') {
-      const oauth2 = { ...(json.oauth2 as Record<string, unknown>) };
-      delete oauth2.providers;
-      json.oauth2 = oauth2;
-    }
-    return json;
+    return migrationJson(collectionJson(c, this.defaults) as Record<string, unknown>);
   }
 
   /** `<unix seconds>_<name>.js`, a second later than the last one and than any file or history row of the name. */

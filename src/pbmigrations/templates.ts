@@ -36,21 +36,24 @@ function sortedKeys(value: unknown): unknown {
 }
 
 /**
- * A snapshot of `collections` (≥ 0.23's JSON of each) that `app.importCollections` brings back:
- * without `created`, `updated` and OAuth2 providers (their secrets stay out of files), as PocketBase.
+ * A collection's ≥ 0.23 JSON as PocketBase's migration files hold it: without v0.22's `schema` and
+ * `options` (the same values again), `created`, `updated` and OAuth2 providers (their secrets stay
+ * out of files).
  */
+export function migrationJson(json: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...json };
+  for (const key of ['schema', 'options', 'created', 'updated']) delete copy[key];
+  if (copy.oauth2 && typeof copy.oauth2 === 'object') {
+    const oauth2 = { ...(copy.oauth2 as Record<string, unknown>) };
+    delete oauth2.providers;
+    copy.oauth2 = oauth2;
+  }
+  return copy;
+}
+
+/** A snapshot of `collections` (≥ 0.23's JSON of each) that `app.importCollections` brings back, as PocketBase writes it. */
 export function snapshotMigration(collections: ReadonlyArray<Record<string, unknown>>): string {
-  const data = collections.map((c) => {
-    const copy: Record<string, unknown> = { ...c };
-    delete copy.created;
-    delete copy.updated;
-    if (copy.oauth2 && typeof copy.oauth2 === 'object') {
-      const oauth2 = { ...(copy.oauth2 as Record<string, unknown>) };
-      delete oauth2.providers;
-      copy.oauth2 = oauth2;
-    }
-    return sortedKeys(copy);
-  });
+  const data = collections.map((c) => sortedKeys(migrationJson(c)));
   const json = JSON.stringify(data, null, 2).replace(/\n/g, '\n  ');
   return `${TYPES_DIRECTIVE}migrate((app) => {
   const snapshot = ${json};
