@@ -461,7 +461,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     }),
     app.log,
   );
-  scheduleBackups(services.settings, config, services.backups, systemCrons, app.log);
+  scheduleBackups(services, config, systemCrons, app.log);
   await app.register(cronsRoutes(hooks, systemCrons));
   await app.register(backupRoutes(services.backups, services.fileTokens));
   await app.register(openApiRoutes(services.collections, routes));

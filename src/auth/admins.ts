@@ -118,6 +118,11 @@ export class AdminService {
     private readonly lock?: TransactionLock,
   ) {}
 
+  /** Every administrator's address (system alerts go to all of them). */
+  async emails(): Promise<string[]> {
+    return (await this.system.all<{ email: string }>('SELECT email FROM _admins ORDER BY created')).map((r) => r.email);
+  }
+
   async count(): Promise<number> {
     return Number((await this.system.get<{ n: number }>('SELECT COUNT(*) AS n FROM _admins'))?.n ?? 0);
   }

@@ -75,6 +75,20 @@ export function otpMail(meta: MetaSettings, to: string, code: string, validFor: 
   return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `Your ${app} sign-in code`, text, html };
 }
 
+/**
+ * PocketBase's system alert to an administrator (v0.39: an automated backup that failed): the subject
+ * `[<app> system alert] <what>`, the details as they are, and where to look further.
+ */
+export function systemAlertMail(meta: MetaSettings, to: string, what: string, details: string): Mail {
+  const app = meta.appName;
+  const outro = 'For more information you could explore the logs in the dashboard of your application.';
+  const text = `${app} system alert occurred:\n\n${details}\n\n${outro}\n`;
+  const html =
+    `<p>${escapeHtml(app)} system alert occurred:</p>` +
+    `<p style="padding:15px;background:#e4e8ec;border-radius:5px;white-space:pre-wrap"><strong>${escapeHtml(details)}</strong></p><p>${escapeHtml(outro)}</p>`;
+  return { from: { name: meta.senderName, address: meta.senderAddress }, to, subject: `[${app} system alert] ${what}`, text, html };
+}
+
 /** The mail telling an account it was signed in to from somewhere new (PocketBase's login alert). */
 export function authAlertMail(meta: MetaSettings, to: string, where: string): Mail {
   const app = meta.appName;
