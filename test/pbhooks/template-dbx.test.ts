@@ -74,6 +74,17 @@ routerAdd("POST", "/shop/restock", (e) => {
   db.select("COUNT(*) AS n").from("stock_log").one(left);
   return e.json(200, { rows, total: one.total, missing, left: left.n });
 });
+
+routerAdd("GET", "/shop/nullable", (e) => {
+  const row = new DynamicModel({
+    s: nullString(), snull: nullString(), i: nullInt(), inull: nullInt(), f: nullFloat(), b: nullBool(), bnull: nullBool(),
+    a: nullArray(), o: nullObject(), onull: nullObject(), plain: "",
+  });
+  $app.db().newQuery("SELECT 'x' AS s, NULL AS snull, 2 AS i, NULL AS inull, 1.5 AS f, 1 AS b, NULL AS bnull, '[1,2]' AS a, '{\\"k\\":1}' AS o, NULL AS onull, NULL AS plain").one(row);
+  const rows = arrayOf(new DynamicModel({ title: "", note: nullString() }));
+  $app.db().newQuery("SELECT title, NULL AS note FROM products ORDER BY title LIMIT 1").all(rows);
+  return e.json(200, { row, rows });
+});
 `;
 
 describe('pb_hooks: $template (Go templates) and $app.db() query builders', () => {
@@ -137,6 +148,13 @@ describe('pb_hooks: $template (Go templates) and $app.db() query builders', () =
     const res = await server.request('GET', '/shop/counts');
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { all: 5, onSale: 1, cheap: ['Kettle & Co', 'Mug'] });
+  });
+
+  test("nullString() and its kin read a NULL column as null, any other value as their type (PocketBase ≥ 0.35)", async () => {
+    const res = await server.request('GET', '/shop/nullable');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.row, { s: 'x', snull: null, i: 2, inull: null, f: 1.5, b: true, bnull: null, a: [1, 2], o: { k: 1 }, onull: null, plain: '' });
+    assert.deepEqual(res.body.rows, [{ title: 'Gone', note: null }]);
   });
 
   test('insert, update, delete and select with $dbx expressions on the instance engine', async () => {

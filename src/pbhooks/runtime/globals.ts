@@ -8,7 +8,7 @@ import { Collection } from './collection.ts';
 import { DateTime } from './datetime.ts';
 import { FIELD_CLASSES } from './schema.ts';
 import { MailerMessage } from './mail.ts';
-import { arrayOf, DynamicModel } from './models.ts';
+import { arrayOf, DynamicModel, nullables } from './models.ts';
 import { toStringOf, type Realm } from './realm.ts';
 import { $security } from './security.ts';
 import { $template } from './template.ts';
@@ -64,6 +64,7 @@ export function pbGlobals(p: GlobalParts): Record<string, any> {
     TooManyRequestsError,
     InternalServerError,
     arrayOf,
+    ...nullables,
     __hooks: p.hooksDir,
     console: p.console,
     sleep: (ms: number) => Atomics.wait(p.rt.sleeper, 0, 0, Number(ms) || 0),
