@@ -184,6 +184,11 @@ export class RecordFieldResolver implements Resolver {
         ? sql`(CASE WHEN ${walk.ref}."emailVisibility" = TRUE THEN ${walk.ref}."email" END)`
         : sql`${walk.ref}.${ident(segment)}`;
       if (column.field?.type === 'json' && !last) return this.jsonPathOperand(walk, i, columnRef);
+      // A geoPoint's coordinates, as PocketBase reads them (`geoDistance(place.lon, place.lat, …)`).
+      if (column.field?.type === 'geoPoint' && !last) {
+        if (i !== segments.length - 2 || !['lon', 'lat'].includes(segments[i + 1])) throw unknownField(walk, i + 1);
+        return this.jsonPathOperand(walk, i, columnRef);
+      }
       if (last) return this.lastSegmentOperand(walk, column, columnRef);
       const shortcut = this.relationHop(walk, i, column, columnRef);
       if (shortcut) return shortcut;

@@ -1,7 +1,7 @@
 import { normalizeDate } from '../lib/time.ts';
 import { join, raw, type Sql, sql } from '../storage/sql.ts';
 import type { CompareKind, Dialect } from '../storage/types.ts';
-import { baseOperator, type ComparisonOperator, type Expr, isAnyOf, type Literal, type Operand } from './ast.ts';
+import { baseOperator, type Call, type ComparisonOperator, type Expr, isAnyOf, type Literal, type Operand } from './ast.ts';
 import { Deferred } from './deferred.ts';
 import { FilterError } from './errors.ts';
 
@@ -73,6 +73,7 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
   }
 
   function resolveIdentifier(op: Operand): ResolvedOperand | undefined {
+    if (op.type === 'call') return call(op);
     if (op.type !== 'identifier') return undefined;
     const macro = dateMacro(op.name, now);
     if (macro !== undefined) {
@@ -83,6 +84,28 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
       return { kind: 'scalar', sql: sql`${param}`, valueType, constant: { value: macro, param } };
     }
     return resolver.resolve(op.name, op.position);
+  }
+
+  /**
+   * PocketBase's `geoDistance(lonA, latA, lonB, latB)`: the haversine distance in kilometres between
+   * two points, each coordinate a number or a field (a geoPoint's `.lon`/`.lat`, a number field, a
+   * path through single relations). The cosine is held to [-1, 1] first: a point's distance to itself
+   * can round just past 1, where PostgreSQL's acos fails the query and SQLite's gives NULL.
+   */
+  function call(op: Call): ResolvedOperand {
+    const [lonA, latA, lonB, latB] = op.args.map((arg) => {
+      if (arg.type === 'literal') {
+        if (typeof arg.value !== 'number') throw new FilterError(`${op.name} takes numbers and fields, not ${JSON.stringify(arg.value)}`, arg.position);
+        return sql`${arg.value}`;
+      }
+      const resolved = resolveIdentifier(arg)!;
+      if (resolved.kind !== 'scalar') throw new FilterError(`${op.name} takes single values: ${JSON.stringify((arg as { name: string }).name)} has several`, arg.position);
+      return dialect.comparable('number', kindOf(resolved)).left(resolved.sql);
+    });
+    const rad = (v: Sql) => sql`RADIANS(${v})`;
+    const cosine = sql`(COS(${rad(latA)}) * COS(${rad(latB)}) * COS(${rad(lonB)} - ${rad(lonA)}) + SIN(${rad(latA)}) * SIN(${rad(latB)}))`;
+    const clamped = sql`(CASE WHEN ${cosine} > 1 THEN 1 WHEN ${cosine} < -1 THEN -1 ELSE ${cosine} END)`;
+    return { kind: 'scalar', sql: sql`(6371 * ACOS(${clamped}))`, valueType: 'number', nullable: true };
   }
 
   function comparison(operator: ComparisonOperator, leftOp: Operand, rightOp: Operand): Sql {

@@ -1,6 +1,6 @@
 import { FilterError } from './errors.ts';
 
-export type TokenType = 'string' | 'number' | 'identifier' | 'operator' | 'and' | 'or' | 'lparen' | 'rparen' | 'eof';
+export type TokenType = 'string' | 'number' | 'identifier' | 'operator' | 'and' | 'or' | 'lparen' | 'rparen' | 'comma' | 'eof';
 
 export interface Token {
   type: TokenType;
@@ -38,6 +38,11 @@ export function tokenize(text: string): Token[] {
     }
     if (c === ')') {
       tokens.push({ type: 'rparen', value: c, position: start });
+      i++;
+      continue;
+    }
+    if (c === ',') {
+      tokens.push({ type: 'comma', value: c, position: start });
       i++;
       continue;
     }

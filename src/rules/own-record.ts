@@ -28,6 +28,7 @@ const CALLER_KEYS = new Set(['id', 'collectionName', 'collectionId']);
 /** An operand's text on the caller's own record (none is ever empty), or undefined for any other operand. */
 function valueOf(operand: Operand, caller: RecordAuth): string | undefined {
   if (operand.type === 'literal') return typeof operand.value === 'string' && operand.value !== '' ? operand.value : undefined;
+  if (operand.type === 'call') return undefined;
   if (operand.name === 'id') return caller.id;
   const key = operand.name.startsWith(AUTH) ? operand.name.slice(AUTH.length) : '';
   return CALLER_KEYS.has(key) ? (authValue(caller, key) as string) : undefined;

@@ -1,7 +1,7 @@
 // storage-independent: nothing here opens a database; run in the first pass only (scripts/run-tests.mjs).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Expr } from './ast.ts';
+import type { Expr, Operand } from './ast.ts';
 import { FilterError } from './errors.ts';
 import { tokenize } from './lexer.ts';
 import { MAX_COMPARISONS, MAX_DEPTH, MAX_FILTER_LENGTH, parseFilter } from './parser.ts';
@@ -9,7 +9,7 @@ import { MAX_COMPARISONS, MAX_DEPTH, MAX_FILTER_LENGTH, parseFilter } from './pa
 /** The tree in a compact prefix form: `(and (= a 1) (or …))`. */
 function show(e: Expr): string {
   if (e.type !== 'comparison') return `(${e.type} ${show(e.left)} ${show(e.right)})`;
-  const operand = (o: Expr extends never ? never : (typeof e)['left']) => (o.type === 'identifier' ? o.name : JSON.stringify(o.value));
+  const operand = (o: Operand): string => (o.type === 'identifier' ? o.name : o.type === 'call' ? `${o.name}(${o.args.map(operand).join(' ')})` : JSON.stringify(o.value));
   return `(${e.operator} ${operand(e.left)} ${operand(e.right)})`;
 }
 

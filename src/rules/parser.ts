@@ -1,6 +1,9 @@
-import type { ComparisonOperator, Expr, Identifier, Literal, Operand } from './ast.ts';
+import type { Call, ComparisonOperator, Expr, Identifier, Literal, Operand } from './ast.ts';
 import { FilterError } from './errors.ts';
 import { type Token, tokenize } from './lexer.ts';
+
+/** The language's functions and how many arguments each takes. */
+const FUNCTIONS: Record<string, number> = { geoDistance: 4 };
 
 /** Longest filter or rule text accepted; longer input is refused before it is parsed. */
 export const MAX_FILTER_LENGTH = 8192;
@@ -65,6 +68,7 @@ export function parseFilter(text: string): Expr {
       case 'number':
         return { type: 'literal', value: Number(t.value), position: t.position };
       case 'identifier': {
+        if (peek().type === 'lparen') return parseCall(t);
         // Any letter case, as PocketBase reads them (`True`, `NULL`).
         const word = t.value.toLowerCase();
         if (word === 'true' || word === 'false') return { type: 'literal', value: word === 'true', position: t.position };
@@ -74,6 +78,29 @@ export function parseFilter(text: string): Expr {
       default:
         throw new FilterError(`expected a field, a value or "(" but found ${describe(t)}`, t.position);
     }
+  }
+
+  /** `name(arg, …)`: a function of FUNCTIONS, its arguments fields or values (no nested calls). */
+  function parseCall(name: Token): Call {
+    const arity = FUNCTIONS[name.value];
+    if (arity === undefined) throw new FilterError(`unknown function ${JSON.stringify(name.value)}; known: ${Object.keys(FUNCTIONS).join(', ')}`, name.position);
+    next();
+    const args: Operand[] = [];
+    if (peek().type !== 'rparen') {
+      for (;;) {
+        const arg = peek();
+        if (arg.type !== 'string' && arg.type !== 'number' && arg.type !== 'identifier') throw new FilterError(`expected a field or a value as an argument of ${name.value} but found ${describe(arg)}`, arg.position);
+        const operand = parseOperand();
+        if (operand.type === 'call') throw new FilterError(`${name.value} takes fields and values, not functions`, operand.position);
+        args.push(operand);
+        if (peek().type !== 'comma') break;
+        next();
+      }
+    }
+    const close = next();
+    if (close.type !== 'rparen') throw new FilterError(`expected "," or ")" but found ${describe(close)}`, close.position);
+    if (args.length !== arity) throw new FilterError(`${name.value} takes ${arity} arguments, got ${args.length}`, name.position);
+    return { type: 'call', name: name.value, args, position: name.position };
   }
 
   function parseComparison(): Expr {

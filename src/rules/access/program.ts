@@ -4,7 +4,7 @@ import { RecordFieldResolver } from '../../records/resolver.ts';
 import { ROOT_ALIAS } from '../../records/shape.ts';
 import type { Sql } from '../../storage/sql.ts';
 import type { Dialect } from '../../storage/types.ts';
-import type { Expr } from '../ast.ts';
+import { type Expr, identifiersOf } from '../ast.ts';
 import { compileExpr, type ResolvedOperand, type Resolver } from '../compile.ts';
 import { bindSql } from '../deferred.ts';
 import { parseCached } from '../index.ts';
@@ -21,8 +21,8 @@ function requestNames(expr: Expr, out: Array<{ name: string; position: number }>
     requestNames(expr.right, out);
     return out;
   }
-  for (const op of [expr.left, expr.right]) {
-    if (op.type === 'identifier' && op.name.startsWith('@request') && !out.some((n) => n.name === op.name)) out.push({ name: op.name, position: op.position });
+  for (const op of [expr.left, expr.right].flatMap(identifiersOf)) {
+    if (op.name.startsWith('@request') && !out.some((n) => n.name === op.name)) out.push({ name: op.name, position: op.position });
   }
   return out;
 }
