@@ -24,7 +24,7 @@ export interface FileRef {
   recordId: string;
   name: string;
   /** Where PocketBase has it: a file of its `storage/`, or an object of its bucket. */
-  from: { file: string } | { object: string };
+  from: { file: string } | { object: string; bucket: FileStorage };
 }
 
 export interface FileScan {
@@ -58,7 +58,7 @@ export function scanFiles(source: PocketBaseSource, planned: readonly PlannedCol
           const object = `${p.draft.pb.id}/${id}/${file}`;
           if (!isStoredName(file)) missing++;
           else if (source.fileExists(p.draft.pb.id, id, file)) found.push({ ...ref, from: { file: source.filePath(p.draft.pb.id, id, file) } });
-          else if (bucket?.keys.has(object)) found.push({ ...ref, from: { object } });
+          else if (bucket?.keys.has(object)) found.push({ ...ref, from: { object, bucket: bucket.storage } });
           else missing++;
         }
       }
@@ -84,15 +84,14 @@ async function contentType(file: string, name: string): Promise<string> {
  * Copies the files into Cairn's storage (`removeFiles` undoes it), those of the bucket through a
  * local copy. `staging` is a directory for the copies `FileStorage.put` takes over.
  */
-export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string, bucket?: PocketBaseBucket): Promise<void> {
+export async function copyFiles(storage: FileStorage, db: string, scan: FileScan, staging: string): Promise<void> {
   await mkdir(staging, { recursive: true, mode: 0o700 });
   try {
     for (const refs of scan.present.values()) {
       for (const ref of refs) {
         const temp = path.join(staging, randomBytes(8).toString('hex'));
         if ('file' in ref.from) await copyFile(ref.from.file, temp);
-        else if (bucket) await pipeline(await bucket.storage.read(ref.from.object), createWriteStream(temp, { mode: 0o600 }));
-        else throw new Error(`no bucket to read ${ref.from.object} from`);
+        else await pipeline(await ref.from.bucket.read(ref.from.object), createWriteStream(temp, { mode: 0o600 }));
         const type = await contentType(temp, ref.name);
         await storage.put(fileKey(db, ref.collection, ref.recordId, ref.name), temp, { contentType: type });
       }

@@ -318,7 +318,7 @@ async function importWith(deps: ImportDeps, options: ImportOptions, source: Pock
 
   const target = db;
   try {
-    if (!options.dryRun) await copyFiles(storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`), bucket);
+    if (!options.dryRun) await copyFiles(storage, options.database, scan, path.join(deps.stagingDir, `import-${randomId(8)}`));
     const results = new Map<string, number>();
     const adminIds = admins.carry.map((a) => a.id);
     await inAllTransactions(

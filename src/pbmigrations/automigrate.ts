@@ -8,6 +8,12 @@ import type { Database } from '../storage/index.ts';
 import { ensureHistory, isApplied, recordApplied } from './history.ts';
 import { collectionChangeMigration, migrationJson, snakecase } from './templates.ts';
 
+/** How `around` reads a collection before and after a change (the collections domain's service). */
+interface CollectionLookup {
+  get(db: Database, nameOrId: string): Promise<Collection>;
+  find(db: Database, nameOrId: string): Promise<Collection | undefined>;
+}
+
 /**
  * PocketBase's automigrate (plugins/migratecmd): a collection created, changed or deleted through the
  * collections API becomes a file of the app's `pb_migrations` folder (`<unix>_created_<name>.js`,
@@ -25,6 +31,17 @@ export class Automigrate {
     private readonly defaults: CollectionJsonDefaults,
     private readonly log: () => Logger,
   ) {}
+
+  /**
+   * Runs `change` to the collection `name` and writes its migration, from the collection as it was
+   * to what it is after (none: deleted).
+   */
+  async around<T>(collections: CollectionLookup, db: Database, name: string, change: () => Promise<T>): Promise<T> {
+    const before = await collections.get(db, name);
+    const result = await change();
+    await this.record(db, before, await collections.find(db, before.id));
+    return result;
+  }
 
   /** Writes the migration of one change (`before` undefined: created; `after` undefined: deleted). */
   async record(db: Database, before: Collection | undefined, after: Collection | undefined): Promise<string | undefined> {

@@ -3,7 +3,7 @@ import type { StoredS3 } from '../files/storage/check.ts';
 import { parseSchedule } from '../jobs/schedule.ts';
 import type { SettingsSection } from './service.ts';
 import { isIpOrSubnet } from '../lib/ip-list.ts';
-import { isHttpUrl, type Shape, shapedSection } from './shape.ts';
+import { bind, isHttpUrl, type Shape, shapedSection } from './shape.ts';
 
 /**
  * PocketBase's settings sections `s3`, `backups`, `batch`, `logs`, `rateLimits` and `trustedProxy`
@@ -44,22 +44,23 @@ const superuserIpsSection: SettingsSection<string[]> = {
   name: 'superuserIPs',
   defaults: () => [],
   merge(input, current, errors) {
-    if (input === null || input === undefined) return current;
-    if (!Array.isArray(input) || input.length > 1000) {
-      errors.superuserIPs = { code: 'validation_invalid_value', message: 'Must be a list of at most 1000 items.' };
-      return current;
-    }
     const before = Object.keys(errors).length;
-    input.forEach((ip: unknown, i) => {
-      if (typeof ip !== 'string') errors[`superuserIPs.${i}`] = { code: 'validation_invalid_value', message: 'Must be a string.' };
-      else if (ip.trim() === '') errors[`superuserIPs.${i}`] = { code: REQUIRED[0], message: REQUIRED[1] };
-      // PocketBase's code, its misspelling included.
-      else if (!isIpOrSubnet(ip.trim())) errors[`superuserIPs.${i}`] = { code: 'validation_invlaid_ip_or_subnet', message: 'Must be a valid IP address or CIDR subnet.' };
-    });
-    return Object.keys(errors).length > before ? current : input.map((ip: string) => ip.trim());
+    const list = (bind({ list: 'string' }, input, current, 'superuserIPs', errors) as string[]).map((ip) => ip.trim());
+    // An entry that is not text has its own error already.
+    checkIpList(list, 'superuserIPs.', (path, code, message) => (errors[path] ??= { code, message }));
+    return Object.keys(errors).length > before ? current : list;
   },
   view: (value) => value,
 };
+
+/** PocketBase's check of an address list (`excludedIPs`, `superuserIPs`): each entry an address or a CIDR subnet. */
+function checkIpList(list: readonly string[], at: string, problem: Problem): void {
+  list.forEach((ip, i) => {
+    if (ip === '') problem(`${at}${i}`, ...REQUIRED);
+    // PocketBase's code, its misspelling included: clients match on it.
+    else if (!isIpOrSubnet(ip)) problem(`${at}${i}`, 'validation_invlaid_ip_or_subnet', 'Must be a valid IP address or CIDR subnet.');
+  });
+}
 
 interface RateLimitRule {
   label: string;
@@ -156,11 +157,7 @@ export function pocketbaseSections(config: Config): SettingsSection<any>[] {
             problem(`rules.${i}.label`, 'validation_conflicting_rate_limit_rule', `Rate limit rule configuration with label ${rule.label} already exists or conflicts with another rule.`);
           } else seen.push(key);
         });
-        value.excludedIPs.forEach((ip, i) => {
-          if (ip === '') problem(`excludedIPs.${i}`, ...REQUIRED);
-          // PocketBase's code, its misspelling included: clients match on it.
-          else if (!isIpOrSubnet(ip)) problem(`excludedIPs.${i}`, 'validation_invlaid_ip_or_subnet', 'Must be a valid IP address or CIDR subnet.');
-        });
+        checkIpList(value.excludedIPs, 'excludedIPs.', problem);
       },
     }),
     superuserIpsSection,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type Provider, startProvider, useProvider } from '../helpers/oauth2.ts';
 import { type TestNodes, startNodes } from '../helpers/nodes.ts';
 import { skipOn } from '../helpers/postgres.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -21,7 +21,7 @@ describe('OAuth2 through the SDK’s realtime popup flow (/api/oauth2-redirect)'
   before(async () => {
     provider = await startProvider();
     server = await startServer();
-    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(server, provider);
   });
   after(async () => {
     await closeSdkClients();
@@ -115,7 +115,7 @@ describe('OAuth2’s popup flow over two nodes', { skip: skipOn('sqlite', 'nodes
     provider = await startProvider();
     cluster = await startNodes(2);
     const [a] = cluster.nodes;
-    assert.equal((await a.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(a, provider);
   });
   after(async () => {
     await closeSdkClients();

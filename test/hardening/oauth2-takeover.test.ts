@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type Provider, startProvider, useProvider } from '../helpers/oauth2.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const REDIRECT = 'http://localhost/callback';
@@ -16,7 +16,7 @@ describe('OAuth2 linking of an unverified account', () => {
   before(async () => {
     provider = await startProvider();
     server = await startServer();
-    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(server, provider);
   });
   after(async () => {
     await server.close();

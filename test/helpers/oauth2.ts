@@ -46,3 +46,12 @@ export async function startProvider(): Promise<Provider> {
   });
   return provider;
 }
+
+/** Makes `provider` the server's one OAuth2 provider (instance-wide settings), as the OAuth2 tests start. */
+export async function useProvider(
+  server: { admin(method: string, path: string, options: { body: unknown }): Promise<{ status: number; text: string }> },
+  provider: Provider,
+): Promise<void> {
+  const res = await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } });
+  if (res.status !== 200) throw new Error(`saving the OAuth2 provider failed (${res.status}): ${res.text}`);
+}

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type Provider, startProvider, useProvider } from '../helpers/oauth2.ts';
 import { spawnServer } from '../helpers/process.ts';
 import { createCollection, request, startServer, type TestServer } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
@@ -49,7 +49,7 @@ describe('realtime delivery', () => {
   before(async () => {
     provider = await startProvider();
     server = await startServer({ env: { CAIRN_REALTIME_CLIENT_BUFFER: '16384' } });
-    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(server, provider);
     const open = { listRule: '', viewRule: '' };
     await createCollection(server, { name: 'parents', fields: [{ name: 'title', type: 'text' }], ...open });
     await createCollection(server, { name: 'kids', fields: [{ name: 'title', type: 'text' }, { name: 'parent', type: 'relation', options: { toCollection: 'parents', maxSelect: 1 } }], ...open });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { form } from '../helpers/files.ts';
-import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type Provider, startProvider, useProvider } from '../helpers/oauth2.ts';
 import { createCollection, startServer, type TestServer } from '../helpers/server.ts';
 import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 
@@ -31,7 +31,7 @@ describe('@request.context', () => {
   before(async () => {
     provider = await startProvider();
     server = await startServer();
-    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(server, provider);
     await createCollection(server, { name: 'members', type: 'auth', fields: [], listRule: '', viewRule: '' });
     await add('members', { email: 'member@example.com', password: PASSWORD, passwordConfirm: PASSWORD });
     const login = await server.request('POST', '/api/collections/members/auth-with-password', { body: { identity: 'member@example.com', password: PASSWORD } });

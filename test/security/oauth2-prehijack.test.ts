@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Provider, startProvider } from '../helpers/oauth2.ts';
+import { type Provider, startProvider, useProvider } from '../helpers/oauth2.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type Inbox, startInbox } from '../helpers/smtp.ts';
 
@@ -22,7 +22,7 @@ describe('OAuth2 pre-hijacking', () => {
     provider = await startProvider();
     inbox = await startInbox();
     server = await startServer({ env: { CAIRN_SMTP_URL: inbox.url } });
-    assert.equal((await server.admin('PATCH', '/api/settings', { body: { oauth2: { providers: [provider.settings()] } } })).status, 200);
+    await useProvider(server, provider);
     assert.equal((await server.admin('PATCH', '/api/collections/users', { body: { otp: { enabled: true, length: 6 } } })).status, 200);
   });
   after(async () => {

@@ -16,6 +16,7 @@ import type { RecordService } from '../../records/service.ts';
 import { truncateCollection } from '../../records/truncate.ts';
 import { requireAdmin } from '../guards.ts';
 import type { Automigrate } from '../../pbmigrations/automigrate.ts';
+import type { Database } from '../../storage/index.ts';
 
 type NameParams = { Params: { name: string } };
 
@@ -40,6 +41,8 @@ function oauth2Presets(): Array<{ name: string; displayName: string; logo: strin
 
 export function collectionRoutes(collections: CollectionService, records: RecordService, defaults: CollectionJsonDefaults, automigrate?: Automigrate) {
   const json = (c: Collection) => collectionJson(c, defaults);
+  // A change through the API is automigrate's, when it is on.
+  const changing = <T>(db: Database, name: string, change: () => Promise<T>) => (automigrate ? automigrate.around(collections, db, name, change) : change());
   return async (app: FastifyInstance): Promise<void> => {
     app.get('/api/collections', async (req) => {
       requireAdmin(req.ctx);
@@ -119,18 +122,13 @@ export function collectionRoutes(collections: CollectionService, records: Record
     app.patch<NameParams>('/api/collections/:name', async (req) => {
       requireAdmin(req.ctx);
       refuseSuperusers(req.params.name, 'changed');
-      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
-      const updated = await collections.update(req.ctx.db, req.params.name, req.body ?? {});
-      if (before) await automigrate.record(req.ctx.db, before, updated);
-      return json(updated);
+      return json(await changing(req.ctx.db, req.params.name, () => collections.update(req.ctx.db, req.params.name, req.body ?? {})));
     });
 
     app.delete<NameParams>('/api/collections/:name', async (req, reply) => {
       requireAdmin(req.ctx);
       refuseSuperusers(req.params.name, 'deleted');
-      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
-      await collections.remove(req.ctx.db, req.params.name);
-      if (before) await automigrate.record(req.ctx.db, before, undefined);
+      await changing(req.ctx.db, req.params.name, () => collections.remove(req.ctx.db, req.params.name));
       return reply.status(204).send();
     });
 

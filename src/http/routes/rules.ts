@@ -16,10 +16,8 @@ export function ruleRoutes(collections: CollectionService, automigrate?: Automig
 
     app.put<Params>('/api/collections/:name/rules', async (req) => {
       requireAdmin(req.ctx);
-      const before = automigrate && (await collections.get(req.ctx.db, req.params.name));
-      const rules = await updateRules(collections, req.ctx.db, req.params.name, req.body ?? {});
-      if (before) await automigrate.record(req.ctx.db, before, await collections.get(req.ctx.db, req.params.name));
-      return rules;
+      const update = () => updateRules(collections, req.ctx.db, req.params.name, req.body ?? {});
+      return automigrate ? automigrate.around(collections, req.ctx.db, req.params.name, update) : update();
     });
   };
 }
