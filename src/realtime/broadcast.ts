@@ -4,11 +4,11 @@ import type { Auth, RequestContext } from '../context.ts';
 import { isApiError } from '../errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RecordDeps } from '../records/deps.ts';
-import { finishRecords, selectById } from '../records/read.ts';
+import { finishRecords } from '../records/read.ts';
 import { type RecordJson, seesAsAdministrator, serializeRecord, type Viewer } from '../records/serialize.ts';
 import { type RecordShape, shapeOf } from '../records/shape.ts';
 import { rowOfRecord, snapshotMeets } from '../records/snapshot.ts';
-import { viewerOf } from '../records/viewer.ts';
+import { PRIVILEGED_VIEWER, viewerOf } from '../records/viewer.ts';
 import { compileFilter, FilterError } from '../rules/index.ts';
 import { type Database, type DatabaseRegistry, type Row, type Sql, sql } from '../storage/index.ts';
 import type { Audience, Audiences, Subscription } from './audiences.ts';
@@ -163,9 +163,8 @@ export class Broadcaster {
     const collection = collections.find(change.collectionId);
     if (!collection || collection.type === 'view') return;
     const shape = shapeOf(collection);
-    // The record's values the rules are decided on when its row is not there to query: a delete's
-    // last state, or a create or update made here and deleted again since (its message still goes,
-    // before the delete's).
+    // The record's values when its row is not there to read: a delete's last state, or a create or
+    // update made here and deleted again since (its message still goes, before the delete's).
     let snapshot: RecordJson | undefined = change.action === 'delete' ? change.deleted : undefined;
     let row: Row | undefined;
     if (snapshot) row = rowOfRecord(shape, snapshot);
@@ -264,7 +263,7 @@ class ChangeMessages {
     private readonly collection: Collection,
     private readonly shape: RecordShape,
     private readonly row: Row,
-    private readonly snapshot: RecordJson | undefined,
+    private snapshot: RecordJson | undefined,
   ) {}
 
   /** The message data for an audience, or undefined when its caller may not see the record. */
@@ -322,14 +321,17 @@ class ChangeMessages {
     return condition ? this.meets(condition) : false;
   }
 
-  /** Whether the record meets `condition`; one query per condition and parameters for all audiences. */
+  /**
+   * Whether the record meets `condition`; one query per condition and parameters for all audiences.
+   * Judged on the row the message carries, not on the table: by now the record may have changed
+   * again or gone (a delete right after an update), and its message must still go to whom it did then.
+   */
   private meets(condition: Sql): Promise<boolean> {
     const key = `${condition.text}\u0001${paramsKey(condition.params)}`;
     let visible = this.visible.get(key);
     if (!visible) {
-      visible = this.snapshot
-        ? snapshotMeets(this.db, this.shape, this.snapshot, condition)
-        : selectById(this.db, this.shape, this.change.recordId, condition).then((r) => r !== undefined);
+      this.snapshot ??= serializeRecord(this.row, this.shape, PRIVILEGED_VIEWER);
+      visible = snapshotMeets(this.db, this.shape, this.snapshot, condition);
       this.visible.set(key, visible);
     }
     return visible;
