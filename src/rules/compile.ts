@@ -86,13 +86,54 @@ export function compileExpr(expr: Expr, resolver: Resolver, options: CompileOpti
     return resolver.resolve(op.name, op.position);
   }
 
+  function call(op: Call): ResolvedOperand {
+    return op.name === 'strftime' ? strftime(op) : geoDistance(op);
+  }
+
+  /**
+   * PocketBase's `strftime(format, time, modifier…)` (≥ 0.36): SQLite's date formatting, a NULL read
+   * as ''. The format and the modifiers are quoted strings; the time a date, a number or a field, and
+   * a field of several values (a multiple relation's path) is matched value by value as the field
+   * itself would be (`strftime('%Y', rel.created) ?= '2026'`).
+   */
+  function strftime(op: Call): ResolvedOperand {
+    const [format, time, ...modifiers] = op.args;
+    const quoted = (arg: Operand, what: string): string => {
+      if (arg.type !== 'literal' || typeof arg.value !== 'string') throw new FilterError(`strftime takes a quoted string as its ${what}`, arg.position);
+      return arg.value;
+    };
+    const pattern = quoted(format, 'format');
+    const steps = modifiers.map((m) => quoted(m, 'modifier'));
+    const formatted = (value: Sql | undefined): Sql => {
+      const out = dialect.strftime(pattern, value, steps);
+      if ('unsupported' in out) throw new FilterError(`strftime's modifier ${JSON.stringify(out.unsupported)} is not supported on ${dialect.name === 'postgres' ? 'PostgreSQL' : dialect.name}`, op.position);
+      return out;
+    };
+    if (time === undefined) return { kind: 'scalar', sql: formatted(undefined), valueType: 'text' };
+    if (time.type === 'literal') {
+      if (typeof time.value !== 'string' && typeof time.value !== 'number') throw new FilterError('strftime takes a date, a number or a field as its time value', time.position);
+      return { kind: 'scalar', sql: formatted(dialect.asText(sql`${String(time.value)}`)), valueType: 'text' };
+    }
+    const resolved = resolveIdentifier(time)!;
+    const each = (v: Sql) => formatted(dialect.asText(v));
+    const overSet = (set: Sql) => sql`SELECT ${each(sql`fm.v`)} AS v FROM (${set}) AS fm`;
+    if (resolved.kind === 'set') return { kind: 'set', sql: overSet(resolved.sql), valueType: 'text', each: resolved.each };
+    return {
+      kind: 'scalar',
+      sql: each(resolved.sql),
+      valueType: 'text',
+      every: resolved.every && overSet(resolved.every),
+      through: resolved.through && { rows: resolved.through.rows, value: each(resolved.through.value) },
+    };
+  }
+
   /**
    * PocketBase's `geoDistance(lonA, latA, lonB, latB)`: the haversine distance in kilometres between
    * two points, each coordinate a number or a field (a geoPoint's `.lon`/`.lat`, a number field, a
    * path through single relations). The cosine is held to [-1, 1] first: a point's distance to itself
    * can round just past 1, where PostgreSQL's acos fails the query and SQLite's gives NULL.
    */
-  function call(op: Call): ResolvedOperand {
+  function geoDistance(op: Call): ResolvedOperand {
     const [lonA, latA, lonB, latB] = op.args.map((arg) => {
       if (arg.type === 'literal') {
         if (typeof arg.value !== 'number') throw new FilterError(`${op.name} takes numbers and fields, not ${JSON.stringify(arg.value)}`, arg.position);

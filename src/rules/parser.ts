@@ -2,8 +2,8 @@ import type { Call, ComparisonOperator, Expr, Identifier, Literal, Operand } fro
 import { FilterError } from './errors.ts';
 import { type Token, tokenize } from './lexer.ts';
 
-/** The language's functions and how many arguments each takes. */
-const FUNCTIONS: Record<string, number> = { geoDistance: 4 };
+/** The language's functions and how many arguments each takes, at least and at most. */
+const FUNCTIONS: Record<string, [number, number]> = { geoDistance: [4, 4], strftime: [1, 10] };
 
 /** Longest filter or rule text accepted; longer input is refused before it is parsed. */
 export const MAX_FILTER_LENGTH = 8192;
@@ -82,7 +82,7 @@ export function parseFilter(text: string): Expr {
 
   /** `name(arg, …)`: a function of FUNCTIONS, its arguments fields or values (no nested calls). */
   function parseCall(name: Token): Call {
-    const arity = FUNCTIONS[name.value];
+    const arity = FUNCTIONS[name.value] as [number, number] | undefined;
     if (arity === undefined) throw new FilterError(`unknown function ${JSON.stringify(name.value)}; known: ${Object.keys(FUNCTIONS).join(', ')}`, name.position);
     next();
     const args: Operand[] = [];
@@ -99,7 +99,10 @@ export function parseFilter(text: string): Expr {
     }
     const close = next();
     if (close.type !== 'rparen') throw new FilterError(`expected "," or ")" but found ${describe(close)}`, close.position);
-    if (args.length !== arity) throw new FilterError(`${name.value} takes ${arity} arguments, got ${args.length}`, name.position);
+    const [least, most] = arity;
+    if (args.length < least || args.length > most) {
+      throw new FilterError(`${name.value} takes ${least === most ? least : `${least} to ${most}`} arguments, got ${args.length}`, name.position);
+    }
     return { type: 'call', name: name.value, args, position: name.position };
   }
 

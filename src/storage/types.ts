@@ -185,6 +185,12 @@ export interface Dialect {
   asText(value: Sql): Sql;
   /** Lower-cased text of a value. */
   lower(value: Sql): Sql;
+  /**
+   * SQLite's `strftime(format, time, modifier…)` with a NULL read as '' (PocketBase's filter function):
+   * `time` is text (a SQLite time value) or absent (now). PostgreSQL's translation knows the modifiers
+   * PocketBase's users write; one it does not is returned as `{ unsupported }`.
+   */
+  strftime(format: string, time: Sql | undefined, modifiers: readonly string[]): Sql | { unsupported: string };
   /** The value at a path of keys inside a JSON column (NULL when absent or when the column is not JSON). */
   jsonPath(column: Sql, keys: readonly string[]): Sql;
   /** An ORDER BY term; NULLs sort first in ascending order, as SQLite sorts them. */

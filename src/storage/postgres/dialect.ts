@@ -1,6 +1,7 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
 import { raw, type Sql, sql } from '../sql.ts';
 import { postgresFulltext } from './fulltext.ts';
+import { pgStrftime, strftimeFunctionsSql } from './strftime.ts';
 import { postgreSplitterOptions, splitQuery } from 'dbgate-query-splitter';
 import type { ColumnInfo, ColumnKind, Comparable, CompareKind, Dialect, Queryable, StorageErrorKind } from '../types.ts';
 
@@ -183,6 +184,10 @@ export const postgresDialect: Dialect = {
 
   asText(value) {
     return sql`${raw(FN)}.txt(${value})`;
+  },
+
+  strftime(format, time, modifiers) {
+    return pgStrftime(FN, format, time, modifiers);
   },
 
   lower(value) {
@@ -377,6 +382,7 @@ export function helperFunctionsSql(extensionSchema: string): string {
       BEGIN RETURN $1::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $fn$;`,
     fn('jarr(jsonb)', 'jsonb', `CASE WHEN jsonb_typeof($1) = 'array' THEN $1 ELSE '[]'::jsonb END`),
     fn('jarr(text)', 'jsonb', `${FN}.jarr(${FN}.jval($1))`),
+    ...strftimeFunctionsSql(FN),
     // Row changes of collection tables, announced on commit to every node (the realtime feed,
     // src/realtime/postgres-feed.ts). A delete carries the row as it was, without secrets; one too
     // big for a notice (8000 bytes) is kept in _realtime_deletes and the notice names it.

@@ -1,5 +1,5 @@
 import { quoteIdent } from '../../lib/identifiers.ts';
-import { type Sql, sql } from '../sql.ts';
+import { join, type Sql, sql } from '../sql.ts';
 import { sqliteFulltext } from './fulltext.ts';
 import { splitQuery, sqliteSplitterOptions } from 'dbgate-query-splitter';
 import type { ColumnInfo, ColumnKind, Comparable, Dialect, Queryable, StorageErrorKind } from '../types.ts';
@@ -136,6 +136,11 @@ export const sqliteDialect: Dialect = {
 
   asText(value) {
     return value;
+  },
+
+  strftime(format, time, modifiers) {
+    const args = [sql`${format}`, ...(time ? [time] : []), ...modifiers.map((m) => sql`${m}`)];
+    return sql`COALESCE(strftime(${join(args, ', ')}), '')`;
   },
 
   lower(value) {
