@@ -270,7 +270,9 @@ describe('OAuth2 sign-in against a real provider on loopback', () => {
     const g = google.body.oauth2.providers.find((p: { name: string }) => p.name === 'google');
     assert.equal(g.displayName, 'Google');
     assert.equal(g.authUrl, 'https://accounts.google.com/o/oauth2/v2/auth');
-    assert.deepEqual(g.scopes, ['openid', 'email', 'profile']);
+    // PocketBase's scopes for Google.
+    assert.deepEqual(g.scopes, ['https://www.googleapis.com/auth/userinfo.profile', 'https://www.googleapis.com/auth/userinfo.email']);
+    assert.equal(g.pkce, true);
     const methods = await server.request('GET', '/api/auth/methods');
     assert.deepEqual(methods.body.oauth2.providers.map((p: { name: string }) => p.name), ['mock', 'google']);
   });

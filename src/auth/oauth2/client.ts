@@ -1,4 +1,5 @@
 import { badRequest, isApiError } from '../../errors.ts';
+import { PRESETS, text } from './presets.ts';
 import type { ProviderConfig } from './providers.ts';
 
 /** How long one call to a provider may take before the sign-in fails with a 400. */
@@ -12,13 +13,16 @@ export interface OAuth2Profile {
   /** Whether the provider vouches that the address belongs to the user. */
   verified: boolean;
   name?: string;
+  username?: string;
   avatarUrl?: string;
   raw: Record<string, unknown>;
 }
 
 interface Answer {
   status: number;
+  /** The answer's JSON object (an array or a value as `{value}`), or its form-encoded fields. */
   body: Record<string, unknown>;
+  json: unknown;
 }
 
 function reason(err: unknown): string {
@@ -51,7 +55,7 @@ async function call(url: string, options: { method: 'GET' | 'POST'; headers: Rec
       // Some providers (GitHub without an Accept header) answer form-encoded.
       body = Object.fromEntries(new URLSearchParams(text));
     }
-    return { status: res.statusCode, body: typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : { value: body } };
+    return { status: res.statusCode, body: typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : { value: body }, json: body };
   } catch (err) {
     if (isApiError(err)) throw err;
     throw badRequest(`Failed to reach the OAuth2 provider (${step}): ${reason(err)}.`);
@@ -63,59 +67,65 @@ function providerError(body: Record<string, unknown>): string {
   return parts.length > 0 ? `: ${parts.join(' — ').slice(0, 300)}` : '';
 }
 
-/** Trades the authorization code (and PKCE verifier) for an access token at the token endpoint. */
-export async function exchangeCode(provider: ProviderConfig, code: string, redirectUrl: string, codeVerifier: string): Promise<string> {
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUrl, client_id: provider.clientId, client_secret: provider.clientSecret });
+/**
+ * Trades the authorization code (and PKCE verifier) for a token at the token endpoint; the whole
+ * answer, which some providers extend (VK's email). As PocketBase (Go's x/oauth2) does, the client's
+ * credentials go as HTTP Basic first and, when that is refused, once more in the form: providers
+ * differ in which one they take.
+ */
+export async function exchangeCode(provider: ProviderConfig, code: string, redirectUrl: string, codeVerifier: string): Promise<Record<string, unknown>> {
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUrl });
   if (codeVerifier !== '') form.set('code_verifier', codeVerifier);
-  const res = await call(
-    provider.tokenUrl,
-    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() },
-    'token exchange',
-  );
-  const token = res.body.access_token;
-  if (res.status < 200 || res.status >= 300 || typeof token !== 'string' || token === '') {
-    throw badRequest(`The OAuth2 provider refused the authorization code (HTTP ${res.status})${providerError(res.body)}.`);
-  }
-  return token;
-}
-
-function str(v: unknown): string | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  const basic = Buffer.from(`${encodeURIComponent(provider.clientId)}:${encodeURIComponent(provider.clientSecret)}`).toString('base64');
+  const granted = (res: Answer) => res.status >= 200 && res.status < 300 && typeof res.body.access_token === 'string' && res.body.access_token !== '' && res.body.error === undefined;
+  const first = await call(provider.tokenUrl, { method: 'POST', headers: { ...headers, authorization: `Basic ${basic}` }, body: form.toString() }, 'token exchange');
+  if (granted(first)) return first.body;
+  form.set('client_id', provider.clientId);
+  form.set('client_secret', provider.clientSecret);
+  const second = await call(provider.tokenUrl, { method: 'POST', headers, body: form.toString() }, 'token exchange');
+  if (granted(second)) return second.body;
+  // The first refusal says what was wrong with the code, unless it was the Basic credentials.
+  const refusal = first.status === 401 || first.body.error === 'invalid_client' ? second : first;
+  throw badRequest(`The OAuth2 provider refused the authorization code (HTTP ${refusal.status})${providerError(refusal.body)}.`);
 }
 
 const truthy = (v: unknown) => v === true || v === 'true';
 
 /**
- * Reads the user info endpoint. The field names of OIDC (`sub`, `email_verified`, `picture`) and of
- * the built-in providers (`id`, `verified_email`, `verified`, `avatar_url`, `mail`) are understood.
+ * Reads the user's profile. A provider PocketBase has built in is asked and read as PocketBase does
+ * (presets.ts); any other is read as OpenID Connect user info, with the field names of the common
+ * providers (`id`, `verified_email`, `verified`, `avatar_url`, `mail`) understood too.
  */
-export async function fetchProfile(provider: ProviderConfig, accessToken: string): Promise<OAuth2Profile> {
-  const headers = { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'Cairn' };
-  const res = await call(provider.userInfoUrl, { method: 'GET', headers }, 'user info');
+export async function fetchProfile(provider: ProviderConfig, token: Record<string, unknown>): Promise<OAuth2Profile> {
+  const bearer = { authorization: `Bearer ${String(token.access_token)}`, accept: 'application/json', 'user-agent': 'Cairn' };
+  const preset = PRESETS[provider.name];
+  const ask = preset?.request?.(provider.clientId) ?? { method: 'GET' as const, headers: {} };
+  const res = await call(provider.userInfoUrl, { method: ask.method, headers: { ...bearer, ...ask.headers }, body: ask.body }, 'user info');
   if (res.status < 200 || res.status >= 300) throw badRequest(`The OAuth2 provider refused the user-info request (HTTP ${res.status})${providerError(res.body)}.`);
   const raw = res.body;
-  const id = str(raw.sub) ?? str(raw.id);
-  if (!id) throw badRequest('The OAuth2 provider did not return a user id.');
-  const profile: OAuth2Profile = {
-    id,
-    email: str(raw.email) ?? str(raw.mail),
-    verified: truthy(raw.email_verified) || truthy(raw.verified_email) || truthy(raw.verified),
-    name: str(raw.name) ?? str(raw.global_name) ?? str(raw.displayName) ?? str(raw.login) ?? str(raw.username),
-    avatarUrl: str(raw.picture) ?? str(raw.avatar_url),
-    raw,
-  };
-  if (provider.name === 'github') await githubEmail(provider, headers, profile);
-  return profile;
-}
-
-/** GitHub's user object has no verification flag (and no email when it is private): its emails list has both. */
-async function githubEmail(provider: ProviderConfig, headers: Record<string, string>, profile: OAuth2Profile): Promise<void> {
-  const res = await call(new URL('/user/emails', provider.userInfoUrl).href, { method: 'GET', headers }, 'user emails');
-  const list = Array.isArray(res.body.value) ? (res.body.value as Array<Record<string, unknown>>) : [];
-  const primary = list.find((e) => e.primary === true) ?? list.find((e) => e.email === profile.email);
-  if (res.status >= 200 && res.status < 300 && primary && str(primary.email)) {
-    profile.email = str(primary.email);
-    profile.verified = primary.verified === true;
+  let profile: OAuth2Profile;
+  if (preset) {
+    const read = preset.read(raw, token);
+    if (typeof read === 'string') throw badRequest(`The OAuth2 provider's account cannot sign in: ${read}.`);
+    let email = read.email;
+    if (email === undefined && preset.emails) {
+      // No address is not an error: the sign-in goes on without one.
+      const emails = await call(preset.emails.url(provider.userInfoUrl), { method: 'GET', headers: bearer }, 'user emails');
+      if (emails.status >= 200 && emails.status < 300) email = preset.emails.pick(emails.json);
+    }
+    profile = { id: read.id ?? '', name: read.name, username: read.username, email, verified: email !== undefined, avatarUrl: read.avatarUrl, raw };
+  } else {
+    profile = {
+      id: text(raw.sub) ?? text(raw.id) ?? '',
+      email: text(raw.email) ?? text(raw.mail),
+      verified: truthy(raw.email_verified) || truthy(raw.verified_email) || truthy(raw.verified),
+      name: text(raw.name) ?? text(raw.global_name) ?? text(raw.displayName) ?? text(raw.login) ?? text(raw.username),
+      username: text(raw.preferred_username) ?? text(raw.login) ?? text(raw.username),
+      avatarUrl: text(raw.picture) ?? text(raw.avatar_url),
+      raw,
+    };
   }
+  if (profile.id === '') throw badRequest('The OAuth2 provider did not return a user id.');
+  return profile;
 }

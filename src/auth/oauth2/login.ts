@@ -18,6 +18,7 @@ import { type AvatarStaging, downloadAvatar } from './avatar.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
 import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
+import { emailOptional } from '../../records/auth-fields.ts';
 import { claimUnverified } from '../claim.ts';
 
 /** Which provider account belongs to which auth record, per database. */
@@ -46,7 +47,7 @@ export interface ProviderListing {
   authUrl: string;
   codeVerifier: string;
   codeChallenge: string;
-  codeChallengeMethod: 'S256';
+  codeChallengeMethod: 'S256' | '';
 }
 
 export interface OAuth2Input {
@@ -108,6 +109,7 @@ export class OAuth2Service {
         userInfoUrl: p.userInfoUrl || preset?.userInfoUrl || '',
         scopes: preset?.scopes ?? ['openid', 'email', 'profile'],
         enabled: true,
+        pkce: p.pkce ?? preset?.pkce ?? true,
       };
       if (config.authUrl && config.tokenUrl && config.userInfoUrl) own.push(config);
     }
@@ -123,17 +125,22 @@ export class OAuth2Service {
   async list(redirectUrl?: string, collection?: Collection): Promise<ProviderListing[]> {
     return (await this.providers(collection)).map((p) => {
       const state = randomSecret(24);
-      const codeVerifier = randomSecret(48);
-      const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+      // A provider that refuses PKCE's parameters (Bitbucket, Linear, VK) gets none, and the client
+      // no verifier to send back.
+      const pkce = p.pkce !== false;
+      const codeVerifier = pkce ? randomSecret(48) : '';
+      const codeChallenge = pkce ? createHash('sha256').update(codeVerifier).digest('base64url') : '';
       const url = new URL(p.authUrl);
       url.searchParams.set('client_id', p.clientId);
       url.searchParams.set('response_type', 'code');
       if (p.scopes.length > 0) url.searchParams.set('scope', p.scopes.join(' '));
       url.searchParams.set('state', state);
-      url.searchParams.set('code_challenge', codeChallenge);
-      url.searchParams.set('code_challenge_method', 'S256');
+      if (pkce) {
+        url.searchParams.set('code_challenge', codeChallenge);
+        url.searchParams.set('code_challenge_method', 'S256');
+      }
       const authUrl = `${url.href}&redirect_uri=${redirectUrl ? encodeURIComponent(redirectUrl) : ''}`;
-      return { name: p.name, displayName: p.displayName, state, authUrl, codeVerifier, codeChallenge, codeChallengeMethod: 'S256' };
+      return { name: p.name, displayName: p.displayName, state, authUrl, codeVerifier, codeChallenge, codeChallengeMethod: pkce ? 'S256' : '' };
     });
   }
 
@@ -153,8 +160,8 @@ export class OAuth2Service {
       throw validationFailed({ createData: { code: 'validation_invalid_data', message: 'Must be an object.' } });
     }
     const redirect = optionalText(input.redirectURL) || optionalText(input.redirectUrl);
-    const accessToken = await exchangeCode(provider, code, redirect, optionalText(input.codeVerifier, 200));
-    const profile = await fetchProfile(provider, accessToken);
+    const token = await exchangeCode(provider, code, redirect, provider.pkce === false ? '' : optionalText(input.codeVerifier, 200));
+    const profile = await fetchProfile(provider, token);
     const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile, isPlainObject(input.createData) ? input.createData : {});
     const result = await this.recordAuth.resultFor(ctx, collection, id, 'oauth2');
     return {
@@ -183,8 +190,10 @@ export class OAuth2Service {
       return { id: auth.id, isNew: false };
     }
 
-    if (!profile.email) throw badRequest('The OAuth2 provider did not share an email address; allow access to it and try again.');
-    const existing = await db.get<{ id: string; verified: number }>(`SELECT id, verified FROM ${table} WHERE email = ?`, [profile.email]);
+    // Without an address (Spotify, Strava, … share none) an account is made only where the collection
+    // lets a record have none, as in PocketBase.
+    if (!profile.email && !emailOptional(collection)) throw badRequest('The OAuth2 provider did not share an email address; allow access to it and try again.');
+    const existing = profile.email ? await db.get<{ id: string; verified: number }>(`SELECT id, verified FROM ${table} WHERE email = ?`, [profile.email]) : undefined;
     if (existing) {
       // Linking on an address the provider does not vouch for would hand the account to whoever typed it.
       if (!profile.verified) {
@@ -207,14 +216,22 @@ export class OAuth2Service {
     // The client's `createData` first, as PocketBase: its email when it gives one, the profile's name and
     // picture unless it sets them, a random password unless it gives one.
     const data: Record<string, unknown> = { emailVisibility: false, ...createData };
-    if (typeof data.email !== 'string' || data.email === '') data.email = profile.email;
+    if ((typeof data.email !== 'string' || data.email === '') && profile.email) data.email = profile.email;
     if (data.password === undefined) {
       const password = randomSecret(32);
       Object.assign(data, { password, passwordConfirm: password });
     }
+    // The profile's values go to the fields the collection maps them to (PocketBase's
+    // `oauth2.mappedFields`; its default `users` maps the name and the avatar).
+    const mapped = authSettingsOf(collection).oauth2.mappedFields;
     const staged: StagedFile[] = [];
-    for (const [field, value] of [['name', profile.name], ['avatar', profile.avatarUrl]] as const) {
-      const def = collection.fields.find((f) => f.name === field);
+    for (const [field, value] of [
+      [mapped.id, profile.id],
+      [mapped.name, profile.name],
+      [mapped.username, profile.username],
+      [mapped.avatarURL, profile.avatarUrl],
+    ] as const) {
+      const def = field ? collection.fields.find((f) => f.name === field) : undefined;
       if (!def || value === undefined || value === '' || field in createData) continue;
       if (def.type === 'file') {
         // PocketBase's default users keep the avatar as a file: the provider's picture is downloaded.

@@ -1,5 +1,8 @@
 import type { FieldError } from '../../errors.ts';
 import { httpUrl, objectInput, type SettingsSection } from '../../settings/service.ts';
+import { PRESETS } from './presets.ts';
+
+export { PRESETS };
 
 /** An OAuth2 provider as stored in the instance settings (the client secret included). */
 export interface ProviderConfig {
@@ -12,58 +15,13 @@ export interface ProviderConfig {
   userInfoUrl: string;
   scopes: string[];
   enabled: boolean;
+  /** Whether PKCE's parameters are sent (PocketBase's per-provider setting; its preset's default). */
+  pkce?: boolean;
 }
 
 export interface OAuth2Settings {
   providers: ProviderConfig[];
 }
-
-/** What a built-in provider name fills in, and how its user info differs from plain OIDC. */
-interface Preset {
-  displayName: string;
-  authUrl: string;
-  tokenUrl: string;
-  userInfoUrl: string;
-  scopes: string[];
-}
-
-export const PRESETS: Record<string, Preset> = {
-  google: {
-    displayName: 'Google',
-    authUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-    tokenUrl: 'https://oauth2.googleapis.com/token',
-    userInfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
-    scopes: ['openid', 'email', 'profile'],
-  },
-  github: {
-    displayName: 'GitHub',
-    authUrl: 'https://github.com/login/oauth/authorize',
-    tokenUrl: 'https://github.com/login/oauth/access_token',
-    userInfoUrl: 'https://api.github.com/user',
-    scopes: ['read:user', 'user:email'],
-  },
-  gitlab: {
-    displayName: 'GitLab',
-    authUrl: 'https://gitlab.com/oauth/authorize',
-    tokenUrl: 'https://gitlab.com/oauth/token',
-    userInfoUrl: 'https://gitlab.com/oauth/userinfo',
-    scopes: ['openid', 'email', 'profile'],
-  },
-  discord: {
-    displayName: 'Discord',
-    authUrl: 'https://discord.com/api/oauth2/authorize',
-    tokenUrl: 'https://discord.com/api/oauth2/token',
-    userInfoUrl: 'https://discord.com/api/users/@me',
-    scopes: ['identify', 'email'],
-  },
-  microsoft: {
-    displayName: 'Microsoft',
-    authUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
-    tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
-    userInfoUrl: 'https://graph.microsoft.com/oidc/userinfo',
-    scopes: ['openid', 'email', 'profile'],
-  },
-};
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 const MAX_TEXT = 512;
@@ -102,6 +60,7 @@ function provider(input: unknown, index: number, previous: ProviderConfig[], err
     userInfoUrl: obj.userInfoUrl ?? preset?.userInfoUrl,
     scopes: obj.scopes === undefined ? (preset?.scopes ?? ['openid', 'email', 'profile']) : scopesOf(obj.scopes),
     enabled: obj.enabled ?? true,
+    pkce: obj.pkce ?? preset?.pkce ?? true,
   };
   if (!shortText(out.displayName)) problems.displayName = { code: 'validation_invalid_value', message: 'Must be a single line of text.' };
   if (!shortText(out.clientId)) problems.clientId = { code: 'validation_required', message: 'Cannot be blank.' };
@@ -111,6 +70,7 @@ function provider(input: unknown, index: number, previous: ProviderConfig[], err
   }
   if (!out.scopes) problems.scopes = { code: 'validation_invalid_scopes', message: 'Must be a list of scope names.' };
   if (typeof out.enabled !== 'boolean') problems.enabled = { code: 'validation_invalid_bool', message: 'Must be a boolean.' };
+  if (typeof out.pkce !== 'boolean') problems.pkce = { code: 'validation_invalid_bool', message: 'Must be a boolean.' };
   for (const [key, problem] of Object.entries(problems)) errors[`${at}.${key}`] = problem;
   return Object.keys(problems).length > 0 ? undefined : (out as ProviderConfig);
 }
