@@ -381,7 +381,9 @@ function authOptions(pb: PbCollection, ctx: DraftContext, note: NoteOf): Record<
     authRule: o.onlyVerified === true ? 'verified = true' : '',
     manageRule: typeof o.manageRule === 'string' && o.manageRule !== '' ? o.manageRule : null,
     passwordAuth: { enabled: email || username, identityFields: [...(email ? ['email'] : []), ...(username ? ['username'] : [])].length > 0 ? [...(email ? ['email'] : []), ...(username ? ['username'] : [])] : ['email'] },
-    oauth2: { enabled: o.allowOAuth2Auth !== false },
+    // PocketBase 0.23's upgrade maps the provider's username to the `username` every auth collection
+    // had before (and nothing else: name and avatar were the client's `createData`).
+    oauth2: { enabled: o.allowOAuth2Auth !== false, mappedFields: { id: '', name: '', username: 'username', avatarURL: '' } },
   };
   if (o.onlyVerified === true) note('onlyVerified', 'carried as the auth rule "verified = true", as PocketBase 0.23 carries it', 'changed');
   const tokens: Array<[string, string]> = [

@@ -50,7 +50,7 @@ describe('OAuth2 providers PocketBase has built in', () => {
       fields: [
         { name: 'extId', type: 'text' },
         { name: 'name', type: 'text' },
-        { name: 'handle', type: 'text' },
+        { name: 'handle', type: 'text', unique: true },
         { name: 'picture', type: 'url' },
       ],
       createRule: '',
@@ -122,6 +122,12 @@ describe('OAuth2 providers PocketBase has built in', () => {
       requests.map((r) => `${r.method} ${r.url} ${r.headers.authorization?.split(' ')[0]}`),
       ['GET /github/me Bearer', 'GET /github/me/emails Bearer'],
     );
+    // Another account with a username someone has (`handle` is unique): the sign-up goes on without it.
+    answers.set('/github/me', { id: 9, login: 'octocat', name: 'Copy Cat' });
+    answers.set('/github/me/emails', []);
+    const copy = await signIn('github');
+    assert.equal(copy.res.status, 200, copy.res.text);
+    assert.deepEqual(record(copy.res), { extId: '9', name: 'Copy Cat', handle: '', picture: '', email: '', verified: false });
   });
 
   test('Discord: the global name, else the tag; the CDN avatar; the address only when verified', async () => {

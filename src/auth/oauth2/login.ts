@@ -18,6 +18,7 @@ import { type AvatarStaging, downloadAvatar } from './avatar.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
 import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
+import { quoteIdent } from '../../lib/identifiers.ts';
 import { emailOptional } from '../../records/auth-fields.ts';
 import { claimUnverified } from '../claim.ts';
 
@@ -233,6 +234,9 @@ export class OAuth2Service {
     ] as const) {
       const def = field ? collection.fields.find((f) => f.name === field) : undefined;
       if (!def || value === undefined || value === '' || field in createData) continue;
+      // A username someone has already is left out rather than failing the sign-up (PocketBase keeps
+      // this for the unique usernames of collections from before 0.23).
+      if (field === mapped.username && def.unique && (await db.get(`SELECT 1 AS taken FROM ${table} WHERE ${quoteIdent(field)} = ?`, [value]))) continue;
       if (def.type === 'file') {
         // PocketBase's default users keep the avatar as a file: the provider's picture is downloaded.
         if (!this.files) continue;
