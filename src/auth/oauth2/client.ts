@@ -1,5 +1,6 @@
 import { badRequest, isApiError } from '../../errors.ts';
-import { PRESETS, text } from './presets.ts';
+import { idTokenClaims } from './id-token.ts';
+import { OIDC_NAMES, PRESETS, readOidc, readsIdToken, text } from './presets.ts';
 import type { ProviderConfig } from './providers.ts';
 
 /** How long one call to a provider may take before the sign-in fails with a 400. */
@@ -100,16 +101,29 @@ const truthy = (v: unknown) => v === true || v === 'true';
 export async function fetchProfile(provider: ProviderConfig, token: Record<string, unknown>): Promise<OAuth2Profile> {
   const bearer = { authorization: `Bearer ${String(token.access_token)}`, accept: 'application/json', 'user-agent': 'Cairn' };
   const preset = PRESETS[provider.name];
-  const ask = preset?.request?.(provider.clientId) ?? { method: 'GET' as const, headers: {} };
-  const res = await call(provider.userInfoUrl, { method: ask.method, headers: { ...bearer, ...ask.headers }, body: ask.body }, 'user info');
-  if (res.status < 200 || res.status >= 300) throw badRequest(`The OAuth2 provider refused the user-info request (HTTP ${res.status})${providerError(res.body)}.`);
-  const raw = res.body;
+  const extra = provider.extra ?? {};
+  let raw: Record<string, unknown>;
+  if (readsIdToken(provider)) {
+    // Apple, and OpenID Connect without a user-info URL: the user is the id_token's claims.
+    const issuers = Array.isArray(extra.issuers) ? extra.issuers.filter((i): i is string => typeof i === 'string' && i !== '') : [];
+    raw = await idTokenClaims(token, {
+      audience: provider.clientId,
+      issuers: issuers.length > 0 ? issuers : preset?.idToken ? [preset.idToken.issuer] : [],
+      jwksUrl: text(extra.jwksURL) ?? preset?.idToken?.jwksUrl,
+      requireExp: preset?.idToken !== undefined,
+    });
+  } else {
+    const ask = preset?.request?.(provider.clientId) ?? { method: 'GET' as const, headers: {} };
+    const res = await call(provider.userInfoUrl, { method: ask.method, headers: { ...bearer, ...ask.headers }, body: ask.body }, 'user info');
+    if (res.status < 200 || res.status >= 300) throw badRequest(`The OAuth2 provider refused the user-info request (HTTP ${res.status})${providerError(res.body)}.`);
+    raw = res.body;
+  }
   let profile: OAuth2Profile;
-  if (preset) {
-    const read = preset.read(raw, token);
+  if (preset || OIDC_NAMES.has(provider.name)) {
+    const read = preset ? preset.read(raw, token, extra) : readOidc(raw);
     if (typeof read === 'string') throw badRequest(`The OAuth2 provider's account cannot sign in: ${read}.`);
     let email = read.email;
-    if (email === undefined && preset.emails) {
+    if (email === undefined && preset?.emails) {
       // No address is not an error: the sign-in goes on without one.
       const emails = await call(preset.emails.url(provider.userInfoUrl), { method: 'GET', headers: bearer }, 'user emails');
       if (emails.status >= 200 && emails.status < 300) email = preset.emails.pick(emails.json);

@@ -16,6 +16,7 @@ import type { StagedFile } from '../../files/staged.ts';
 import type { OutboundPolicy } from '../../lib/outbound.ts';
 import { type AvatarStaging, downloadAvatar } from './avatar.ts';
 import { exchangeCode, fetchProfile, type OAuth2Profile } from './client.ts';
+import { readsIdToken } from './presets.ts';
 import { type OAuth2Settings, PRESETS, type ProviderConfig } from './providers.ts';
 import { authSettingsOf } from '../../collections/auth-settings.ts';
 import { quoteIdent } from '../../lib/identifiers.ts';
@@ -111,8 +112,11 @@ export class OAuth2Service {
         scopes: preset?.scopes ?? ['openid', 'email', 'profile'],
         enabled: true,
         pkce: p.pkce ?? preset?.pkce ?? true,
+        extra: p.extra ?? undefined,
       };
-      if (config.authUrl && config.tokenUrl && config.userInfoUrl) own.push(config);
+      // Microsoft's address from the id_token needs one (PocketBase ≥ 0.39.6).
+      if (typeof p.extra?.idTokenEmailClaim === 'string' && p.extra.idTokenEmailClaim !== '' && !config.scopes.includes('openid')) config.scopes = [...config.scopes, 'openid'];
+      if (config.authUrl && config.tokenUrl && (config.userInfoUrl || readsIdToken(config))) own.push(config);
     }
     const names = new Set(own.map((p) => p.name));
     const instance = (await this.settings.get<OAuth2Settings>('oauth2')).providers.filter((p) => p.enabled && !names.has(p.name));
@@ -140,6 +144,7 @@ export class OAuth2Service {
         url.searchParams.set('code_challenge', codeChallenge);
         url.searchParams.set('code_challenge_method', 'S256');
       }
+      for (const [key, value] of Object.entries(PRESETS[p.name]?.authParams ?? {})) url.searchParams.set(key, value);
       const authUrl = `${url.href}&redirect_uri=${redirectUrl ? encodeURIComponent(redirectUrl) : ''}`;
       return { name: p.name, displayName: p.displayName, state, authUrl, codeVerifier, codeChallenge, codeChallengeMethod: pkce ? 'S256' : '' };
     });

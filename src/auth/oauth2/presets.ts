@@ -8,6 +8,8 @@
  * provider that shares no other): it may link the sign-in to an existing account of that address.
  */
 
+import { looseClaims } from './id-token.ts';
+
 type Json = Record<string, unknown>;
 
 /** A provider's user, as its user info gives it. */
@@ -35,8 +37,15 @@ export interface Preset {
   pkce: boolean;
   /** The user-info request where it is more than a GET with the access token. */
   request?(clientId: string): UserInfoRequest;
-  /** The user from the user info (and the token answer); a string says why the account may not sign in. */
-  read(raw: Json, token: Json): PresetProfile | string;
+  /**
+   * The user from the user info (or the id_token's claims), the token answer and the provider's
+   * `extra` settings; a string says why the account may not sign in.
+   */
+  read(raw: Json, token: Json, extra: Json): PresetProfile | string;
+  /** Where the user is read from the token's `id_token` instead of a user-info request (Apple). */
+  idToken?: { jwksUrl: string; issuer: string };
+  /** Parameters the authorization URL carries besides OAuth2's own (Apple's `response_mode`). */
+  authParams?: Record<string, string>;
   /** A second request for the verified primary email, made when `read` found none. */
   emails?: { url(userInfoUrl: string): string; pick(body: unknown): string | undefined };
 }
@@ -58,6 +67,9 @@ export function text(v: unknown): string | undefined {
 }
 
 const t = (raw: unknown, path: string) => text(at(raw, path));
+/** Go's cast.ToBool, which PocketBase reads `email_verified` with: a boolean, a non-zero number, or "true", "1", "t", … */
+export const castBool = (v: unknown): boolean =>
+  v === true || (typeof v === 'number' && v !== 0) || (typeof v === 'string' && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v));
 const when = (condition: unknown, value: string | undefined) => (condition === true ? value : undefined);
 const list = (v: unknown): Json[] => (Array.isArray(v) ? (v.filter((e) => e !== null && typeof e === 'object') as Json[]) : []);
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -70,6 +82,40 @@ function preset(displayName: string, base: string, urls: [string, string, string
   return { displayName, authUrl: full(urls[0]), tokenUrl: full(urls[1]), userInfoUrl: full(urls[2]), scopes, pkce: true, read, ...more };
 }
 
+/**
+ * Microsoft's address: Graph's `mail` by default; with PocketBase ≥ 0.39.6's `extra.idTokenEmailClaim`,
+ * a claim of the id_token (asked for with `openid`) that says the address is verified.
+ */
+function microsoftEmail(r: Json, token: Json, claim: unknown): string | undefined {
+  const claims = looseClaims(token.id_token) ?? {};
+  const edov = () => (castBool(claims.xms_edov) ? t(claims, 'email') : undefined);
+  switch (claim) {
+    case 'email':
+      return t(claims, 'email');
+    case 'email_and_xms_edov':
+      return edov();
+    case 'verified_primary_email':
+      return typeof claims.verified_primary_email === 'string' ? text(claims.verified_primary_email) : undefined;
+    case 'any_verified':
+      return (typeof claims.verified_primary_email === 'string' ? text(claims.verified_primary_email) : undefined) ?? edov();
+    default:
+      return t(r, 'mail');
+  }
+}
+
+/** OpenID Connect's standard claims, from user info or an id_token (`oidc`, `oidc2`, `oidc3`). */
+export function readOidc(r: Json): PresetProfile {
+  return { id: t(r, 'sub'), name: t(r, 'name'), username: t(r, 'preferred_username'), email: castBool(r.email_verified) ? t(r, 'email') : undefined, avatarUrl: t(r, 'picture') };
+}
+
+/** PocketBase's generic OpenID Connect slots: user info when a URL is given, else the id_token. */
+export const OIDC_NAMES = new Set(['oidc', 'oidc2', 'oidc3']);
+
+/** Whether the provider's user comes from the token's id_token rather than a user-info URL. */
+export function readsIdToken(provider: { name: string; userInfoUrl: string }): boolean {
+  return PRESETS[provider.name]?.idToken !== undefined || (OIDC_NAMES.has(provider.name) && provider.userInfoUrl === '');
+}
+
 const graphql = (query: string) => () => ({ method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
 
 export const PRESETS: Record<string, Preset> = {
@@ -80,12 +126,21 @@ export const PRESETS: Record<string, Preset> = {
     ['https://www.googleapis.com/auth/userinfo.profile', 'https://www.googleapis.com/auth/userinfo.email'],
     (r) => ({ id: t(r, 'sub'), name: t(r, 'name'), email: when(r.email_verified, t(r, 'email')), avatarUrl: t(r, 'picture') }),
   ),
+  apple: preset(
+    'Apple',
+    '',
+    ['https://appleid.apple.com/auth/authorize', 'https://appleid.apple.com/auth/token', ''],
+    ['name', 'email'],
+    // Apple gives the user's name only to the first redirect's form, not in its token.
+    (r) => ({ id: t(r, 'sub'), name: t(r, 'name'), email: castBool(r.email_verified) ? t(r, 'email') : undefined }),
+    { idToken: { jwksUrl: 'https://appleid.apple.com/auth/keys', issuer: 'https://appleid.apple.com' }, authParams: { response_mode: 'form_post' } },
+  ),
   microsoft: preset(
     'Microsoft',
     '',
     ['https://login.microsoftonline.com/common/oauth2/v2.0/authorize', 'https://login.microsoftonline.com/common/oauth2/v2.0/token', 'https://graph.microsoft.com/v1.0/me'],
     ['User.Read'],
-    (r) => ({ id: t(r, 'id'), name: t(r, 'displayName'), email: t(r, 'mail') }),
+    (r, token, extra) => ({ id: t(r, 'id'), name: t(r, 'displayName'), email: microsoftEmail(r, token, extra.idTokenEmailClaim) }),
   ),
   yandex: preset(
     'Yandex',

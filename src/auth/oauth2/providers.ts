@@ -1,6 +1,7 @@
 import type { FieldError } from '../../errors.ts';
+import { isPlainObject } from '../../lib/objects.ts';
 import { httpUrl, objectInput, type SettingsSection } from '../../settings/service.ts';
-import { PRESETS } from './presets.ts';
+import { PRESETS, readsIdToken } from './presets.ts';
 
 export { PRESETS };
 
@@ -17,6 +18,8 @@ export interface ProviderConfig {
   enabled: boolean;
   /** Whether PKCE's parameters are sent (PocketBase's per-provider setting; its preset's default). */
   pkce?: boolean;
+  /** Provider-specific settings PocketBase keeps (`jwksURL` and `issuers` for an id_token, Microsoft's `idTokenEmailClaim`). */
+  extra?: Record<string, unknown>;
 }
 
 export interface OAuth2Settings {
@@ -61,13 +64,20 @@ function provider(input: unknown, index: number, previous: ProviderConfig[], err
     scopes: obj.scopes === undefined ? (preset?.scopes ?? ['openid', 'email', 'profile']) : scopesOf(obj.scopes),
     enabled: obj.enabled ?? true,
     pkce: obj.pkce ?? preset?.pkce ?? true,
+    extra: obj.extra ?? undefined,
   };
   if (!shortText(out.displayName)) problems.displayName = { code: 'validation_invalid_value', message: 'Must be a single line of text.' };
   if (!shortText(out.clientId)) problems.clientId = { code: 'validation_required', message: 'Cannot be blank.' };
   if (!shortText(out.clientSecret)) problems.clientSecret = { code: 'validation_required', message: 'Cannot be blank.' };
   for (const key of ['authUrl', 'tokenUrl', 'userInfoUrl'] as const) {
+    // Apple and OpenID Connect without a user-info URL read the user from the id_token.
+    if (key === 'userInfoUrl' && (out.userInfoUrl === '' || out.userInfoUrl === undefined) && readsIdToken({ name, userInfoUrl: '' })) {
+      out.userInfoUrl = '';
+      continue;
+    }
     if (!httpUrl(out[key])) problems[key] = { code: 'validation_invalid_url', message: 'Must be an http(s) URL.' };
   }
+  if (out.extra !== undefined && !isPlainObject(out.extra)) problems.extra = { code: 'validation_invalid_value', message: 'Must be an object.' };
   if (!out.scopes) problems.scopes = { code: 'validation_invalid_scopes', message: 'Must be a list of scope names.' };
   if (typeof out.enabled !== 'boolean') problems.enabled = { code: 'validation_invalid_bool', message: 'Must be a boolean.' };
   if (typeof out.pkce !== 'boolean') problems.pkce = { code: 'validation_invalid_bool', message: 'Must be a boolean.' };
