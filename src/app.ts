@@ -278,12 +278,7 @@ export async function buildServices(config: Config, options: ServiceOptions = {}
     registry,
     records: records.deps,
     authenticate: (bearer, dbName) => authenticator.authenticateBearer(bearer, dbName, undefined),
-    limits: {
-      maxClients: config.realtimeMaxClients,
-      maxSubscriptions: config.realtimeMaxSubscriptions,
-      clientBuffer: config.realtimeClientBuffer,
-      keepAliveMs: config.realtimeKeepAliveMs,
-    },
+    limits: config.realtime,
   });
   // On SQLite the log is written from a thread of its own (logs/sink.ts); another driver writes
   // through its Database.

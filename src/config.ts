@@ -53,14 +53,8 @@ export interface Config {
   corsOrigins: string[];
   /** Most requests one `POST /api/batch` may hold. */
   batchMaxRequests: number;
-  /** Realtime clients connected at once, at most (docs/realtime.md). */
-  realtimeMaxClients: number;
-  /** Topics one realtime client may subscribe to. */
-  realtimeMaxSubscriptions: number;
-  /** Unsent bytes a realtime stream may hold before its client is dropped as one that does not read. */
-  realtimeClientBuffer: number;
-  /** Idle realtime streams get a comment at least this often, in milliseconds. */
-  realtimeKeepAliveMs: number;
+  /** The realtime service's limits (docs/realtime.md; RealtimeLimits says what each is). */
+  realtime: { maxClients: number; maxSubscriptions: number; clientBuffer: number; keepAliveMs: number; maxConnectionMs: number };
   /** Whether API requests are recorded in the request log (`/api/logs`); CAIRN_REQUEST_LOGS. */
   requestLogs: boolean;
   /** Request logs older than this many days are pruned; 0 keeps them. */
@@ -366,11 +360,15 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     fileTokenTtl: intFrom('CAIRN_FILE_TOKEN_TTL', env.CAIRN_FILE_TOKEN_TTL, 120, 1, 86400),
     corsOrigins: corsOrigins(flags.origins ?? env.CAIRN_CORS_ORIGINS),
     batchMaxRequests: intFrom('CAIRN_BATCH_MAX_REQUESTS', env.CAIRN_BATCH_MAX_REQUESTS, 50, 1, 10000),
-    realtimeMaxClients: intFrom('CAIRN_REALTIME_MAX_CLIENTS', env.CAIRN_REALTIME_MAX_CLIENTS, 10000, 0, 1_000_000),
-    realtimeMaxSubscriptions: intFrom('CAIRN_REALTIME_MAX_SUBSCRIPTIONS', env.CAIRN_REALTIME_MAX_SUBSCRIPTIONS, 1000, 1, 100_000),
-    realtimeClientBuffer: intFrom('CAIRN_REALTIME_CLIENT_BUFFER', env.CAIRN_REALTIME_CLIENT_BUFFER, 256 * 1024, 1024, 1024 * 1024 * 1024),
-    // Proxies commonly close connections silent for 60 s; the contract asks for 30 s at most.
-    realtimeKeepAliveMs: intFrom('CAIRN_REALTIME_KEEPALIVE_MS', env.CAIRN_REALTIME_KEEPALIVE_MS, 25000, 10, 30000),
+    realtime: {
+      maxClients: intFrom('CAIRN_REALTIME_MAX_CLIENTS', env.CAIRN_REALTIME_MAX_CLIENTS, 10000, 0, 1_000_000),
+      maxSubscriptions: intFrom('CAIRN_REALTIME_MAX_SUBSCRIPTIONS', env.CAIRN_REALTIME_MAX_SUBSCRIPTIONS, 1000, 1, 100_000),
+      clientBuffer: intFrom('CAIRN_REALTIME_CLIENT_BUFFER', env.CAIRN_REALTIME_CLIENT_BUFFER, 256 * 1024, 1024, 1024 * 1024 * 1024),
+      // Proxies commonly close connections silent for 60 s; the contract asks for 30 s at most.
+      keepAliveMs: intFrom('CAIRN_REALTIME_KEEPALIVE_MS', env.CAIRN_REALTIME_KEEPALIVE_MS, 25000, 10, 30000),
+      // PocketBase ≥ 0.38 ends a realtime connection after 30 minutes (0: never).
+      maxConnectionMs: intFrom('CAIRN_REALTIME_MAX_CONNECTION_MS', env.CAIRN_REALTIME_MAX_CONNECTION_MS, 30 * 60_000, 0, 365 * 86_400_000),
+    },
     requestLogs: onOff('CAIRN_REQUEST_LOGS', env.CAIRN_REQUEST_LOGS, true),
     logDays: intFrom('CAIRN_LOG_DAYS', env.CAIRN_LOG_DAYS, 7, 0, 3650),
     backupCron: backupCron(env.CAIRN_BACKUP_CRON),

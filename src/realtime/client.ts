@@ -11,7 +11,7 @@ export interface EventStream {
 }
 
 /** Why a client left, for the log. */
-export type DropReason = 'slow' | 'unauthorized' | 'overload';
+export type DropReason = 'slow' | 'unauthorized' | 'overload' | 'expired';
 
 /**
  * The bytes of the last payload assembled, kept while a writer goes through its clients: the next
@@ -41,6 +41,8 @@ export class SharedPayload {
 export class RealtimeClient {
   // Who the client subscribes as and what it follows are kept by the registries above it
   // (`Identities`, `Audiences`), so this connection knows nothing of them.
+  /** When the stream was opened (it ends after the longest a connection may last). */
+  readonly connectedAt = Date.now();
   /** When something was last written (keep-alive comments go to streams idle for a while). */
   lastWrite = Date.now();
   closed = false;

@@ -25,6 +25,12 @@ export interface RealtimeLimits {
   clientBuffer: number;
   /** Idle streams get a comment at least this often, in milliseconds. */
   keepAliveMs: number;
+  /**
+   * How long a stream stays open at most, in milliseconds (0: no end). PocketBase ≥ 0.38 ends every
+   * realtime connection after 30 minutes; the SDKs connect again and subscribe anew, so a client's
+   * credentials and address are looked at afresh.
+   */
+  maxConnectionMs: number;
 }
 
 export interface RealtimeOptions {
@@ -244,8 +250,10 @@ export class RealtimeService {
 
   private ping(idleMs: number): void {
     const now = Date.now();
+    const max = this.o.limits.maxConnectionMs;
     for (const client of [...this.clients.values()]) {
-      if (now - client.lastWrite >= idleMs && !client.flush(':\n\n')) this.drop(client, 'slow');
+      if (max > 0 && now - client.connectedAt >= max) this.drop(client, 'expired');
+      else if (now - client.lastWrite >= idleMs && !client.flush(':\n\n')) this.drop(client, 'slow');
     }
   }
 
