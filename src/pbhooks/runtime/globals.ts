@@ -6,6 +6,7 @@ import { $dbx } from './dbx.ts';
 import { ApiError, BadRequestError, ForbiddenError, InternalServerError, NotFoundError, TooManyRequestsError, UnauthorizedError } from './errors.ts';
 import { Collection } from './collection.ts';
 import { DateTime } from './datetime.ts';
+import { $filepath } from './filepath.ts';
 import { FIELD_CLASSES } from './schema.ts';
 import { MailerMessage } from './mail.ts';
 import { arrayOf, DynamicModel, nullables } from './models.ts';
@@ -41,6 +42,7 @@ export function pbGlobals(p: GlobalParts): Record<string, any> {
     $security,
     $http: p.$http,
     $os: p.$os,
+    $filepath,
     $template,
     $filesystem: p.$filesystem,
     $mails: p.$mails,

@@ -73,5 +73,6 @@ export function createRealm(bridge: HostBridge, context: vm.Context = vm.createC
 
 /** PocketBase's `toString`: bytes or arrays of bytes as text, anything else as JSON. */
 export function toStringOf(v: any): string {
+  if (typeof v?.__read === 'function') return Buffer.from(v.__read()).toString();
   return typeof v === 'string' ? v : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any).toString() : v === undefined || v === null ? '' : JSON.stringify(v);
 }
