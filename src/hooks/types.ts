@@ -211,8 +211,8 @@ export interface RouteEvent extends HookEvent {
   noContent(status?: number): void;
   redirect(status: number, url: string): void;
   html(status: number, html: string): void;
-  /** Sets a header of the answer. */
-  header(name: string, value: string): void;
+  /** Sets a header of the answer (several values: several lines). */
+  header(name: string, value: string | string[]): void;
   /** The client's address. */
   readonly ip: string;
 }

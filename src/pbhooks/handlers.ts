@@ -186,7 +186,7 @@ export function routeHandler(ctx: PbHandlerContext, { index, source }: PbHandler
     const body = e.method === 'GET' || e.method === 'HEAD' ? {} : await e.bindBody().catch(() => ({}));
     const files = e.uploaded && Object.fromEntries(Object.entries(e.uploaded).map(([k, list]) => [k, list.map((f) => ({ __file: 'bytes', name: f.name, type: f.type, size: f.bytes.length, bytes: f.bytes.toString('base64') }))]));
     const payload = { method: e.method, path: e.path, query: e.query.toString(), headers: e.headers, body, ip: e.ip ?? '', params, auth: e.auth, api: true, files };
-    let out: { answer?: RouteAnswer | null; headers: Record<string, string> };
+    let out: { answer?: RouteAnswer | null; headers: Record<string, string | string[]> };
     try {
       out = await ctx.pool.run(index, payload, opsFor(ctx.slot, e.app, e.db));
     } catch (err) {

@@ -113,12 +113,12 @@ class Request implements RouteEvent {
     return this.req.ip;
   }
 
-  /** A header of the answer. */
-  header(name: string, value: string): void {
-    (this.headersOut ??= {})[String(name).toLowerCase()] = String(value);
+  /** A header of the answer; several values (Set-Cookie lines) go as several lines. */
+  header(name: string, value: string | string[]): void {
+    (this.headersOut ??= {})[String(name).toLowerCase()] = Array.isArray(value) ? value.map(String) : String(value);
   }
 
-  headersOut?: Record<string, string>;
+  headersOut?: Record<string, string | string[]>;
 
   html(status: number, text: string): void {
     this.respond({ status, type: 'text/html; charset=utf-8', body: String(text) });
@@ -152,7 +152,7 @@ class Request implements RouteEvent {
   }
 }
 
-async function send(reply: FastifyReply, answer: Answer | undefined, headers?: Record<string, string>): Promise<FastifyReply> {
+async function send(reply: FastifyReply, answer: Answer | undefined, headers?: Record<string, string | string[]>): Promise<FastifyReply> {
   if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
   if (!answer) return reply.status(204).send();
   if (answer.file) {

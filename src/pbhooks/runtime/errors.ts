@@ -31,6 +31,40 @@ export const NotFoundError = errorClass('NotFoundError', 404, "The requested res
 export const TooManyRequestsError = errorClass('TooManyRequestsError', 429, 'Too Many Requests.');
 export const InternalServerError = errorClass('InternalServerError', 500, 'Something went wrong while processing your request.');
 
+/**
+ * A field's problem in an error's data (`new BadRequestError("…", { title: new ValidationError("too_long", "…") })`):
+ * Go's validation.Error, answered as `{code, message}`.
+ */
+export class ValidationError extends Error {
+  private readonly c: string;
+  private readonly m: string;
+  constructor(code: any = '', message: any = '') {
+    super(String(message));
+    this.c = String(code);
+    this.m = String(message);
+    this.name = 'ValidationError';
+  }
+  code(): string {
+    return this.c;
+  }
+  // Go's Error.Message(); the field `message` (a getter) is what JavaScript's Error has.
+  error(): string {
+    return this.m;
+  }
+  toJSON(): { code: string; message: string } {
+    return { code: this.c, message: this.m };
+  }
+}
+
+/** An error's data as it crosses to the host: plain JSON (a ValidationError as `{code, message}`). */
+function plainData(data: any): any {
+  try {
+    return JSON.parse(JSON.stringify(data ?? {})) ?? {};
+  } catch {
+    return {};
+  }
+}
+
 /** An error the host answered a call with, as an error thrown inside the handler. */
 export function revive(e: any): Error {
   if (e.status) return new ApiError(e.status, e.message, e.data);
@@ -39,7 +73,7 @@ export function revive(e: any): Error {
 
 /** A thrown value as the host reads it: an API error keeps its status (also Go-style `code`). */
 export function serialize(err: any): any {
-  if (err && typeof err === 'object' && typeof err.status === 'number' && err.status >= 400) return { status: err.status, message: String(err.message ?? ''), data: err.data ?? {} };
-  if (err && typeof err === 'object' && typeof err.code === 'number' && err.code >= 400 && err.code < 600) return { status: err.code, message: String(err.message ?? ''), data: err.data ?? {} };
+  if (err && typeof err === 'object' && typeof err.status === 'number' && err.status >= 400) return { status: err.status, message: String(err.message ?? ''), data: plainData(err.data) };
+  if (err && typeof err === 'object' && typeof err.code === 'number' && err.code >= 400 && err.code < 600) return { status: err.code, message: String(err.message ?? ''), data: plainData(err.data) };
   return { message: err instanceof Error || (err && err.message) ? String(err.message) : String(err), stack: err && err.stack ? String(err.stack) : undefined };
 }

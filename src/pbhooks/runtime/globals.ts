@@ -3,7 +3,7 @@
  * the runtime's parts. Constructors may be called without `new`, as goja lets Go's be.
  */
 import { $dbx } from './dbx.ts';
-import { ApiError, BadRequestError, ForbiddenError, InternalServerError, NotFoundError, TooManyRequestsError, UnauthorizedError } from './errors.ts';
+import { ApiError, BadRequestError, ValidationError, ForbiddenError, InternalServerError, NotFoundError, TooManyRequestsError, UnauthorizedError } from './errors.ts';
 import { Collection } from './collection.ts';
 import { DateTime } from './datetime.ts';
 import { $filepath } from './filepath.ts';
@@ -15,7 +15,7 @@ import { $security } from './security.ts';
 import { $template } from './template.ts';
 
 /** Names wrapped so `Name(…)` works as `new Name(…)` (`throw ForbiddenError()`). */
-const CALLABLE = ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'RecordUpsertForm', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError'];
+const CALLABLE = ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'RecordUpsertForm', 'ValidationError', 'Middleware', 'Cookie', 'SubscriptionMessage', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError'];
 
 export interface GlobalParts {
   rt: Realm;
@@ -58,6 +58,24 @@ export function pbGlobals(p: GlobalParts): Record<string, any> {
         Object.assign(this, o);
       }
     },
+    ValidationError,
+    // routerAdd/routerUse middlewares with a priority (lower runs first) and an id, as PocketBase's.
+    Middleware: class {
+      constructor(func: any, priority: any = 0, id: any = '') {
+        Object.assign(this, { func, priority: Number(priority) || 0, id: String(id ?? '') });
+      }
+    },
+    // Go's http.Cookie, for `e.setCookie(new Cookie({ name, value, path, httpOnly, … }))`.
+    Cookie: class {
+      constructor(o: any = {}) {
+        Object.assign(this, o);
+      }
+    },
+    SubscriptionMessage: class {
+      constructor(o: any = {}) {
+        Object.assign(this, o);
+      }
+    },
     ApiError,
     BadRequestError,
     NotFoundError,
@@ -71,6 +89,8 @@ export function pbGlobals(p: GlobalParts): Record<string, any> {
     console: p.console,
     sleep: (ms: number) => Atomics.wait(p.rt.sleeper, 0, 0, Number(ms) || 0),
     toString: toStringOf,
+    // PocketBase's toBytes: a string, bytes or a reader as the bytes Go would have (an array of numbers).
+    toBytes: (v: any) => Array.from(typeof v?.__read === 'function' ? Buffer.from(v.__read()) : typeof v === 'string' ? Buffer.from(v) : v instanceof Uint8Array || Array.isArray(v) ? Buffer.from(v as any) : Buffer.from(toStringOf(v))),
     readerToString: (v: any) => String(v ?? ''),
     ...p.registration,
     migrate: () => undefined,

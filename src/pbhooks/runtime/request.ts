@@ -96,7 +96,20 @@ export function requestApi(rt: Realm, Record: RecordClass, $app: any, logger: an
       }
       out.answer = { status: Number(status), type, body };
     };
-    const resHeaders = { set: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), add: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)), get: (k: string) => out.headers[String(k).toLowerCase()] ?? '', del: (k: string) => delete out.headers[String(k).toLowerCase()] };
+    // Go's http.Header: `add` keeps the values already there (several Set-Cookie lines).
+    const resHeaders = {
+      set: (k: string, v: any) => (out.headers[String(k).toLowerCase()] = String(v)),
+      add: (k: string, v: any) => {
+        const key = String(k).toLowerCase();
+        const had = out.headers[key];
+        out.headers[key] = had === undefined ? String(v) : [...(Array.isArray(had) ? had : [had]), String(v)];
+      },
+      get: (k: string) => {
+        const v = out.headers[String(k).toLowerCase()];
+        return Array.isArray(v) ? v[0] : (v ?? '');
+      },
+      del: (k: string) => delete out.headers[String(k).toLowerCase()],
+    };
     // v0.22's echo calls them (`c.request()`, `c.response()`); ≥ 0.23 reads them as fields.
     const request = Object.assign(() => request, r.request);
     const response: any = Object.assign(() => response, { header: () => resHeaders });
@@ -126,6 +139,7 @@ export function requestApi(rt: Realm, Record: RecordClass, $app: any, logger: an
         if (!list || list.length === 0) throw new Error('http: no such file');
         return list.map(fileOfMarker);
       },
+      setCookie: (cookie: any) => resHeaders.add('Set-Cookie', setCookieLine(cookie)),
       pathParam: (k: string) => req.params?.[k] ?? '',
       pathParams: () => req.params ?? {},
       queryParam: (k: string) => r.query.get(k) ?? '',
@@ -153,4 +167,26 @@ export function requestApi(rt: Realm, Record: RecordClass, $app: any, logger: an
   }
   
   return { authRecord, requestOf, routeContext };
+}
+
+const SAME_SITE: Record<string, string> = { '2': 'Lax', '3': 'Strict', '4': 'None', lax: 'Lax', strict: 'Strict', none: 'None' };
+
+/** A `Set-Cookie` line from Go's http.Cookie fields, as Go's Cookie.String() writes it. */
+export function setCookieLine(c: any): string {
+  const name = String(c?.name ?? '');
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) throw new Error(`http: invalid cookie name ${JSON.stringify(name)}`);
+  const value = String(c?.value ?? '');
+  const parts = [`${name}=${/[\s",;\\]/.test(value) ? `"${value.replace(/["\\]/g, '')}"` : value}`];
+  if (c.path) parts.push(`Path=${c.path}`);
+  if (c.domain) parts.push(`Domain=${c.domain}`);
+  const expires = c.expires ? new Date(typeof c.expires === 'object' && typeof c.expires.string === 'function' ? c.expires.string() : c.expires) : undefined;
+  if (expires && !Number.isNaN(expires.getTime()) && expires.getUTCFullYear() >= 1601) parts.push(`Expires=${expires.toUTCString()}`);
+  if (typeof c.maxAge === 'number' && c.maxAge > 0) parts.push(`Max-Age=${Math.floor(c.maxAge)}`);
+  else if (typeof c.maxAge === 'number' && c.maxAge < 0) parts.push('Max-Age=0');
+  if (c.httpOnly) parts.push('HttpOnly');
+  if (c.secure) parts.push('Secure');
+  const sameSite = SAME_SITE[String(c.sameSite ?? '').toLowerCase()];
+  if (sameSite) parts.push(`SameSite=${sameSite}`);
+  if (c.partitioned) parts.push('Partitioned');
+  return parts.join('; ');
 }

@@ -11,7 +11,9 @@ export function routeRunner(registry: Registrations, routeContext: (req: any, ou
   function runRoute(reg: Reg, fn: any, req: any) {
     const out: any = { answer: null, headers: {} };
     const c = routeContext(req, out);
-    const mws = [...globalMw, ...routeMw[regs.indexOf(reg)]];
+    // By priority, lower first, in the order they were added otherwise (PocketBase's router sorts so).
+    const priority = (mw: any) => (mw && typeof mw === 'object' && typeof mw.func === 'function' ? Number(mw.priority) || 0 : 0);
+    const mws = [...globalMw, ...routeMw[regs.indexOf(reg)]].map((mw, i) => ({ mw, i })).sort((a, b) => priority(a.mw) - priority(b.mw) || a.i - b.i).map((x) => x.mw);
     const gen = reg.gen;
     const at = (i: number): any => {
       if (i === mws.length) {

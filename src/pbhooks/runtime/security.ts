@@ -33,7 +33,32 @@ export const $security = {
     if (claims.exp && claims.exp < Date.now() / 1000) throw new Error('token is expired');
     return claims;
   },
+  // PocketBase's security.Encrypt: AES-GCM with the key's bytes (16, 24 or 32 of them), the nonce
+  // first, base64 as Go's StdEncoding writes it.
+  encrypt: (data: any, key: string) => {
+    const nonce = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv(gcmOf(key), Buffer.from(String(key)), nonce);
+    const sealed = Buffer.concat([cipher.update(typeof data === 'string' ? Buffer.from(data) : Buffer.from(data ?? [])), cipher.final(), cipher.getAuthTag()]);
+    return Buffer.concat([nonce, sealed]).toString('base64');
+  },
+  decrypt: (cipherText: string, key: string) => {
+    const bytes = Buffer.from(String(cipherText), 'base64');
+    if (bytes.length < 12 + 16) throw new Error('cipher: message authentication failed');
+    const decipher = crypto.createDecipheriv(gcmOf(key), Buffer.from(String(key)), bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    try {
+      return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString();
+    } catch {
+      throw new Error('cipher: message authentication failed');
+    }
+  },
 };
+
+function gcmOf(key: string): crypto.CipherGCMTypes {
+  const size = Buffer.byteLength(String(key));
+  if (size !== 16 && size !== 24 && size !== 32) throw new Error(`crypto/aes: invalid key size ${size}`);
+  return `aes-${size * 8}-gcm` as crypto.CipherGCMTypes;
+}
 function randomWith(n: number, alphabet: string) {
   let out = '';
   for (let i = 0; i < n; i++) out += alphabet[crypto.randomInt(alphabet.length)];
