@@ -442,7 +442,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   await app.register(cronRoutes(services.cron));
   await app.register(migrationRoutes(services.migrations));
   await app.register(workflowRoutes(services.workflows, services.authenticator));
-  await app.register(realtimeRoutes(services.realtime));
+  await app.register(realtimeRoutes(services.realtime, services.oauth2));
   await app.register(logRoutes(services.requestLogs));
   await app.register(sqlRoutes());
   // PocketBase's own maintenance jobs, listed and run by /api/crons before the hooks' cronAdd jobs.

@@ -84,6 +84,18 @@ describe('OAuth2 sign-ins read from the id_token', () => {
     assert.equal(res.body.meta.id, '001234.apple');
     assert.match(listing.authURL, /response_mode=form_post/);
 
+    // The name Apple posts once with its redirect form fills the sign-up made with that code.
+    claims = { sub: '005678.apple', email: 'bea@privaterelay.example', email_verified: true };
+    const methods = await server.request('GET', `/api/collections/members/auth-methods?redirectUrl=${encodeURIComponent(REDIRECT)}`);
+    const apple = methods.body.oauth2.providers.find((p: { name: string }) => p.name === 'apple');
+    const { code } = await oauth.authorize(apple.authURL);
+    const form = new URLSearchParams({ state: 'no-such-client', code, user: JSON.stringify({ name: { firstName: 'Bea', lastName: 'Apfel' }, email: 'bea@privaterelay.example' }) });
+    const posted = await fetch(`${server.url}/api/oauth2-redirect`, { method: 'POST', body: form, redirect: 'manual' });
+    assert.equal(posted.status, 303);
+    const named = await server.request('POST', '/api/collections/members/auth-with-oauth2', { body: { provider: 'apple', code, codeVerifier: apple.codeVerifier, redirectURL: REDIRECT } });
+    assert.equal(named.status, 200, named.text);
+    assert.equal(named.body.record.name, 'Bea Apfel');
+
     // Apple's own issuer is expected unless the settings name another; the mock's is not Apple's.
     await configure({ apple: { jwksURL: `${oauth.url}/jwks` } });
     const wrongIssuer = await signIn('apple');

@@ -82,7 +82,13 @@ function optionalText(v: unknown, max = 2048): string {
 /** PocketBase's default avatar limit (5 MB), for a file field without its own. */
 const AVATAR_MAX_BYTES = 5 * 1024 * 1024;
 
+/** How long a name Apple sent with a redirect waits for the sign-in with its code (PocketBase's minute). */
+const APPLE_NAME_MS = 60_000;
+
 export class OAuth2Service {
+  /** Names from Apple's redirect forms, by authorization code. This process's only: one node's. */
+  private readonly appleNames = new Map<string, { name: string; until: number }>();
+
   constructor(
     private readonly settings: SettingsService,
     private readonly records: RecordService,
@@ -150,6 +156,25 @@ export class OAuth2Service {
     });
   }
 
+  /**
+   * Apple's redirect form carries the user's name (`user: {"name": {"firstName", "lastName"}}`) at
+   * the first sign-in only, and its id_token never does: kept a minute for the sign-in with `code`.
+   */
+  rememberAppleName(code: string, user: string): void {
+    const now = Date.now();
+    for (const [k, v] of this.appleNames) if (v.until < now) this.appleNames.delete(k);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(user);
+    } catch {
+      return;
+    }
+    const name = isPlainObject(parsed) && isPlainObject(parsed.name) ? parsed.name : {};
+    const full = `${typeof name.firstName === 'string' ? name.firstName : ''} ${typeof name.lastName === 'string' ? name.lastName : ''}`;
+    const trimmed = Buffer.from(full).subarray(0, 150).toString().replace(/\uFFFD$/, '').trim();
+    if (trimmed !== '' && this.appleNames.size < 10_000) this.appleNames.set(code, { name: trimmed, until: now + APPLE_NAME_MS });
+  }
+
   async authenticate(ctx: RequestContext, collection: Collection, input: OAuth2Input): Promise<OAuth2Result> {
     this.recordAuth.requireMethod(collection, 'oauth2');
     const name = optionalText(input.provider, 100);
@@ -168,6 +193,11 @@ export class OAuth2Service {
     const redirect = optionalText(input.redirectURL) || optionalText(input.redirectUrl);
     const token = await exchangeCode(provider, code, redirect, provider.pkce === false ? '' : optionalText(input.codeVerifier, 200));
     const profile = await fetchProfile(provider, token);
+    const remembered = provider.name === 'apple' ? this.appleNames.get(code) : undefined;
+    if (remembered) {
+      this.appleNames.delete(code);
+      if (!profile.name && remembered.until >= Date.now()) profile.name = remembered.name;
+    }
     const { id, isNew } = await this.linkOrCreate(ctx, collection, provider.name, profile, isPlainObject(input.createData) ? input.createData : {});
     const result = await this.recordAuth.resultFor(ctx, collection, id, 'oauth2');
     return {

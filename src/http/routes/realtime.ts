@@ -1,3 +1,4 @@
+import type { OAuth2Service } from '../../auth/oauth2/login.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { bearerOf } from '../../auth/authenticate.ts';
@@ -52,7 +53,7 @@ class ResponseStream implements EventStream {
 }
 
 /** PocketBase's realtime endpoints (API contract §10). Thin: the stream and the body go to the realtime domain. */
-export function realtimeRoutes(realtime: RealtimeService) {
+export function realtimeRoutes(realtime: RealtimeService, oauth2?: Pick<OAuth2Service, 'rememberAppleName'>) {
   return async (app: FastifyInstance): Promise<void> => {
     // The SDK's EventSource sends neither a token nor x-dbname: both come with the subscriptions.
     app.get('/api/realtime', { config: { database: false, authenticate: false } }, async (req, reply: FastifyReply) => {
@@ -78,6 +79,8 @@ export function realtimeRoutes(realtime: RealtimeService) {
     const redirect = async (req: FastifyRequest, reply: FastifyReply, fields: Record<string, unknown>) => {
       const text = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '');
       const data = { state: text(fields.state), code: text(fields.code), error: text(fields.error) };
+      // Apple sends the user's name once, in this form only: kept for the sign-in with this code.
+      if (data.code !== '' && data.error === '' && text(fields.user) !== '') oauth2?.rememberAppleName(data.code, text(fields.user));
       const handed = data.state !== '' && (await realtime.oauth2Redirect(data, req.ip));
       const ok = handed && data.error === '' && data.code !== '';
       // As PocketBase: 307 keeps a GET a GET; a POST's browser follows with a GET (303).
