@@ -299,11 +299,24 @@ export function clean(options: any): any {
 }
 
 /** `$http.send`: PocketBase's answer shape (`statusCode`, `headers`, `raw`, `json`, `cookies`). */
-export async function httpSend(config: { url: string; method: string; body: string; headers: Record<string, string>; timeout: number }): Promise<unknown> {
+export async function httpSend(config: { url: string; method: string; body: unknown; headers: Record<string, string>; timeout: number }): Promise<unknown> {
+  const method = String(config.method || 'GET').toUpperCase();
+  let sent = config.headers;
+  let body: string | FormData | undefined = ['GET', 'HEAD'].includes(method) || !config.body ? undefined : String(config.body);
+  const form = (config.body as { __formData?: [string, unknown][] } | undefined)?.__formData;
+  if (Array.isArray(form) && body !== undefined) {
+    // A FormData body goes as multipart/form-data, its boundary in the content type fetch sets.
+    body = new FormData();
+    for (const [key, value] of form) {
+      if (isFileMarker(value)) body.append(key, new Blob([Buffer.from(value.bytes, 'base64')]), value.name);
+      else body.append(key, String(value));
+    }
+    sent = Object.fromEntries(Object.entries(sent ?? {}).filter(([k]) => k.toLowerCase() !== 'content-type'));
+  }
   const res = await fetch(config.url, {
-    method: String(config.method || 'GET').toUpperCase(),
-    headers: config.headers,
-    body: ['GET', 'HEAD'].includes(String(config.method || 'GET').toUpperCase()) || !config.body ? undefined : String(config.body),
+    method,
+    headers: sent,
+    body,
     signal: AbortSignal.timeout(Math.max(1, Number(config.timeout) || 120) * 1000),
   });
   const raw = await res.text();

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { pbDir } from './pb-dir.ts';
@@ -23,6 +25,16 @@ routerAdd("POST", "/validate", (e) => {
     throw new BadRequestError("Failed to create the post.", { title: new ValidationError("validation_too_short", "The title is too short.") });
   }
   return e.json(200, { title });
+});
+
+routerAdd("POST", "/forward", (e) => {
+  const form = new FormData();
+  form.append("title", "Quarterly report");
+  form.append("tags", "a");
+  form.append("tags", "b");
+  form.set("doc", $filesystem.fileFromBytes("%PDF-1.4 bytes", "report.pdf"));
+  const res = $http.send({ url: e.requestInfo().body.to, method: "POST", body: form, headers: { "content-type": "text/plain", "x-key": "k1" } });
+  return e.json(200, { status: res.statusCode, echoed: res.json, has: [form.has("doc"), form.has("nope")], keys: form.keys() });
 });
 
 routerAdd("POST", "/secret", (e) => {
@@ -69,6 +81,31 @@ describe('pb_hooks: JSVM globals', () => {
     assert.equal(res.body.message, 'Failed to create the post.');
     assert.deepEqual(res.body.data, { title: { code: 'validation_too_short', message: 'The title is too short.' } });
     assert.equal((await server.request('POST', '/validate', { body: { title: 'long enough' } })).status, 200);
+  });
+
+  test('$http.send with a FormData body sends multipart/form-data, files included', async () => {
+    const receiver = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+      const doc = form.get('doc') as File;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: String(req.headers['content-type']).split(';')[0], key: req.headers['x-key'], title: form.get('title'), tags: form.getAll('tags'), doc: [doc.name, await doc.text()] }));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const to = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/upload`;
+      const res = await server.request('POST', '/forward', { body: { to } });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, {
+        status: 200,
+        echoed: { type: 'multipart/form-data', key: 'k1', title: 'Quarterly report', tags: ['a', 'b'], doc: ['report.pdf', '%PDF-1.4 bytes'] },
+        has: [true, false],
+        keys: ['title', 'tags', 'doc'],
+      });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   test('$security.encrypt and decrypt round-trip (AES-GCM, nonce first); a changed text fails', async () => {

@@ -7,6 +7,7 @@ import { ApiError, BadRequestError, ValidationError, ForbiddenError, InternalSer
 import { Collection } from './collection.ts';
 import { DateTime } from './datetime.ts';
 import { $filepath } from './filepath.ts';
+import { PbFormData } from './file.ts';
 import { FIELD_CLASSES } from './schema.ts';
 import { MailerMessage } from './mail.ts';
 import { arrayOf, DynamicModel, nullables } from './models.ts';
@@ -15,7 +16,7 @@ import { $security } from './security.ts';
 import { $template } from './template.ts';
 
 /** Names wrapped so `Name(…)` works as `new Name(…)` (`throw ForbiddenError()`). */
-const CALLABLE = ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'RecordUpsertForm', 'ValidationError', 'Middleware', 'Cookie', 'SubscriptionMessage', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError'];
+const CALLABLE = ['Record', 'Collection', 'DynamicModel', 'DateTime', 'MailerMessage', 'RecordUpsertForm', 'ValidationError', 'Middleware', 'Cookie', 'SubscriptionMessage', 'FormData', 'ApiError', 'BadRequestError', 'NotFoundError', 'ForbiddenError', 'UnauthorizedError', 'TooManyRequestsError', 'InternalServerError'];
 
 export interface GlobalParts {
   rt: Realm;
@@ -71,6 +72,7 @@ export function pbGlobals(p: GlobalParts): Record<string, any> {
         Object.assign(this, o);
       }
     },
+    FormData: PbFormData,
     SubscriptionMessage: class {
       constructor(o: any = {}) {
         Object.assign(this, o);

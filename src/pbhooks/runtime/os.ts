@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import nodePath from 'node:path';
+import { PbFormData } from './file.ts';
 import { fileInfo, readDirEntries } from './filepath.ts';
 import type { Realm } from './realm.ts';
 
@@ -74,7 +75,8 @@ export function osApi(rt: Realm) {
   Object.assign($os, { exec: $os.cmd });
   const $http = {
     send: (config: any) => {
-      const res = rt.call('http', { url: config.url, method: config.method ?? 'GET', body: config.body ?? '', headers: config.headers ?? {}, timeout: config.timeout ?? 120 });
+      const body = config.body instanceof PbFormData ? config.body.toJSON() : (config.body ?? '');
+      const res = rt.call('http', { url: config.url, method: config.method ?? 'GET', body, headers: config.headers ?? {}, timeout: config.timeout ?? 120 });
       return res;
     },
   };
