@@ -44,8 +44,13 @@ export class AuthAlerts {
     const alert = authSettingsOf(collection).authAlert;
     const email = typeof row.email === 'string' ? row.email : '';
     if (known.length === 0 || !alert.enabled || email === '') return;
+    await this.mail(ctx, collection, recordId, email, `${now.replace('T', ' ').slice(0, 19)} UTC - ${ip}${agent ? ` ${agent}` : ''}`);
+  }
+
+  /** Mails the alert about a sign-in from `where` to the account (also `$mails.sendRecordAuthAlert` of pb_hooks). */
+  async mail(ctx: RequestContext, collection: Collection, recordId: string, email: string, where: string): Promise<void> {
+    const alert = authSettingsOf(collection).authAlert;
     const meta = await this.settings.get<MetaSettings>('meta');
-    const where = `${now.replace('T', ' ').slice(0, 19)} UTC - ${ip}${agent ? ` ${agent}` : ''}`;
     const about: MailAbout = {
       event: 'auth-alert',
       collection: { id: collection.id, name: collection.name },

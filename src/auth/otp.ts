@@ -101,7 +101,7 @@ export class OtpService {
     // A handler that does not go on: the same answer, nothing stored or sent.
     if (!(await flowProceeds(this.onFlowRequest, this.records, ctx, collection, 'request-otp', account.id))) return { otpId };
 
-    const { length, duration } = authSettingsOf(collection).otp;
+    const { length } = authSettingsOf(collection).otp;
     let code = '';
     for (let i = 0; i < length; i++) code += String(randomInt(10));
     const now = new Date();
@@ -118,6 +118,13 @@ export class OtpService {
         now.toISOString(),
       ]);
     });
+    await this.mailCode(ctx, collection, account, otpId, code);
+    return { otpId };
+  }
+
+  /** Mails `code` of OTP `otpId` to the account (also `$mails.sendRecordOTP` of pb_hooks). */
+  async mailCode(ctx: RequestContext, collection: Collection, account: { id: string; email: string }, otpId: string, code: string): Promise<void> {
+    const { duration } = authSettingsOf(collection).otp;
     const meta = await this.settings.get<MetaSettings>('meta');
     const template = authSettingsOf(collection).otp.emailTemplate;
     // The collection's own mail (PocketBase's template) when it has one, with the record's id and email.
@@ -129,7 +136,6 @@ export class OtpService {
     };
     if (template) this.mailer.sendLater(templateMail(template, meta, account.email, { '{OTP}': code, '{OTP_ID}': otpId }, { id: account.id, email: account.email }), about);
     else this.mailer.sendLater(otpMail(meta, account.email, code, durationText(duration)), about);
-    return { otpId };
   }
 
   /**

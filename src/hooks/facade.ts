@@ -1,6 +1,8 @@
 import type { NamingLogger as Logger } from '../lib/logger.ts';
 import type { Mailer } from '../auth/mail/mailer.ts';
+import type { AuthAlerts } from '../auth/auth-alert.ts';
 import type { EmailFlows } from '../auth/email-flows.ts';
+import type { OtpService } from '../auth/otp.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { HookRecords, type HookData, type OpenTransaction } from './records-api.ts';
@@ -12,6 +14,9 @@ export interface HookServices extends HookData {
   mailer: Mailer;
   /** The auth flows' mails (pb_hooks' `$mails.sendRecord…`). */
   emailFlows?: EmailFlows;
+  /** The OTP and sign-in alert mails (`$mails.sendRecordOTP`, `$mails.sendRecordAuthAlert`). */
+  otp?: Pick<OtpService, 'mailCode'>;
+  authAlerts?: Pick<AuthAlerts, 'mail'>;
   settings: SettingsService;
   log: Logger;
 }

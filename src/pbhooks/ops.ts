@@ -132,7 +132,16 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
         if (!services?.emailFlows) throw new Error('Cairn is not serving: mail is sent only while the server runs');
         const database = await services.registry.get(db);
         const collection = await services.collections.get(database, String(args[1]));
-        return services.emailFlows.sendFor(systemContext(db, database), collection, args[0], String(args[2]), args[3]);
+        const ctx = systemContext(db, database);
+        if (args[0] === 'otp' || args[0] === 'auth-alert') {
+          // The record's address now, as PocketBase mails the record it is given.
+          const account = (await services.records.view(ctx, collection, String(args[2]))) as { id: string; email?: string };
+          if (!account.email) throw new Error('The record has no email address to mail.');
+          const to = { id: account.id, email: account.email };
+          if (args[0] === 'otp') return services.otp?.mailCode(ctx, collection, to, String(args[3] ?? ''), String(args[4] ?? ''));
+          return services.authAlerts?.mail(ctx, collection, to.id, to.email, String(args[3] ?? ''));
+        }
+        return services.emailFlows.sendFor(ctx, collection, args[0], String(args[2]), args[3]);
       }
       case 'fileFromURL':
         return fileFromURL(String(args[0]));

@@ -80,6 +80,13 @@ routerAdd("POST", "/api/remind/{id}", (e) => {
   return e.noContent(204);
 });
 
+routerAdd("POST", "/api/code/{id}", (e) => {
+  const user = $app.findRecordById("users", e.request.pathValue("id"));
+  $mails.sendRecordOTP($app, user, "otp-id-1", "864213");
+  $mails.sendRecordAuthAlert($app, user, "from the new laptop");
+  return e.noContent(204);
+});
+
 routerAdd("POST", "/api/shout", (e) => {
   $app.newMailClient().send(new MailerMessage({
     from: { address: "team@example.com", name: "Team" },
@@ -213,6 +220,17 @@ describe('pb_hooks: records leaving, read requests and mails', () => {
     assert.equal(res.status, 204, res.text);
     const mail = await inbox.next('wes@example.com', /Legacy verify/);
     assert.equal(mail.subject, '[Cairn] Legacy verify wes@example.com');
+  });
+
+  test('$mails.sendRecordOTP and sendRecordAuthAlert mail the record its code and the alert', async () => {
+    const olga = await createUser(server, 'olga@example.com');
+    const res = await server.request('POST', `/api/code/${olga.id}`, { body: {} });
+    assert.equal(res.status, 204, res.text);
+    // The OTP mail's own hook (above) names the code in the subject.
+    const code = await inbox.next('olga@example.com', /Code 864213/);
+    assert.match(code.text, /864213/);
+    const alert = await inbox.next('olga@example.com', /new location/);
+    assert.match(alert.text, /from the new laptop/);
   });
 
   test('GET /api/hooks lists these handlers and no event left unfired', async () => {

@@ -25,6 +25,17 @@ export function mailsApi(rt: Realm, Record: RecordClass) {
       const r = recordOf(args);
       void call('mails', 'email-change', r._c.name, r.id, String(args[args.indexOf(r) + 1] ?? ''));
     },
+    // (app, record, otpId, password): the code mail of an OTP the hook made.
+    sendRecordOTP: (...args: any[]) => {
+      const r = recordOf(args);
+      const i = args.indexOf(r);
+      void call('mails', 'otp', r._c.name, r.id, String(args[i + 1] ?? ''), String(args[i + 2] ?? ''));
+    },
+    // (app, record, info): the new sign-in alert, `info` its {ALERT_INFO}.
+    sendRecordAuthAlert: (...args: any[]) => {
+      const r = recordOf(args);
+      void call('mails', 'auth-alert', r._c.name, r.id, String(args[args.indexOf(r) + 1] ?? ''));
+    },
   };
   
   return $mails;
