@@ -54,6 +54,12 @@ describe('$filepath and $os in pb_hooks', () => {
     assert.match(h.eval(`try { root.writeFile('link/new.txt', 'x') } catch (e) { e.message }`), /path escapes from parent/);
   });
 
+  test('$security.randomStringByRegex makes what the pattern matches', () => {
+    for (let i = 0; i < 20; i++) assert.match(h.eval(`$security.randomStringByRegex("[a-z0-9]{15}")`), /^[a-z0-9]{15}$/);
+    assert.match(h.eval(`$security.randomStringByRegex("users[0-9]{5}")`), /^users[0-9]{5}$/);
+    assert.match(h.eval(`try { $security.randomStringByRegex("[a-") } catch (e) { "refused: " + e.message }`), /^refused: /);
+  });
+
   test("$os: Go's os.Args, mkdir, rename, truncate, and remove that wants something to remove", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pbos-'));
     assert.equal(h.eval('Array.isArray($os.args) && $os.args.length > 0'), true);
