@@ -10,44 +10,56 @@ import { PbFormData } from './file.ts';
 import { fileInfo, readDirEntries } from './filepath.ts';
 import type { Realm } from './realm.ts';
 
-export function osApi(rt: Realm) {
+/**
+ * Go's file operations over the names `at` resolves (as given for `$os`, kept inside a folder for an
+ * os.Root). Writes after a deferred `e.next()` wait until it has succeeded, as in PocketBase.
+ */
+function fileOps(rt: Realm, at: (name: unknown) => string) {
   const settle = () => rt.settle();
-  const $os = {
-    getenv: (name: string) => process.env[name] ?? '',
-    readFile: (p: string) => fs.readFileSync(p),
-    // Files written after a deferred e.next() are written once it has succeeded, as in PocketBase.
+  const bytes = (data: any) => (typeof data === 'string' ? data : Buffer.from(data ?? []));
+  return {
+    readFile: (p: string) => fs.readFileSync(at(p)),
     writeFile: (p: string, data: any, perm?: number) => {
       settle();
-      fs.writeFileSync(String(p), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined);
-    },
-    mkdirAll: (p: string, perm?: number) => {
-      settle();
-      fs.mkdirSync(String(p), { recursive: true, mode: perm });
+      fs.writeFileSync(at(p), bytes(data), perm ? { mode: perm } : undefined);
     },
     mkdir: (p: string, perm?: number) => {
       settle();
-      fs.mkdirSync(String(p), { mode: perm });
+      fs.mkdirSync(at(p), { mode: perm });
     },
-    // As Go's os.Remove: a file or an empty directory, an error when there is none.
+    mkdirAll: (p: string, perm?: number) => {
+      settle();
+      fs.mkdirSync(at(p), { recursive: true, mode: perm });
+    },
+    // As Go's Remove: a file or an empty directory, an error when there is none.
     remove: (p: string) => {
       settle();
-      if (fs.lstatSync(String(p)).isDirectory()) fs.rmdirSync(String(p));
-      else fs.unlinkSync(String(p));
+      const target = at(p);
+      if (fs.lstatSync(target).isDirectory()) fs.rmdirSync(target);
+      else fs.unlinkSync(target);
     },
     removeAll: (p: string) => {
       settle();
-      fs.rmSync(String(p), { recursive: true, force: true });
+      fs.rmSync(at(p), { recursive: true, force: true });
     },
     rename: (from: string, to: string) => {
       settle();
-      fs.renameSync(String(from), String(to));
+      fs.renameSync(at(from), at(to));
     },
+    stat: (p: string) => fileInfo(at(p), fs.statSync(at(p))),
+    lstat: (p: string) => fileInfo(at(p), fs.lstatSync(at(p))),
+    readDir: (p: string) => readDirEntries(at(p)),
+  };
+}
+
+export function osApi(rt: Realm) {
+  const $os = {
+    ...fileOps(rt, String),
+    getenv: (name: string) => process.env[name] ?? '',
     truncate: (p: string, size: number) => {
-      settle();
+      rt.settle();
       fs.truncateSync(String(p), Number(size) || 0);
     },
-    stat: (p: string) => fileInfo(String(p), fs.statSync(String(p))),
-    readDir: (p: string) => readDirEntries(String(p)),
     tempDir: () => os.tmpdir(),
     getwd: () => process.cwd(),
     dirFS: (p: string) => ({ __dir: nodePath.resolve(String(p)) }),
@@ -60,7 +72,6 @@ export function osApi(rt: Realm) {
     args: process.argv.slice(1),
     /** A command run when asked (`output()`, `combinedOutput()`, `run()`); blocks this worker only. */
     cmd: (name: string, ...args: string[]) => {
-      
       const exec = () => spawnSync(String(name), args.map(String), { encoding: 'buffer', timeout: 60000 });
       const check = (r: any) => {
         if (r.error) throw r.error;
@@ -114,6 +125,7 @@ function openRoot(rt: Realm, root: string): any {
     __read: () => fs.readFileSync(fd),
   });
   return {
+    ...fileOps(rt, inside),
     name: () => root,
     close: () => undefined,
     fs: () => ({ __dir: root }),
@@ -127,34 +139,5 @@ function openRoot(rt: Realm, root: string): any {
       return file(p, fs.openSync(p, 'w+'));
     },
     openRoot: (name: string) => openRoot(rt, inside(name)),
-    readFile: (name: string) => fs.readFileSync(inside(name)),
-    writeFile: (name: string, data: any, perm?: number) => {
-      settle();
-      fs.writeFileSync(inside(name), typeof data === 'string' ? data : Buffer.from(data ?? []), perm ? { mode: perm } : undefined);
-    },
-    mkdir: (name: string, perm?: number) => {
-      settle();
-      fs.mkdirSync(inside(name), { mode: perm });
-    },
-    mkdirAll: (name: string, perm?: number) => {
-      settle();
-      fs.mkdirSync(inside(name), { recursive: true, mode: perm });
-    },
-    remove: (name: string) => {
-      settle();
-      const p = inside(name);
-      if (fs.lstatSync(p).isDirectory()) fs.rmdirSync(p);
-      else fs.unlinkSync(p);
-    },
-    removeAll: (name: string) => {
-      settle();
-      fs.rmSync(inside(name), { recursive: true, force: true });
-    },
-    rename: (from: string, to: string) => {
-      settle();
-      fs.renameSync(inside(from), inside(to));
-    },
-    stat: (name: string) => fileInfo(inside(name), fs.statSync(inside(name))),
-    lstat: (name: string) => fileInfo(inside(name), fs.lstatSync(inside(name))),
   };
 }
