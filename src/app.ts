@@ -523,7 +523,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   if (config.requestLogs) services.requestLogs.writer.onError = (err) => app.log.error({ err }, 'request log write failed');
   services.requestLogs.start((err) => app.log.error({ err }, 'request log pruning failed'));
   systemCrons.start();
-  const hookServices: HookServices = { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, otp: services.otp, authAlerts: services.recordAuth.alerts, settings: services.settings, log: app.log };
+  const hookServices: HookServices = { registry: services.registry, collections: services.collections, records: services.records, mailer: services.mailer, emailFlows: services.emailFlows, otp: services.otp, authAlerts: services.recordAuth.alerts, realtime: services.realtime, settings: services.settings, log: app.log };
   const hookCron = hooks && new HookCronRunner(services.registry.system, config.nodeId, app.log);
   if (hooks && hookCron) {
     hooks.attach(hookServices);

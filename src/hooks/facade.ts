@@ -3,6 +3,7 @@ import type { Mailer } from '../auth/mail/mailer.ts';
 import type { AuthAlerts } from '../auth/auth-alert.ts';
 import type { EmailFlows } from '../auth/email-flows.ts';
 import type { OtpService } from '../auth/otp.ts';
+import type { RealtimeService } from '../realtime/service.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { MetaSettings } from '../settings/meta.ts';
 import { HookRecords, type HookData, type OpenTransaction } from './records-api.ts';
@@ -17,6 +18,8 @@ export interface HookServices extends HookData {
   /** The OTP and sign-in alert mails (`$mails.sendRecordOTP`, `$mails.sendRecordAuthAlert`). */
   otp?: Pick<OtpService, 'mailCode'>;
   authAlerts?: Pick<AuthAlerts, 'mail'>;
+  /** This node's realtime clients (`$app.subscriptionsBroker()`). */
+  realtime?: Pick<RealtimeService, 'brokerClients' | 'sendTo' | 'discard'>;
   settings: SettingsService;
   log: Logger;
 }

@@ -188,6 +188,15 @@ export function opsFor(slot: ServiceSlot, app: HookApp, db: string, extra: Recor
       }
       case 'http':
         return httpSend(args[0]);
+      case 'realtime': {
+        // `$app.subscriptionsBroker()`: this node's clients.
+        const realtime = slot.current?.realtime;
+        if (!realtime) throw new Error('Cairn is not serving: realtime clients exist only while the server runs');
+        if (args[0] === 'clients') return realtime.brokerClients();
+        if (args[0] === 'send') return realtime.sendTo(String(args[1]), String(args[2]), String(args[3]));
+        if (args[0] === 'discard') return realtime.discard(String(args[1]));
+        throw new Error(`realtime: unknown operation ${String(args[0])}`);
+      }
       case 'store':
         return storeOp(slot, String(args[0]), args.slice(1));
       case 'dataDir':

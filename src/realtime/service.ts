@@ -239,6 +239,37 @@ export class RealtimeService {
     return true;
   }
 
+  /** This node's clients as pb_hooks' `$app.subscriptionsBroker()` lists them: topics, and whom they subscribe as. */
+  brokerClients(): Array<{ id: string; subscriptions: string[]; auth: { collectionId?: string; id?: string } | null }> {
+    return [...this.clients.values()]
+      .filter((c) => !c.closed)
+      .map((client) => {
+        const auth = this.identities.of(client)?.auth;
+        const topics = this.audiences.of(client).map((s) => s.topic);
+        if (this.oauth2.has(client)) topics.push(OAUTH2_TOPIC);
+        return { id: client.id, subscriptions: topics, auth: auth && auth.type !== 'guest' ? { collectionId: auth.type === 'record' ? auth.collectionId : '_superusers', id: auth.id } : null };
+      });
+  }
+
+  /**
+   * A message of a hook's own to a client of this node (PocketBase's `client.send(message)`); false
+   * when there is no such client. The name is one line; the data goes as `data:` lines.
+   */
+  sendTo(clientId: string, name: string, data: string): boolean {
+    const client = this.clients.get(clientId);
+    if (!client || client.closed) return false;
+    const event = name.replace(/[\r\n]/g, '');
+    const lines = data.split(/\r\n|\r|\n/).map((line) => `data:${line}\n`).join('');
+    if (!client.flush(`event:${event}\n${lines}\n`)) this.drop(client, 'slow');
+    return true;
+  }
+
+  /** Ends a client's stream (PocketBase's `client.discard()`); it connects again as after any end. */
+  discard(clientId: string): void {
+    const client = this.clients.get(clientId);
+    if (client) this.drop(client, 'expired');
+  }
+
   private drop(client: RealtimeClient, reason: DropReason): void {
     if (client.closed) return;
     this.log.info({ clientId: client.id, reason }, 'realtime client dropped');

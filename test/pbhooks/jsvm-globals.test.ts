@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { SseStream, subscribeRaw } from '../helpers/sse.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { pbDir } from './pb-dir.ts';
 
@@ -35,6 +36,19 @@ routerAdd("POST", "/forward", (e) => {
   form.set("doc", $filesystem.fileFromBytes("%PDF-1.4 bytes", "report.pdf"));
   const res = $http.send({ url: e.requestInfo().body.to, method: "POST", body: form, headers: { "content-type": "text/plain", "x-key": "k1" } });
   return e.json(200, { status: res.statusCode, echoed: res.json, has: [form.has("doc"), form.has("nope")], keys: form.keys() });
+});
+
+routerAdd("POST", "/notify", (e) => {
+  const message = new SubscriptionMessage({ name: "example", data: JSON.stringify({ note: e.requestInfo().body.note, multi: "line1\\nline2" }) });
+  const clients = $app.subscriptionsBroker().clients();
+  let sent = 0;
+  for (let id in clients) {
+    if (clients[id].hasSubscription("example")) {
+      clients[id].send(message);
+      sent++;
+    }
+  }
+  return e.json(200, { sent, total: $app.subscriptionsBroker().totalClients() });
 });
 
 routerAdd("POST", "/secret", (e) => {
@@ -105,6 +119,24 @@ describe('pb_hooks: JSVM globals', () => {
       });
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  test("$app.subscriptionsBroker(): a hook's own message reaches the clients subscribed to its topic", async () => {
+    const listening = await SseStream.open(server.url);
+    const other = await SseStream.open(server.url);
+    try {
+      assert.equal((await subscribeRaw(server.url, listening.clientId, ['example'])).status, 204);
+      assert.equal((await subscribeRaw(server.url, other.clientId, ['something-else'])).status, 204);
+      const res = await server.request('POST', '/notify', { body: { note: 'hello' } });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, { sent: 1, total: 2 });
+      const got = await listening.next((ev) => ev.event === 'example', 'the custom message');
+      assert.deepEqual(JSON.parse(got.data), { note: 'hello', multi: 'line1\nline2' });
+      assert.equal(other.events.filter((ev) => ev.event === 'example').length, 0);
+    } finally {
+      listening.close();
+      other.close();
     }
   });
 

@@ -3,6 +3,7 @@
  * and collections, `RecordUpsertForm`, settings, mail, logger. Every read and write is a host call;
  * Cairn's writes always validate (docs/hooks.md, Differences).
  */
+import { brokerApi } from './broker.ts';
 import { Collection, collectionOf } from './collection.ts';
 import { $dbx } from './dbx.ts';
 import { PbFile } from './file.ts';
@@ -173,6 +174,7 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     saveAdmin: save,
     deleteAdmin: del,
   };
+  const broker = brokerApi(rt, (collection, id) => asRecord(call('findById', collection, id)));
   const $app: any = {
     ...reads,
     db: () => db,
@@ -198,6 +200,7 @@ export function appApi(rt: Realm, Record: RecordClass, db: any, RecordQuery: any
     isDev: () => false,
     dataDir: () => call('dataDir'),
     isBootstrapped: () => true,
+    subscriptionsBroker: () => broker,
     // The CLI of a PocketBase binary: commands a file adds are accepted and never run.
     rootCmd: { addCommand: () => undefined },
   };
