@@ -7,7 +7,7 @@ import { otpsTableStep } from './auth/otp.ts';
 import { collectionsTableStep } from './collections/store.ts';
 import { recordIdsStep } from './collections/table-sync.ts';
 import { POCKETBASE_SYSTEM_COLLECTIONS, pocketBaseSystemTablesStep } from './collections/pocketbase-system.ts';
-import { usersCollectionStep, usersRulesStep } from './collections/service.ts';
+import { usersCollectionStep, usersMappedFieldsStep, usersRulesStep } from './collections/service.ts';
 import { settingsTableStep } from './settings/service.ts';
 import { secretsTableStep } from './auth/secret.ts';
 import { cronJobsTableStep } from './jobs/store.ts';
@@ -80,5 +80,6 @@ export function databaseSteps(outbox: OutboxStore): SchemaStep[] {
     // Moves the OAuth2 links, MFA and OTP rows above into PocketBase's system collections' tables.
     pocketBaseSystemTablesStep,
     recordIdsStep(POCKETBASE_SYSTEM_COLLECTIONS.map((c) => c.name)),
+    usersMappedFieldsStep,
   ];
 }

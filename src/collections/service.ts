@@ -1,3 +1,4 @@
+import { isPlainObject } from '../lib/objects.ts';
 import { badRequest, conflict, type FieldError, isApiError, notFound, validationFailed } from '../errors.ts';
 import { createView, replaceView } from '../migrations/views.ts';
 import type { Database, Queryable, SchemaStep, Transaction, TransactionLock } from '../storage/index.ts';
@@ -304,6 +305,23 @@ export const usersCollectionStep: SchemaStep = {
       { find: () => undefined, validateRule: () => undefined, validateOptions: [] },
     );
     await createCollectionIn(tx, { ...collection, created: now, updated: now });
+  },
+};
+
+/**
+ * OAuth2 sign-ups fill the fields `oauth2.mappedFields` names; the default `users` of databases made
+ * before it had them in its settings got its name and avatar filled all the same: it maps them now.
+ */
+export const usersMappedFieldsStep: SchemaStep = {
+  id: 'collections.users.oauth2-mapped-fields',
+  async up(tx) {
+    const row = await tx.get<{ id: string; options: unknown }>("SELECT id, options FROM _collections WHERE name = 'users' AND type = 'auth' AND system = ?", [true]);
+    if (!row) return;
+    const options = (typeof row.options === 'string' ? JSON.parse(row.options) : (row.options ?? {})) as Record<string, unknown>;
+    const oauth2 = isPlainObject(options.oauth2) ? options.oauth2 : {};
+    if (oauth2.mappedFields !== undefined) return;
+    const next = { ...options, oauth2: { ...oauth2, mappedFields: { id: '', name: 'name', username: '', avatarURL: 'avatar' } } };
+    await tx.run('UPDATE _collections SET options = ? WHERE id = ?', [JSON.stringify(next), row.id]);
   },
 };
 
