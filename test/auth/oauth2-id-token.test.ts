@@ -18,6 +18,7 @@ describe('OAuth2 sign-ins read from the id_token', () => {
   let graph: Server;
   let graphUrl: string;
   let claims: Record<string, unknown> = {};
+  let graphUser: Record<string, unknown> = { id: 'ms-1', displayName: 'Megan Bowen', mail: 'graph@ms.example' };
   const REDIRECT = 'http://127.0.0.1/done';
 
   const providers = (extra: Record<string, Record<string, unknown>> = {}) =>
@@ -41,7 +42,7 @@ describe('OAuth2 sign-ins read from the id_token', () => {
     oauth.server.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => Object.assign(token.payload, claims));
     graph = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'ms-1', displayName: 'Megan Bowen', mail: 'graph@ms.example' }));
+      res.end(JSON.stringify(graphUser));
     });
     await new Promise<void>((resolve) => graph.listen(0, '127.0.0.1', resolve));
     graphUrl = `http://127.0.0.1:${(graph.address() as AddressInfo).port}`;
@@ -130,13 +131,21 @@ describe('OAuth2 sign-ins read from the id_token', () => {
     const graphMail = await signIn('microsoft');
     assert.equal(graphMail.res.status, 200, graphMail.res.text);
     assert.equal(graphMail.res.body.record.email, 'graph@ms.example');
+    assert.equal(graphMail.res.body.record.verified, false, "Graph's mail is not vouched for");
     assert.doesNotMatch(graphMail.listing.authURL, /openid/);
+    // Another tenant's user whose administrator typed the same mail does not get that account.
+    graphUser = { id: 'ms-2', displayName: 'Mallory', mail: 'graph@ms.example' };
+    const takeover = await signIn('microsoft');
+    assert.equal(takeover.res.status, 400);
+    assert.match(takeover.res.body.message, /has not verified the address/);
+    graphUser = { id: 'ms-1', displayName: 'Megan Bowen', mail: 'graph@ms.example' };
 
     await server.admin('DELETE', `/api/collections/members/records/${graphMail.res.body.record.id}`);
     await configure({ microsoft: { idTokenEmailClaim: 'email_and_xms_edov' } });
     const fromClaim = await signIn('microsoft');
     assert.equal(fromClaim.res.status, 200, fromClaim.res.text);
     assert.equal(fromClaim.res.body.record.email, 'claim@ms.example');
+    assert.equal(fromClaim.res.body.record.verified, true);
     assert.match(fromClaim.listing.authURL, /scope=User\.Read\+openid/);
 
     // Without the domain owner's word the claim is not taken.

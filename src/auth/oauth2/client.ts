@@ -128,7 +128,7 @@ export async function fetchProfile(provider: ProviderConfig, token: Record<strin
       const emails = await call(preset.emails.url(provider.userInfoUrl), { method: 'GET', headers: bearer }, 'user emails');
       if (emails.status >= 200 && emails.status < 300) email = preset.emails.pick(emails.json);
     }
-    profile = { id: read.id ?? '', name: read.name, username: read.username, email, verified: email !== undefined, avatarUrl: read.avatarUrl, raw };
+    profile = { id: read.id ?? '', name: read.name, username: read.username, email, verified: email !== undefined && read.verified !== false, avatarUrl: read.avatarUrl, raw };
   } else {
     profile = {
       id: text(raw.sub) ?? text(raw.id) ?? '',

@@ -18,6 +18,8 @@ export interface PresetProfile {
   name?: string;
   username?: string;
   email?: string;
+  /** Whether the address may link the sign-in to an existing account of it; by default, when there is one. */
+  verified?: boolean;
   avatarUrl?: string;
 }
 
@@ -86,20 +88,23 @@ function preset(displayName: string, base: string, urls: [string, string, string
  * Microsoft's address: Graph's `mail` by default; with PocketBase ≥ 0.39.6's `extra.idTokenEmailClaim`,
  * a claim of the id_token (asked for with `openid`) that says the address is verified.
  */
-function microsoftEmail(r: Json, token: Json, claim: unknown): string | undefined {
+function microsoftEmail(r: Json, token: Json, claim: unknown): { email?: string; verified?: boolean } {
   const claims = looseClaims(token.id_token) ?? {};
   const edov = () => (castBool(claims.xms_edov) ? t(claims, 'email') : undefined);
+  const primary = () => (typeof claims.verified_primary_email === 'string' ? text(claims.verified_primary_email) : undefined);
   switch (claim) {
     case 'email':
-      return t(claims, 'email');
+      return { email: t(claims, 'email') };
     case 'email_and_xms_edov':
-      return edov();
+      return { email: edov() };
     case 'verified_primary_email':
-      return typeof claims.verified_primary_email === 'string' ? text(claims.verified_primary_email) : undefined;
+      return { email: primary() };
     case 'any_verified':
-      return (typeof claims.verified_primary_email === 'string' ? text(claims.verified_primary_email) : undefined) ?? edov();
+      return { email: primary() ?? edov() };
     default:
-      return t(r, 'mail');
+      // Graph's `mail` is whatever a tenant's administrator typed (the "nOAuth" takeover): PocketBase
+      // takes it as the user's; Cairn makes a new account with it but links no existing one by it.
+      return { email: t(r, 'mail'), verified: false };
   }
 }
 
@@ -140,7 +145,7 @@ export const PRESETS: Record<string, Preset> = {
     '',
     ['https://login.microsoftonline.com/common/oauth2/v2.0/authorize', 'https://login.microsoftonline.com/common/oauth2/v2.0/token', 'https://graph.microsoft.com/v1.0/me'],
     ['User.Read'],
-    (r, token, extra) => ({ id: t(r, 'id'), name: t(r, 'displayName'), email: microsoftEmail(r, token, extra.idTokenEmailClaim) }),
+    (r, token, extra) => ({ id: t(r, 'id'), name: t(r, 'displayName'), ...microsoftEmail(r, token, extra.idTokenEmailClaim) }),
   ),
   yandex: preset(
     'Yandex',
