@@ -1,5 +1,4 @@
-import { randomInt } from 'node:crypto';
-import randexpModule from 'randexp';
+import { patternGenerator } from '../../lib/random-pattern.ts';
 import { RE2JS } from 're2js';
 import type { FieldDef } from '../model.ts';
 import { checkMinMax, readBool, readInt, readString } from './options.ts';
@@ -91,11 +90,7 @@ export const editorField: FieldType = {
 };
 
 
-// randexp is CommonJS whose types declare an ES default export.
-type RandExp = import('randexp').default;
-const RandExp = ((randexpModule as unknown as { default?: unknown }).default ?? randexpModule) as typeof import('randexp').default;
-
-const generators = new Map<string, RandExp | null>();
+const generators = new Map<string, { gen(): string } | null>();
 
 /**
  * A value for a text field left empty on create, made from its `autogeneratePattern` (PocketBase's
@@ -108,9 +103,7 @@ export function generatedText(field: FieldDef): string | undefined {
   let generator = generators.get(pattern);
   if (generator === undefined) {
     try {
-      generator = new RandExp(pattern);
-      generator.max = 10;
-      generator.randInt = (from: number, to: number) => randomInt(from, to + 1);
+      generator = patternGenerator(pattern);
     } catch {
       generator = null;
     }

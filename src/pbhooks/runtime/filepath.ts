@@ -19,8 +19,8 @@ export function fileInfo(p: string, st: fs.Stats) {
   };
 }
 
-/** Go's fs.DirEntry of `name` in `dir`. */
-export function dirEntry(dir: string, name: string, entry: fs.Dirent) {
+/** Go's fs.DirEntry of `name` in `dir` (from a directory listing's entry, or a walk's stat). */
+export function dirEntry(dir: string, name: string, entry: Pick<fs.Dirent, 'isDirectory' | 'isSymbolicLink'>) {
   return {
     name: () => name,
     isDir: () => entry.isDirectory(),
@@ -124,11 +124,10 @@ export function glob(pattern: string): string[] {
 }
 
 /** Go's Walk and WalkDir: `fn` for the root and everything under it, in lexical order; what it returns (an error) stops the walk and is thrown. */
-function walkWith(root: string, visit: (p: string, st: fs.Stats, entry: ReturnType<typeof dirEntry> | ReturnType<typeof fileInfo>) => unknown, asEntry: boolean): void {
+function walkWith(root: string, visit: (p: string, entry: unknown) => unknown, asEntry: boolean): void {
   const step = (p: string) => {
     const st = fs.lstatSync(p);
-    const info = fileInfo(p, st);
-    const out = visit(p, st, asEntry ? { name: info.name, isDir: info.isDir, type: () => (st.isDirectory() ? 0o20000000000 : 0), info: () => info } : info);
+    const out = visit(p, asEntry ? dirEntry(dir(p), base(p), st) : fileInfo(p, st));
     if (out !== undefined && out !== null && out !== false) throw out instanceof Error ? out : new Error(String(out));
     if (st.isDirectory()) for (const n of fs.readdirSync(p).sort()) step(join(p, n));
   };
@@ -149,6 +148,6 @@ export const $filepath = {
   rel,
   split,
   splitList: (p: string) => (p === '' ? [] : p.split(':')),
-  walk: (root: string, fn: (p: string, info: unknown, err: unknown) => unknown) => walkWith(String(root), (p, _st, info) => fn(p, info, null), false),
-  walkDir: (root: string, fn: (p: string, entry: unknown, err: unknown) => unknown) => walkWith(String(root), (p, _st, entry) => fn(p, entry, null), true),
+  walk: (root: string, fn: (p: string, info: unknown, err: unknown) => unknown) => walkWith(String(root), (p, info) => fn(p, info, null), false),
+  walkDir: (root: string, fn: (p: string, entry: unknown, err: unknown) => unknown) => walkWith(String(root), (p, entry) => fn(p, entry, null), true),
 };

@@ -3,10 +3,7 @@
  * gives them to pb_hooks. Pure.
  */
 import crypto from 'node:crypto';
-import randexpModule from 'randexp';
-
-// randexp is CommonJS whose types declare an ES default export.
-const RandExp = ((randexpModule as unknown as { default?: unknown }).default ?? randexpModule) as typeof import('randexp').default;
+import { patternGenerator } from '../../lib/random-pattern.ts';
 
 export const $security = {
   randomString: (n: number) => randomWith(n, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
@@ -38,12 +35,7 @@ export const $security = {
     return claims;
   },
   // A random string the pattern matches (PocketBase's `[a-z0-9]{15}` ids); unbounded repeats make at most 10.
-  randomStringByRegex: (pattern: string) => {
-    const generator = new RandExp(String(pattern));
-    generator.max = 10;
-    generator.randInt = (from: number, to: number) => crypto.randomInt(from, to + 1);
-    return generator.gen();
-  },
+  randomStringByRegex: (pattern: string) => patternGenerator(String(pattern)).gen(),
   // PocketBase's security.Encrypt: AES-GCM with the key's bytes (16, 24 or 32 of them), the nonce
   // first, base64 as Go's StdEncoding writes it.
   encrypt: (data: any, key: string) => {
